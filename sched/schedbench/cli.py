@@ -1,0 +1,71 @@
+"""The ``schedbench`` command line.
+
+Each sub-command lives in ``schedbench.commands.<name>`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func(args) -> int`` on it.
+Errors are one clear line on stderr: exit status 2 for usage errors, 1 for data errors;
+``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+from .errors import DataError, UsageError
+
+COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: exit 2, one line
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="schedbench",
+        description="Replay HPC job traces through scheduler+allocator pairs and compare them.",
+    )
+    parser.add_argument("--version", action="version", version=f"schedbench {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"schedbench.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"schedbench.commands.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except UsageError as exc:
+        if args.debug:
+            raise
+        print(f"schedbench: error: {exc}", file=sys.stderr)
+        return 2
+    except (DataError, OSError) as exc:
+        if args.debug:
+            raise
+        print(f"schedbench: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("schedbench: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

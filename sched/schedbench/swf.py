@@ -1,0 +1,415 @@
+"""Standard Workload Format (SWF) logs of the Parallel Workloads Archive: read and write.
+
+``read(path)`` returns ``(JobTable, SWFHeader)``.  The data lines are parsed by one numba
+kernel over the raw bytes (no Python loop per line); the header comment block is parsed in
+Python into typed fields, tolerant of the variants real logs use (``;Key:`` or ``; Key:``,
+right-aligned keywords, trailing text after numbers, continuation lines, no header at all).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import io
+import os
+import re
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from . import jobs as _jobs
+from .errors import DataError
+
+N_FIELDS = 18
+
+# Kernel error codes.
+_OK = 0
+_BAD_TOKEN = 1
+_BAD_COUNT = 2
+
+
+class SWFError(DataError):
+    """A malformed SWF log; the message names the file and, where it applies, the line."""
+
+
+@dataclass
+class Queue:
+    number: int
+    name: str
+
+
+@dataclass
+class SWFHeader:
+    """Typed header of an SWF log.  Integer fields are ``None`` when absent or unreadable;
+    ``raw`` keeps each keyword's full original text (for instance ``MaxNodes: 400 (48
+    interactive, ...)``) so that writing a header loses nothing.
+
+    ``out_of_order`` (data lines whose submit time is earlier than the previous line's) and
+    ``path`` describe one reading of a file and take no part in equality.
+    """
+
+    version: str | None = None
+    computer: str | None = None
+    installation: str | None = None
+    acknowledge: str | None = None
+    information: str | None = None
+    conversion: str | None = None
+    max_jobs: int | None = None
+    max_records: int | None = None
+    preemption: str | None = None
+    unix_start_time: int | None = None
+    time_zone: int | None = None
+    time_zone_string: str | None = None
+    start_time: str | None = None
+    end_time: str | None = None
+    max_nodes: int | None = None
+    max_procs: int | None = None
+    max_runtime: int | None = None
+    max_memory: int | None = None
+    allow_overuse: str | None = None
+    max_queues: int | None = None
+    queues: list[Queue] = field(default_factory=list)
+    max_partitions: int | None = None
+    partitions: list[Queue] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict)
+    out_of_order: int = field(default=0, compare=False)
+    path: str | None = field(default=None, compare=False)
+
+    def machine_procs(self) -> int | None:
+        """MaxProcs, else MaxNodes, else None (the spec's machine size before the fallback
+        to the widest job)."""
+        for value in (self.max_procs, self.max_nodes):
+            if value is not None and value > 0:
+                return value
+        return None
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+# keyword (case- and space-insensitive) -> (attribute, kind)
+_KEYS: dict[str, tuple[str, str]] = {
+    "version": ("version", "str"),
+    "computer": ("computer", "str"),
+    "installation": ("installation", "str"),
+    "acknowledge": ("acknowledge", "str"),
+    "information": ("information", "str"),
+    "conversion": ("conversion", "str"),
+    "maxjobs": ("max_jobs", "int"),
+    "maxrecords": ("max_records", "int"),
+    "preemption": ("preemption", "str"),
+    "unixstarttime": ("unix_start_time", "int"),
+    "timezone": ("time_zone", "int"),
+    "timezonestring": ("time_zone_string", "str"),
+    "starttime": ("start_time", "str"),
+    "endtime": ("end_time", "str"),
+    "maxnodes": ("max_nodes", "int"),
+    "maxprocs": ("max_procs", "int"),
+    "maxruntime": ("max_runtime", "int"),
+    "maxmemory": ("max_memory", "int"),
+    "allowoveruse": ("allow_overuse", "str"),
+    "maxqueues": ("max_queues", "int"),
+    "queue": ("queues", "queue"),
+    "queues": ("queues", "queue"),
+    "maxpartitions": ("max_partitions", "int"),
+    "partition": ("partitions", "queue"),
+    "partitions": ("partitions", "queue"),
+    "note": ("notes", "note"),
+    "notes": ("notes", "note"),
+}
+# Canonical spelling of each attribute's keyword, in the order the writer emits them.
+_CANONICAL: dict[str, str] = {
+    "version": "Version",
+    "computer": "Computer",
+    "installation": "Installation",
+    "acknowledge": "Acknowledge",
+    "information": "Information",
+    "conversion": "Conversion",
+    "max_jobs": "MaxJobs",
+    "max_records": "MaxRecords",
+    "preemption": "Preemption",
+    "unix_start_time": "UnixStartTime",
+    "time_zone": "TimeZone",
+    "time_zone_string": "TimeZoneString",
+    "start_time": "StartTime",
+    "end_time": "EndTime",
+    "max_nodes": "MaxNodes",
+    "max_procs": "MaxProcs",
+    "max_runtime": "MaxRuntime",
+    "max_memory": "MaxMemory",
+    "allow_overuse": "AllowOveruse",
+    "max_queues": "MaxQueues",
+    "max_partitions": "MaxPartitions",
+}
+_KEY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]{0,30}?)\s*:\s?(.*)$")
+_INT_RE = re.compile(r"^\s*([-+]?\d+)")
+_QUEUE_RE = re.compile(r"^\s*([-+]?\d+)\s*(.*?)\s*$")
+
+
+def _leading_int(text: str) -> int | None:
+    m = _INT_RE.match(text)
+    return int(m.group(1)) if m else None
+
+
+def parse_header(lines: list[str]) -> SWFHeader:
+    """Typed header from comment lines (each still starting with ``;``)."""
+    header = SWFHeader()
+    last: tuple[str, str] | None = None  # (attribute, kind) a continuation line extends
+    for line in lines:
+        body = line.lstrip()[1:]  # drop the ';'
+        if not body.strip():
+            last = None
+            continue
+        m = _KEY_RE.match(body)
+        key = m.group(1).replace(" ", "").lower() if m else None
+        if m and key in _KEYS:
+            attr, kind = _KEYS[key]
+            value = m.group(2).rstrip()
+            if kind == "note":
+                header.notes.append(value.strip())
+            elif kind == "queue":
+                qm = _QUEUE_RE.match(value)
+                if qm:
+                    getattr(header, attr).append(Queue(int(qm.group(1)), qm.group(2)))
+                else:
+                    getattr(header, attr).append(Queue(-1, value.strip()))
+            else:
+                header.raw[attr] = value.strip()
+                setattr(header, attr, _leading_int(value) if kind == "int" else value.strip())
+            last = (attr, kind)
+        elif m and last is None and not body.startswith((" ", "\t")) and " " not in m.group(1):
+            # An unknown keyword such as "; Acknowledge2: ..." is kept verbatim.
+            header.extra[m.group(1)] = m.group(2).strip()
+            last = None
+        else:
+            text = body.strip()
+            if last is not None and last[1] == "note":
+                header.notes[-1] = f"{header.notes[-1]}\n{text}"
+            elif last is not None and last[1] == "str":
+                attr = last[0]
+                joined = f"{getattr(header, attr)}\n{text}"
+                setattr(header, attr, joined)
+                header.raw[attr] = joined
+            else:
+                header.notes.append(text)
+                last = ("notes", "note")
+    return header
+
+
+def format_header(header: SWFHeader) -> list[str]:
+    """Header comment lines (without newlines) that :func:`parse_header` reads back equal."""
+    out: list[str] = []
+
+    def emit(keyword: str, value: str) -> None:
+        first, *rest = value.split("\n")
+        out.append(f"; {keyword}: {first}")
+        out.extend(f";{' ' * (len(keyword) + 3)}{more}" for more in rest)
+
+    for attr, keyword in _CANONICAL.items():
+        value = getattr(header, attr)
+        if value is None:
+            continue
+        raw = header.raw.get(attr)
+        if isinstance(value, int):
+            text = raw if raw is not None and _leading_int(raw) == value else str(value)
+        else:
+            text = value
+        emit(keyword, text)
+        if attr == "max_queues" or (attr == "allow_overuse" and header.max_queues is None):
+            pass
+    for q in header.queues:
+        out.append(f"; Queue: {q.number} {q.name}".rstrip())
+    for p in header.partitions:
+        out.append(f"; Partition: {p.number} {p.name}".rstrip())
+    for key, value in header.extra.items():
+        out.append(f"; {key}: {value}")
+    for note in header.notes:
+        out.append(";")
+        emit("Note", note)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _parse_kernel(buf, out, line_of):
+    """Parse the data lines of an SWF text.
+
+    buf: uint8[n_bytes], the whole decompressed file.
+    out: int64[18, max_records], filled column-major (field, record).
+    line_of: int64[max_records], receives the 1-based line number of each record.
+    Returns (n_records, error_code, error_line, error_offset): error_offset is the byte
+    offset of the offending line's start.  Comment lines (first non-blank byte ';') and blank
+    lines are skipped; decimals are truncated toward zero.
+    """
+    n = buf.shape[0]
+    i = 0
+    line = 0
+    rec = 0
+    while i < n:
+        line += 1
+        start = i
+        while i < n and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13):
+            i += 1
+        if i >= n:
+            break
+        if buf[i] == 10:
+            i += 1
+            continue
+        if buf[i] == 59:  # ';'
+            while i < n and buf[i] != 10:
+                i += 1
+            i += 1
+            continue
+        f = 0
+        while True:
+            while i < n and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13):
+                i += 1
+            if i >= n or buf[i] == 10:
+                break
+            neg = False
+            if buf[i] == 45:
+                neg = True
+                i += 1
+            elif buf[i] == 43:
+                i += 1
+            val = 0
+            digits = 0
+            while i < n and buf[i] >= 48 and buf[i] <= 57:
+                val = val * 10 + (buf[i] - 48)
+                digits += 1
+                i += 1
+            if i < n and buf[i] == 46:  # '.': fractional part, truncated
+                i += 1
+                while i < n and buf[i] >= 48 and buf[i] <= 57:
+                    digits += 1
+                    i += 1
+            if digits == 0 or (
+                i < n and buf[i] != 32 and buf[i] != 9 and buf[i] != 13 and buf[i] != 10
+            ):
+                return rec, _BAD_TOKEN, line, start
+            if f < 18:
+                out[f, rec] = -val if neg else val
+            f += 1
+        if f != 18:
+            return rec, _BAD_COUNT, line, start
+        line_of[rec] = line
+        rec += 1
+        i += 1
+    return rec, _OK, 0, 0
+
+
+def _load_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SWFError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise SWFError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+    return data
+
+
+def _line_text(data: bytes, offset: int) -> str:
+    end = data.find(b"\n", offset)
+    text = data[offset : end if end >= 0 else len(data)]
+    return text.decode("latin-1").rstrip("\r").strip()
+
+
+def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWFHeader]:
+    """Parse a whole decompressed SWF text (see :func:`read`)."""
+    # The header is the leading block of comment and blank lines.
+    header_lines: list[str] = []
+    pos = 0
+    for raw_line in io.BytesIO(data):
+        stripped = raw_line.strip()
+        if stripped and not stripped.startswith(b";"):
+            break
+        pos += len(raw_line)
+        if stripped:
+            header_lines.append(raw_line.decode("latin-1").rstrip("\r\n"))
+    header = parse_header(header_lines)
+    header.path = name
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    max_records = int(np.count_nonzero(buf == 10)) + 1
+    out = np.empty((N_FIELDS, max_records), dtype=np.int64)
+    line_of = np.empty(max_records, dtype=np.int64)
+    n, err, err_line, err_offset = _parse_kernel(buf, out, line_of)
+    if err != _OK:
+        what = "a non-numeric token" if err == _BAD_TOKEN else "the wrong number of fields"
+        if err == _BAD_COUNT:
+            count = len(_line_text(data, err_offset).split())
+            what = f"{count} fields instead of {N_FIELDS}"
+        raise SWFError(f"{name}:{err_line}: {what}: {_line_text(data, err_offset)!r}")
+    line_of = line_of[:n]
+    columns = {f: out[k, :n] for k, f in enumerate(_jobs.SWF_FIELDS)}
+
+    submit, job_id = columns["submit"], columns["job_id"]
+    header.out_of_order = int(np.count_nonzero(submit[1:] < submit[:-1])) if n > 1 else 0
+
+    by_id = np.argsort(job_id, kind="stable")
+    dup = np.flatnonzero(job_id[by_id][1:] == job_id[by_id][:-1])
+    if dup.size:
+        a, b = sorted((int(line_of[by_id[dup[0]]]), int(line_of[by_id[dup[0] + 1]])))
+        raise SWFError(f"{name}: duplicate job id {int(job_id[by_id[dup[0]]])} on lines {a} and {b}")
+
+    order = np.lexsort((job_id, submit))
+    table = _jobs.JobTable(
+        *(np.ascontiguousarray(columns[f][order]) for f in _jobs.SWF_FIELDS),
+        *(np.empty(n, dtype=np.int64) for _ in _jobs.REQUEST_FIELDS),
+    )
+    table.req_nodes[:] = -1
+    return _jobs.derive_swf_request(table), header
+
+
+def read(path: str | os.PathLike) -> tuple[_jobs.JobTable, SWFHeader]:
+    """Read an SWF log (plain text or gzip, detected from its content).
+
+    Returns the job table sorted by (submit, job_id) and the typed header, whose
+    ``out_of_order`` counts the data lines whose submit time went backwards.  Raises
+    :class:`SWFError` naming the file and line for a malformed data line, the file for a
+    truncated or corrupt gzip stream, and both lines for a duplicate job id.
+    """
+    path = Path(path)
+    return parse_bytes(_load_bytes(path), str(path))
+
+
+def format_data(table: _jobs.JobTable) -> bytes:
+    """Data lines of a table, in table order, as right-aligned columns (no header)."""
+    import polars as pl
+
+    if table.n_jobs == 0:
+        return b""
+    df = table.to_polars().select(_jobs.SWF_FIELDS)
+    widths = {
+        name: max(len(str(int(df[name].min()))), len(str(int(df[name].max()))))
+        for name in _jobs.SWF_FIELDS
+    }
+    line = pl.concat_str(
+        [pl.col(name).cast(pl.String).str.pad_start(widths[name]) for name in _jobs.SWF_FIELDS],
+        separator=" ",
+    )
+    text = df.select(line.alias("l")).get_column("l").str.join("\n").item()
+    return (text + "\n").encode("ascii")
+
+
+def write(table: _jobs.JobTable, header: SWFHeader | None, path: str | os.PathLike) -> Path:
+    """Write an SWF log (gzip when ``path`` ends in ``.gz``); the 18 SWF fields of every
+    job, in table order, after the header.  ``read(write(t, h, p))`` gives back ``t`` and
+    ``h`` for any table sorted by (submit, job_id) with distinct ids."""
+    path = Path(path)
+    head = "".join(f"{line}\n" for line in format_header(header or SWFHeader()))
+    payload = head.encode("latin-1") + format_data(table)
+    tmp = path.with_name(f".{path.name}.tmp")
+    if path.suffix == ".gz":
+        tmp.write_bytes(gzip.compress(payload, compresslevel=6, mtime=0))
+    else:
+        tmp.write_bytes(payload)
+    os.replace(tmp, path)
+    return path
