@@ -183,3 +183,38 @@ def from_polars(df: pl.DataFrame) -> JobTable:
             raise ValueError(f"column {name!r} must be numeric, not {series.dtype}")
         cols[name] = series.cast(pl.Float64 if series.dtype.is_float() else pl.Int64).fill_null(-1).to_numpy()
     return from_columns(df.height, **cols)
+
+
+_META_KEY = b"schedbench"
+
+
+def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
+    """Write a job table as Parquet; ``meta`` (JSON-serialisable: machine spec string,
+    queue names and limits, generator parameters, ...) goes in the file's key-value
+    metadata under ``schedbench``.  Written to a temporary name, then renamed."""
+    import json
+    import os
+    from pathlib import Path
+
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    arrow = table.to_polars().to_arrow()
+    arrow = arrow.replace_schema_metadata({_META_KEY: json.dumps(meta or {}).encode()})
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(arrow, tmp)
+    os.replace(tmp, path)
+
+
+def read_parquet(path) -> tuple[JobTable, dict]:
+    """Read a job table written by :func:`write_parquet`, or any Parquet file whose columns
+    are a subset of :data:`COLUMNS`; returns ``(table, meta)`` (``meta`` is ``{}`` when
+    the file has none)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    arrow = pq.read_table(path)
+    raw = (arrow.schema.metadata or {}).get(_META_KEY)
+    meta = json.loads(raw) if raw else {}
+    return from_polars(pl.from_arrow(arrow)), meta
