@@ -146,7 +146,7 @@ _CANONICAL: dict[str, str] = {
     "max_queues": "MaxQueues",
     "max_partitions": "MaxPartitions",
 }
-_KEY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]{0,30}?)\s*:\s?(.*)$")
+_KEY_RE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_ ]{0,30}?)\s*:(?=\s|$)\s?(.*)$")
 _INT_RE = re.compile(r"^\s*([-+]?\d+)")
 _QUEUE_RE = re.compile(r"^\s*([-+]?\d+)\s*(.*?)\s*$")
 
@@ -157,19 +157,31 @@ def _leading_int(text: str) -> int | None:
 
 
 def parse_header(lines: list[str]) -> SWFHeader:
-    """Typed header from comment lines (each still starting with ``;``)."""
+    """Typed header from comment lines (each still starting with ``;``, optionally preceded
+    by blanks).
+
+    A ``Keyword: value`` line sets a field; a line that is not a keyword line continues the
+    previous string field, note or unknown keyword (joined with ``"\n"``); a blank ``;``
+    line ends a continuation.  An unknown single-word keyword is kept in ``extra`` unless
+    it is indented as far as the previous value, where it is continuation text that happens
+    to hold a colon.
+    """
+    if isinstance(lines, (str, bytes)):
+        raise TypeError("parse_header takes a list of lines, not one string")
     header = SWFHeader()
-    last: tuple[str, str] | None = None  # (attribute, kind) a continuation line extends
+    last: tuple[str, str] | None = None  # (attribute or extra key, kind) a continuation extends
+    value_col = 0  # where the previous keyword's value starts: deeper lines continue it
     for line in lines:
         body = line.lstrip()[1:]  # drop the ';'
         if not body.strip():
             last = None
             continue
+        indent = len(body) - len(body.lstrip())
         m = _KEY_RE.match(body)
-        key = m.group(1).replace(" ", "").lower() if m else None
+        key = m.group(2).replace(" ", "").lower() if m else None
         if m and key in _KEYS:
             attr, kind = _KEYS[key]
-            value = m.group(2).rstrip()
+            value = m.group(3).rstrip()
             if kind == "note":
                 header.notes.append(value.strip())
             elif kind == "queue":
@@ -182,52 +194,66 @@ def parse_header(lines: list[str]) -> SWFHeader:
                 header.raw[attr] = value.strip()
                 setattr(header, attr, _leading_int(value) if kind == "int" else value.strip())
             last = (attr, kind)
-        elif m and last is None and not body.startswith((" ", "\t")) and " " not in m.group(1):
-            # An unknown keyword such as "; Acknowledge2: ..." is kept verbatim.
-            header.extra[m.group(1)] = m.group(2).strip()
-            last = None
+            value_col = m.start(3) + len(value) - len(value.lstrip())
+        elif m and " " not in m.group(2).strip() and (last is None or indent < value_col):
+            name = m.group(2).strip()
+            value = m.group(3)
+            header.extra[name] = value.strip()
+            last = (name, "extra")
+            value_col = m.start(3) + len(value) - len(value.lstrip())
         else:
             text = body.strip()
-            if last is not None and last[1] == "note":
+            kind = last[1] if last is not None else None
+            if kind == "note":
                 header.notes[-1] = f"{header.notes[-1]}\n{text}"
-            elif last is not None and last[1] == "str":
-                attr = last[0]
-                joined = f"{getattr(header, attr)}\n{text}"
-                setattr(header, attr, joined)
-                header.raw[attr] = joined
+            elif kind == "str":
+                joined = f"{getattr(header, last[0])}\n{text}"
+                setattr(header, last[0], joined)
+                header.raw[last[0]] = joined
+            elif kind == "int":
+                # e.g. "MaxNodes: 400 (48 interactive," wrapped: the number stands, the
+                # explanation stays in ``raw``.
+                header.raw[last[0]] = f"{header.raw[last[0]]}\n{text}"
+            elif kind == "extra":
+                header.extra[last[0]] = f"{header.extra[last[0]]}\n{text}"
             else:
                 header.notes.append(text)
                 last = ("notes", "note")
+                value_col = indent
     return header
 
 
 def format_header(header: SWFHeader) -> list[str]:
     """Header comment lines (without newlines) that :func:`parse_header` reads back equal."""
+    if not isinstance(header, SWFHeader):
+        raise TypeError(f"expected an SWFHeader, not {type(header).__name__}")
     out: list[str] = []
 
     def emit(keyword: str, value: str) -> None:
+        # Continuation lines are indented to the value's column, which is what tells
+        # parse_header they are not keywords of their own.
         first, *rest = value.split("\n")
-        out.append(f"; {keyword}: {first}")
+        out.append(f"; {keyword}: {first}".rstrip())
         out.extend(f";{' ' * (len(keyword) + 3)}{more}" for more in rest)
 
     for attr, keyword in _CANONICAL.items():
         value = getattr(header, attr)
-        if value is None:
-            continue
         raw = header.raw.get(attr)
+        if value is None:
+            if raw is not None:  # present but not a number ("MaxNodes: unknown")
+                emit(keyword, raw)
+            continue
         if isinstance(value, int):
             text = raw if raw is not None and _leading_int(raw) == value else str(value)
         else:
             text = value
         emit(keyword, text)
-        if attr == "max_queues" or (attr == "allow_overuse" and header.max_queues is None):
-            pass
     for q in header.queues:
         out.append(f"; Queue: {q.number} {q.name}".rstrip())
     for p in header.partitions:
         out.append(f"; Partition: {p.number} {p.name}".rstrip())
     for key, value in header.extra.items():
-        out.append(f"; {key}: {value}")
+        emit(key, value)
     for note in header.notes:
         out.append(";")
         emit("Note", note)
@@ -282,12 +308,14 @@ def _parse_kernel(buf, out, line_of):
                 val = val * 10 + (buf[i] - 48)
                 digits += 1
                 i += 1
+            # More than 18 integer digits would wrap int64 silently: refuse instead.
+            too_long = digits > 18
             if i < n and buf[i] == 46:  # '.': fractional part, truncated
                 i += 1
                 while i < n and buf[i] >= 48 and buf[i] <= 57:
                     digits += 1
                     i += 1
-            if digits == 0 or (
+            if too_long or digits == 0 or (
                 i < n and buf[i] != 32 and buf[i] != 9 and buf[i] != 13 and buf[i] != 10
             ):
                 return rec, _BAD_TOKEN, line, start
@@ -322,7 +350,11 @@ def _line_text(data: bytes, offset: int) -> str:
 
 
 def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWFHeader]:
-    """Parse a whole decompressed SWF text (see :func:`read`)."""
+    """Parse a whole decompressed SWF text (see :func:`read`); ``name`` stands for the file
+    in error messages."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"parse_bytes takes bytes, not {type(data).__name__}")
+    data = bytes(data)
     # The header is the leading block of comment and blank lines.
     header_lines: list[str] = []
     pos = 0
@@ -376,6 +408,8 @@ def read(path: str | os.PathLike) -> tuple[_jobs.JobTable, SWFHeader]:
     :class:`SWFError` naming the file and line for a malformed data line, the file for a
     truncated or corrupt gzip stream, and both lines for a duplicate job id.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"read takes a path, not {type(path).__name__}")
     path = Path(path)
     return parse_bytes(_load_bytes(path), str(path))
 
@@ -384,6 +418,8 @@ def format_data(table: _jobs.JobTable) -> bytes:
     """Data lines of a table, in table order, as right-aligned columns (no header)."""
     import polars as pl
 
+    if not isinstance(table, _jobs.JobTable):
+        raise TypeError(f"expected a JobTable, not {type(table).__name__}")
     if table.n_jobs == 0:
         return b""
     df = table.to_polars().select(_jobs.SWF_FIELDS)
@@ -403,13 +439,18 @@ def write(table: _jobs.JobTable, header: SWFHeader | None, path: str | os.PathLi
     """Write an SWF log (gzip when ``path`` ends in ``.gz``); the 18 SWF fields of every
     job, in table order, after the header.  ``read(write(t, h, p))`` gives back ``t`` and
     ``h`` for any table sorted by (submit, job_id) with distinct ids."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"write takes a path, not {type(path).__name__}")
     path = Path(path)
     head = "".join(f"{line}\n" for line in format_header(header or SWFHeader()))
     payload = head.encode("latin-1") + format_data(table)
-    tmp = path.with_name(f".{path.name}.tmp")
     if path.suffix == ".gz":
-        tmp.write_bytes(gzip.compress(payload, compresslevel=6, mtime=0))
-    else:
+        payload = gzip.compress(payload, compresslevel=6, mtime=0)
+    # A temporary name, then a rename: an interrupted write never leaves a half file.
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
         tmp.write_bytes(payload)
-    os.replace(tmp, path)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return path
