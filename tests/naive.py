@@ -77,7 +77,8 @@ R8  Node allocation: capacity of a node for a job = min over types with per-unit
     whose capacity >= units / req_nodes, each hosting exactly that many units; fail if
     there are fewer.  Orders: "ff" = node index; "bf" = (free cores + free gpus + free
     mics, index), memory not counted, computed on the free state the allocation is tried
-    on, just before that allocation.  Whether an allocation succeeds does not depend on
+    on, just before that allocation.  The returned allocation lists (node, units) pairs
+    sorted by node index (not in visiting order).  Whether an allocation succeeds does not depend on
     the order (free spread: sum of capacities >= units; fixed: enough nodes with the
     per-node capacity); only the placement does.  Node entries with 0 units are not
     listed in an allocation.
@@ -412,7 +413,7 @@ def _result(n, ids, status, simulated, passes, with_alloc):
         start[j.idx] = j.start
         end[j.idx] = j.end
         if with_alloc:
-            alloc[j.idx] = list(j.alloc)
+            alloc[j.idx] = sorted(j.alloc)  # by node index, whatever the visiting order
     return NaiveResult(
         job_id=list(ids), start=start, end=end, status=list(status), alloc=alloc, passes=passes
     )

@@ -140,6 +140,16 @@ def test_easy_refused_by_both():
     assert res.passes == [(1, 2, 10), (2, 2, 10), (10, 3, 15)]
 
 
+def test_easy_shadow_route_does_not_consume_extra():
+    # M=6.  t0: A(size 4, pred 10), free 2.  t1: B(size 5) head: shadow 10, extra 6-5 = 1.
+    # C(size 1, pred 5): 1+5 <= 10 -> shadow route, extra stays 1, free 1.
+    # D(size 1, pred 30): fits, 31 > 10, 1 <= 1 -> starts by extra.
+    # t6: C ends.  t10: A ends, free 5 (D holds 1): B starts.
+    jobs = [(1, 0, 10, 4, 10), (2, 1, 5, 5, 5), (3, 1, 5, 1, 5), (4, 1, 30, 1, 30)]
+    res = pool(jobs, 6, "easy")
+    assert starts(res) == {1: 0, 2: 10, 3: 1, 4: 1}
+
+
 def test_easy_extra_counts_every_job_ending_at_shadow():
     # M=5.  t0: A(id 1, size 2), A2(id 2, size 2), both pe 10; free 1.
     # t1: B(3) head: release A (pe 10, id 1): 1+2 = 3 >= 3 -> shadow 10.
@@ -323,6 +333,21 @@ def test_req_nodes_shape():
     res = replay_nodes(jobs, nodes, "fcfs", "ff")
     assert res.alloc == [[(0, 3)], [(1, 2), (2, 2)]]
     assert res.start == [0, 0]
+
+
+def test_req_nodes_visits_nodes_in_allocator_order():
+    # nodes of 2, 4, 3 cores; 4 units on exactly 2 nodes (2 each); every node qualifies.
+    # FF: nodes 0, 1.  BF (free 2, 4, 3 -> order 0, 2, 1): nodes 0, 2.
+    # BF spread of 5 units: node 0 hosts 2, node 2 hosts 3 -> [(0, 2), (2, 3)] (listed by index).
+    nodes = [cores(2), cores(4), cores(3)]
+    jobs = [njob(1, 0, 10, 4, req_nodes=2)]
+    assert replay_nodes(jobs, nodes, "fcfs", "ff").alloc == [[(0, 2), (1, 2)]]
+    assert replay_nodes(jobs, nodes, "fcfs", "bf").alloc == [[(0, 2), (2, 2)]]
+    assert replay_nodes([njob(1, 0, 10, 5)], nodes, "fcfs", "bf").alloc == [[(0, 2), (2, 3)]]
+    # BF spread where the visiting order is not index order: nodes of 4 and 1 cores,
+    # 3 units: node 1 (free 1) first hosts 1, then node 0 hosts 2.
+    res = replay_nodes([njob(1, 0, 10, 3)], [cores(4), cores(1)], "fcfs", "bf")
+    assert res.alloc == [[(0, 2), (1, 1)]]
 
 
 def test_req_nodes_waits_although_totals_fit():
