@@ -76,7 +76,7 @@ class SWFHeader:
     partitions: list[Queue] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     extra: dict[str, str] = field(default_factory=dict)
-    raw: dict[str, str] = field(default_factory=dict)
+    raw: dict[str, str] = field(default_factory=dict, compare=False)
     out_of_order: int = field(default=0, compare=False)
     path: str | None = field(default=None, compare=False)
 
@@ -146,7 +146,7 @@ _CANONICAL: dict[str, str] = {
     "max_queues": "MaxQueues",
     "max_partitions": "MaxPartitions",
 }
-_KEY_RE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_ ]{0,30}?)\s*:(?=\s|$)\s?(.*)$")
+_KEY_RE = re.compile(r"^(\s*)([A-Za-z][A-Za-z0-9_ ]{0,30}?)\s*:(\s?)(.*)$")
 _INT_RE = re.compile(r"^\s*([-+]?\d+)")
 _QUEUE_RE = re.compile(r"^\s*([-+]?\d+)\s*(.*?)\s*$")
 
@@ -181,7 +181,7 @@ def parse_header(lines: list[str]) -> SWFHeader:
         key = m.group(2).replace(" ", "").lower() if m else None
         if m and key in _KEYS:
             attr, kind = _KEYS[key]
-            value = m.group(3).rstrip()
+            value = m.group(4).rstrip()
             if kind == "note":
                 header.notes.append(value.strip())
             elif kind == "queue":
@@ -194,13 +194,18 @@ def parse_header(lines: list[str]) -> SWFHeader:
                 header.raw[attr] = value.strip()
                 setattr(header, attr, _leading_int(value) if kind == "int" else value.strip())
             last = (attr, kind)
-            value_col = m.start(3) + len(value) - len(value.lstrip())
-        elif m and " " not in m.group(2).strip() and (last is None or indent < value_col):
+            value_col = m.start(4) + len(value) - len(value.lstrip())
+        elif (
+            m
+            and " " not in m.group(2).strip()
+            and (m.group(3) or not m.group(4))  # "Key: value", not "http://..."
+            and (last is None or indent < value_col)
+        ):
             name = m.group(2).strip()
-            value = m.group(3)
+            value = m.group(4)
             header.extra[name] = value.strip()
             last = (name, "extra")
-            value_col = m.start(3) + len(value) - len(value.lstrip())
+            value_col = m.start(4) + len(value) - len(value.lstrip())
         else:
             text = body.strip()
             kind = last[1] if last is not None else None
