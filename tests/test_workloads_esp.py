@@ -155,7 +155,7 @@ def test_estimates():
     assert np.array_equal(t2.estimate, np.ceil(t.run * 1.5).astype(np.int64))
 
 
-@settings(deadline=None, max_examples=25)
+@settings(deadline=None, max_examples=12)
 @given(
     variant=st.sampled_from(esp.VARIANTS),
     spec=st.sampled_from([MACHINE_L, "64x(cores=16,gpus=2)", "32x(cores=16,mics=2,mem=32G)+32x(cores=16,gpus=2,mem=32G)", "10x(cores=6,gpus=4)+3x(cores=4,gpus=2)"]),

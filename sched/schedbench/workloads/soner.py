@@ -24,10 +24,12 @@ Sizes.  A job asks for ``R`` cores, a multiple of the machine's cores per node (
 node (8 on Machine-L) raised to the least common multiple with 8, so that ``R`` divides
 by every per-node core count below (4, 8, and x·G ∈ {1, 2, 4}); on Machine-L it is 8.
 The paper's generator takes "the maximum number of cores a job can request" as an input
-but does not report it; the default ``max_cores`` is 1/8 of the machine's cores rounded
-down to a multiple of ``step`` (1024 on Machine-L), the largest value for which the most
-node-hungry shape (1 GPU per node at 1 core per GPU: ``R`` nodes) still fits on
-Machine-L's 1024 nodes.  The mean job is then about 1/16 of the machine for 330 s.
+but does not report it; the default ``max_cores`` is 1/8 of the machine's cores, 1024
+on Machine-L, the largest value for which the most node-hungry shape (1 GPU per node at
+1 core per GPU: ``R`` nodes) still fits on Machine-L's 1024 nodes.  On other machines
+it is lowered, if need be, until the largest job of every kind in the type's mix fits
+on the empty machine, then rounded down to a multiple of ``step``.  The mean job is
+then about 1/16 of the machine for 330 s.
 
 Shapes, for a job of ``R`` cores (the paper's rules):
 
@@ -104,8 +106,8 @@ def generate(
     """``n_jobs`` jobs of Soner's workload ``workload_type`` (I..V) for ``machine``.
 
     ``mean_interarrival``: mean of the exponential gaps between submissions (s; 0 = all
-    at time 0); ``max_cores``: largest core count a job asks for (default 1/8 of the
-    machine, see the module docstring); ``estimate = ceil(run × estimate_factor)``.
+    at time 0); ``max_cores``: largest core count a job asks for (default about 1/8
+    of the machine, see :func:`default_max_cores`); ``estimate = ceil(run × estimate_factor)``.
     """
     if workload_type not in MIXES:
         raise UsageError(f"unknown workload type {workload_type!r} (choose from {', '.join(MIXES)})")
@@ -122,7 +124,7 @@ def generate(
     mix = np.asarray(MIXES[workload_type])
     step = size_step(machine)
     if max_cores is None:
-        max_cores = default_max_cores(machine)
+        max_cores = default_max_cores(machine, workload_type)
     if max_cores < step or max_cores % step:
         raise UsageError(
             f"max cores per job must be a positive multiple of {step} "
@@ -177,27 +179,54 @@ def size_step(machine: Machine) -> int:
     return math.lcm(int(cores[cores > 0].min()), 8)
 
 
-def default_max_cores(machine: Machine) -> int:
-    """1/8 of the machine's cores rounded down to a multiple of :func:`size_step` (at least one step)."""
+def default_max_cores(machine: Machine, workload_type: str = "V") -> int:
+    """The default largest job: 1/8 of the machine's cores, lowered if need be so that every
+    shape of ``workload_type``'s mix fits on the empty machine, rounded down to a multiple
+    of :func:`size_step` (1024 on Machine-L for every type)."""
     step = size_step(machine)
-    return max(step, int(machine.totals[Resource.CORES]) // 8 // step * step)
+    limit = min(int(machine.totals[Resource.CORES]) // 8, _largest_fitting(machine, MIXES[workload_type]))
+    if limit < step:
+        raise UsageError(
+            f"machine {machine.spec} cannot host a {step}-core job of every kind in workload {workload_type}"
+        )
+    return limit // step * step
 
 
-def _check_fits(machine: Machine, mix: np.ndarray, max_cores: int) -> None:
-    """UsageError unless the largest job of every shape in ``mix`` fits on the empty machine."""
-    cap = machine.capacity
-    total_cores = int(cap[:, Resource.CORES].sum())
-    shapes: list[tuple[str, int, int]] = []  # (description, cores per node, GPUs per node)
-    if mix[CORES_ONLY - 1] > 0 and max_cores > total_cores:
-        raise UsageError(f"jobs of up to {max_cores} cores do not fit on {machine.spec} ({total_cores} cores)")
+def _shapes(mix) -> list[tuple[str, int, int]]:
+    """(description, cores per node, GPUs per node) of the fixed shapes in ``mix``."""
+    shapes: list[tuple[str, int, int]] = []
     if mix[NODES - 1] > 0:
         shapes += [(f"{c} cores/node", c, 0) for c in CORES_PER_NODE_CHOICES]
     for kind, g in ((GPU1, 1), (GPU2, 2)):
         if mix[kind - 1] > 0:
             shapes += [(f"{g} GPU/node at {x} cores/GPU", x * g, g) for x in CORES_PER_GPU_CHOICES]
-    for what, c, g in shapes:
-        hosts = int(((cap[:, Resource.CORES] >= c) & (cap[:, Resource.GPUS] >= g)).sum())
-        need = max_cores // c
+    return shapes
+
+
+def _hosts(machine: Machine, cores: int, gpus: int) -> int:
+    """Nodes that can host one (cores, GPUs) unit when empty."""
+    cap = machine.capacity
+    return int(((cap[:, Resource.CORES] >= cores) & (cap[:, Resource.GPUS] >= gpus)).sum())
+
+
+def _largest_fitting(machine: Machine, mix) -> int:
+    """Largest core count for which every kind in ``mix`` fits on the empty machine."""
+    limit = int(machine.totals[Resource.CORES])  # cores-only jobs
+    for _, c, g in _shapes(mix):
+        limit = min(limit, _hosts(machine, c, g) * c)  # R / c nodes of c cores
+    return limit
+
+
+def _check_fits(machine: Machine, mix, max_cores: int) -> None:
+    """UsageError unless the largest job of every kind in ``mix`` fits on the empty machine."""
+    total_cores = int(machine.totals[Resource.CORES])
+    if mix[CORES_ONLY - 1] > 0 and max_cores > total_cores:
+        raise UsageError(
+            f"jobs of up to {max_cores} cores do not fit on {machine.spec} ({total_cores} cores); "
+            "lower --max-cores"
+        )
+    for what, c, g in _shapes(mix):
+        hosts, need = _hosts(machine, c, g), max_cores // c
         if need > hosts:
             raise UsageError(
                 f"a {max_cores}-core job asking {what} needs {need} nodes but {machine.spec} "
@@ -217,7 +246,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         f"(0 = all at time 0; default {DEFAULT_MEAN_INTERARRIVAL:g})")
     parser.add_argument("--max-cores", type=int, default=None, metavar="C",
                         help="largest core count a job asks for, a multiple of the cores per node "
-                        "(default 1/8 of the machine's cores)")
+                        "(default 1/8 of the machine's cores, lowered until every job fits)")
     parser.add_argument("--estimate-factor", type=float, default=1.0, metavar="F",
                         help="estimate = ceil(run x F), F >= 1 (default 1: exact estimates)")
     parser.add_argument("--seed", type=int, required=True, help="random seed")
@@ -241,7 +270,7 @@ def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
         "jobs": args.jobs,
         "seed": args.seed,
         "mean_interarrival_s": args.mean_interarrival,
-        "max_cores": args.max_cores if args.max_cores is not None else default_max_cores(machine),
+        "max_cores": args.max_cores if args.max_cores is not None else default_max_cores(machine, args.workload_type),
         "estimate_factor": args.estimate_factor,
         "kinds": {str(k): v for k, v in KIND_NAMES.items()},
     }
