@@ -128,7 +128,7 @@ def generate(
     if max_cores < step or max_cores % step:
         raise UsageError(
             f"max cores per job must be a positive multiple of {step} "
-            f"(the cores per node of {machine.spec}), not {max_cores}"
+            f"(the job size step on {machine.spec}: lcm(cores per node, 8)), not {max_cores}"
         )
     _check_fits(machine, mix, max_cores)
 
