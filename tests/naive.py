@@ -445,7 +445,9 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler) -> Na
             status.append(DROPPED_TOO_WIDE)
         else:
             status.append(REPLAYED)
-            jobs.append(_Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i]))
+            jobs.append(
+                _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i])
+            )
     rep = _Replay(jobs, _Pool(machine_procs), scheduler, is_pool=True)
     rep.run()
     return _result(n, ids, status, jobs, rep.passes, with_alloc=False)
@@ -491,7 +493,9 @@ def replay_nodes(jobs, nodes, scheduler, allocator) -> NaiveResult:
             status.append(DROPPED_NO_SIZE)
             continue
         if req_nodes > 0 and units % req_nodes != 0:
-            raise ValueError(f"job {job.job_id}: units {units} not divisible by req_nodes {req_nodes}")
+            raise ValueError(
+                f"job {job.job_id}: units {units} not divisible by req_nodes {req_nodes}"
+            )
         if machine.try_alloc(job, empty) is None:
             status.append(DROPPED_TOO_WIDE)
             continue

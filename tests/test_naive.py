@@ -19,12 +19,12 @@ from naive import NaiveResult, replay_nodes, replay_pool  # noqa: E402
 
 def pool(jobs, machine, scheduler):
     """jobs: list of (id, submit, run, size, pred) tuples."""
-    cols = list(zip(*jobs)) if jobs else [[], [], [], [], []]
+    cols = list(zip(*jobs, strict=True)) if jobs else [[], [], [], [], []]
     return replay_pool(*cols, machine, scheduler)
 
 
 def starts(res: NaiveResult):
-    return dict(zip(res.job_id, res.start))
+    return dict(zip(res.job_id, res.start, strict=True))
 
 
 def cores(n):
@@ -148,6 +148,23 @@ def test_easy_shadow_route_does_not_consume_extra():
     jobs = [(1, 0, 10, 4, 10), (2, 1, 5, 5, 5), (3, 1, 5, 1, 5), (4, 1, 30, 1, 30)]
     res = pool(jobs, 6, "easy")
     assert starts(res) == {1: 0, 2: 10, 3: 1, 4: 1}
+
+
+def test_easy_step1_jobs_count_in_extra_and_in_node_free_at_shadow():
+    # M=4.  t0: A(size 2, run/pred 10), free 2.
+    # t1 (queue S, B, C): S(size 1, pred 2) starts in step 1, free 1.  B(size 3) head:
+    # release S (pe 3): 1+1 = 2 < 3; release A (pe 10): 4 >= 3 -> shadow 10.
+    # extra = 1 + 1 (S, started in this very pass) + 2 (A) - 3 = 1.
+    # C(size 1, pred 30): fits, 31 > 10, 1 <= 1 -> starts at 1.
+    # (Counting only jobs running at the start of the pass would give extra 0.)
+    # t3: S ends.  t10: A ends, free 3 -> B starts.
+    jobs = [(1, 0, 10, 2, 10), (2, 1, 2, 1, 2), (3, 1, 5, 3, 5), (4, 1, 30, 1, 30)]
+    res = pool(jobs, 4, "easy")
+    assert starts(res) == {1: 0, 2: 1, 3: 10, 4: 1}
+    # Same on nodes (R9): FS = free after step 1 + allocations of S and A.
+    njobs = [njob(i, s, r, sz, pred=p) for i, s, r, sz, p in jobs]
+    nres = replay_nodes(njobs, [cores(2), cores(2)], "easy", "ff")
+    assert nres.start == res.start
 
 
 def test_easy_extra_counts_every_job_ending_at_shadow():
@@ -427,7 +444,7 @@ def pool_traces(draw, exact=None):
 
 def check_pool_invariants(jobs, machine, res, scheduler):
     by_id = {j[0]: j for j in jobs}
-    for jid, s, e, status in zip(res.job_id, res.start, res.end, res.status):
+    for jid, s, e, status in zip(res.job_id, res.start, res.end, res.status, strict=True):
         _, submit, run, size, _ = by_id[jid]
         if status != "replayed":
             assert s is None and e is None
@@ -435,12 +452,16 @@ def check_pool_invariants(jobs, machine, res, scheduler):
         assert s >= submit
         assert e == s + run
     # never over-committed: at each start instant, jobs with start <= t < end
-    live = [(s, e, by_id[i][3]) for i, s, e in zip(res.job_id, res.start, res.end) if s is not None]
+    live = [
+        (s, e, by_id[i][3])
+        for i, s, e in zip(res.job_id, res.start, res.end, strict=True)
+        if s is not None
+    ]
     for t in {s for s, _, _ in live}:
         assert sum(sz for s, e, sz in live if s <= t < e) <= machine
     if scheduler == "fcfs":
         replayed = sorted(
-            (by_id[i][1], i, s) for i, s in zip(res.job_id, res.start) if s is not None
+            (by_id[i][1], i, s) for i, s in zip(res.job_id, res.start, strict=True) if s is not None
         )
         st_ = [s for _, _, s in replayed]
         assert st_ == sorted(st_)
@@ -485,7 +506,7 @@ def test_nodes_with_one_core_units_equal_pool(trace, node_cores, scheduler, allo
     assert nres.start == pres.start
     assert nres.end == pres.end
     assert nres.passes == pres.passes
-    for a, s in zip(nres.alloc, nres.start):
+    for a, s in zip(nres.alloc, nres.start, strict=True):
         assert (a is None) == (s is None)
 
 
@@ -493,7 +514,12 @@ def test_nodes_with_one_core_units_equal_pool(trace, node_cores, scheduler, allo
 def node_traces(draw):
     nnodes = draw(st.integers(1, 4))
     nodes = [
-        (draw(st.integers(0, 4)), draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.integers(0, 8)))
+        (
+            draw(st.integers(0, 4)),
+            draw(st.integers(0, 2)),
+            draw(st.integers(0, 2)),
+            draw(st.integers(0, 8)),
+        )
         for _ in range(nnodes)
     ]
     n = draw(st.integers(0, 10))
@@ -521,7 +547,7 @@ def test_node_invariants(trace, scheduler, allocator):
     jobs, nodes = trace
     res = replay_nodes(jobs, nodes, scheduler, allocator)
     live = []
-    for d, s, e, a, status in zip(jobs, res.start, res.end, res.alloc, res.status):
+    for d, s, e, a, status in zip(jobs, res.start, res.end, res.alloc, res.status, strict=True):
         if status != "replayed":
             assert s is None and a is None
             continue
@@ -542,3 +568,18 @@ def test_node_invariants(trace, scheduler, allocator):
                         used[i][r] += k * unit[r]
         for i, node in enumerate(nodes):
             assert all(used[i][r] <= node[r] for r in range(4))
+
+
+@settings(deadline=None, max_examples=150)
+@given(node_traces(), st.sampled_from(["ff", "bf"]))
+def test_easy_nodes_exact_pred_never_starts_head_after_first_shadow(trace, allocator):
+    jobs, nodes = trace
+    for d in jobs:
+        d["pred"] = max(d["run"], 0)
+    res = replay_nodes(jobs, nodes, "easy", allocator)
+    first_shadow = {}
+    for _, head, shadow in res.passes:
+        first_shadow.setdefault(head, shadow)
+    st_ = starts(res)
+    for head, shadow in first_shadow.items():
+        assert st_[head] <= shadow
