@@ -1,0 +1,361 @@
+"""Eurora-like synthetic workload: CPU/MIC/GPU jobs with heavy tails, day/night cycles and bursts.
+
+The machine is Eurora (Netti et al. §2.1): 64 nodes of 16 cores and 32 GiB, nodes 0–31
+with 2 MICs, nodes 32–63 with 2 GPUs (:data:`MACHINE_SPEC`).
+
+Job classes and durations.  Each job is CPU-, MIC- or GPU-based with the shares of
+Netti et al. Table 1 (22.8 %, 0.7 %, 76.4 %, renormalised over their 99.9 % sum), and a
+run time drawn from a lognormal capped at 8 h (28,800 s: the longest wall time the Eurora
+queues allow, ``np_longpar``; no run in the shared instances exceeds it by more than a
+PBS grace minute), whose location is solved so that the *capped* mean equals the
+Table 1 mean: CPU 47:36 (2,856 s), MIC 56:28 (3,388 s), GPU 6:23 (383 s).  Shapes
+(log-standard deviations): CPU and MIC σ = 1.3, GPU σ = 2.0.  These were chosen so that
+the mixture reproduces the paper's duration classes (§2.1: 93.14 % under 1 h, 0.75 %
+over 5 h): it gives about 93.6 % and 0.64 % (a pair CPU 1.2 / GPU 2.7 fits better but
+makes the GPU mean so noisy that tests of it would need far more jobs).  Medians: CPU
+≈ 22 min, GPU ≈ 56 s.  Runs are whole seconds, at least 1.
+
+Requests.  Each job draws a request shape (units, cores per unit, GPUs or MICs per unit,
+MiB per unit) from an empirical table of the shapes seen in the shared Eurora instances
+(4,585 jobs of 2014-03-31..04-03, read by :mod:`schedbench.workloads.eurora`), per class,
+weighted by job counts; shapes seen fewer than 5 times are kept only when multi-unit, so
+the wide tail (up to 32 units of 16 cores) survives.  Units are PBS chunks and spread
+freely (``req_nodes`` = -1).  Class means of ``units``: CPU ≈ 1.16, GPU ≈ 1.14, MIC ≈ 1.4.
+
+Estimates and queues.  Users over-estimate: a job's "natural" wall time is
+``run × f`` with ``f = exp(|N(0, 1)|)`` (median ×2); with probability 0.8 the user asks
+for the limit of the smallest queue that holds it (in the shared data 90 % of jobs ask
+exactly their queue's limit: 30 min, 4 h or 8 h), otherwise for the next wall time on
+the menu 2, 5, 10, 15, 30 min, 1, 1.5, 2, 3, 3.5, 4, 6, 8 h seen in the data.  The
+estimate is never below the run.  The queue follows from the estimate as Eurora routes
+it: ≤ 30 min ``debug``, ≤ 4 h ``parallel``, else ``np_longpar`` (the 8 h queue the data
+uses; ``longpar`` and ``reservation`` are never generated).  Queue codes and expected
+waits match the reader's (``meta["queues"]``, ``meta["queue_expected_wait"]``).
+
+Arrivals.  Jobs come in *groups*: a single job, or a burst of near-simultaneous
+submissions (a job array: one user, executable, class, shape and estimate; run times
+``base × exp(N(-0.045, 0.3))``, mean preserved; gaps between members exponential with
+mean 0.5 s, rounded down, so 86 % of consecutive members share a second).  ``burstiness`` B ≥ 0 sets the
+share of jobs in bursts to B / (1 + B) and the mean burst size to 2 + 6 B (B = 0: no
+bursts; B = 1: half the jobs, mean size 8; in the shared instances 69 % of jobs arrive in
+same-second groups of mean size 7.9, i.e. B ≈ 1.5–2).  Group start times are a
+non-homogeneous Poisson process conditioned on its count: i.i.d. on ``[0, T)`` with
+density ∝ ``1 + 0.7 cos(2π (t − 14 h) / 1 day)`` (a daily cycle peaking at 14:00 and
+lowest at 02:00, as the shared arrivals are), sorted.  Time 0 is a local midnight, so
+``submit % 86400`` is the local time of day as in the reader.
+
+Load.  ``load`` L is the offered load of the bottleneck resource over the submission
+span: for each resource r (cores, GPUs, MICs, memory), ``ρ_r = Σ_j units_j × unit_r,j
+× run_j / (capacity_r × T)``, and T is chosen so that ``max_r ρ_r = L``.  It is a fluid
+bound: it ignores that GPU and MIC jobs need their node type, packing and wall-time
+over-estimates, so a replay may saturate before L = 1.  GPUs are usually the
+bottleneck (the many GPU jobs on only 64 GPUs: with seed 1 and 5,000 jobs at L = 0.8,
+ρ is 0.80 for GPUs, 0.45 for cores, 0.22 for memory, 0.05 for MICs), but a heavy-tailed
+sample can make it the cores.  ``meta["offered_load"]`` gives every ρ_r and
+``meta["bottleneck"]`` names the maximum.
+
+Other columns: ``job_id`` 1..n in submit order; ``user`` 0..39 (Zipf-like popularity,
+one user per burst); ``executable`` = 8 × user + a per-group draw from 0..7; ``status``
+1; ``procs_req`` = units × unit_cores; ``time_req`` = estimate; ``mem_req`` KB per core;
+the rest -1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from .. import jobs
+from ..errors import UsageError
+from ..machine import from_spec
+from .eurora import EURORA_QUEUES, EURORA_SPEC
+
+MACHINE_SPEC = EURORA_SPEC
+CLASSES: tuple[str, ...] = ("cpu", "mic", "gpu")
+#: Netti et al. Table 1: share of jobs and mean duration (s) of each class.
+CLASS_SHARE: dict[str, float] = {"cpu": 0.228, "mic": 0.007, "gpu": 0.764}
+CLASS_MEAN_RUN: dict[str, int] = {"cpu": 47 * 60 + 36, "mic": 56 * 60 + 28, "gpu": 6 * 60 + 23}
+CLASS_SIGMA: dict[str, float] = {"cpu": 1.3, "mic": 1.3, "gpu": 2.0}
+MAX_RUN = 8 * 3600  # s
+BURST_JITTER_SIGMA = 0.3
+BURST_GAP_MEAN = 0.5  # s
+DAILY_AMPLITUDE = 0.7
+DAILY_PEAK = 14 * 3600  # s after midnight
+N_USERS = 40
+P_QUEUE_LIMIT = 0.8
+#: (queue, wall-time limit in s), smallest first: how a wall time is routed.
+QUEUE_LIMITS: tuple[tuple[str, int], ...] = (("debug", 1800), ("parallel", 14400), ("np_longpar", 28800))
+WALLTIME_MENU = np.array(
+    [120, 300, 600, 900, 1800, 3600, 5400, 7200, 10800, 12600, 14400, 21600, 28800], dtype=np.int64
+)
+DEFAULT_LOAD = 0.8
+DEFAULT_BURSTINESS = 1.0
+
+# Request shapes of the shared Eurora instances: (units, cores/unit, accelerators/unit,
+# MiB/unit, jobs).  Accelerators are GPUs for the gpu class and MICs for the mic class.
+SHAPES: dict[str, tuple[tuple[int, int, int, int, int], ...]] = {
+    "cpu": (
+        (1, 1, 0, 4096, 2315), (1, 8, 0, 200, 371), (1, 1, 0, 8192, 182), (1, 8, 0, 1024, 146),
+        (1, 16, 0, 10240, 102), (1, 1, 0, 1024, 98), (1, 14, 0, 8192, 64), (1, 16, 0, 14336, 54),
+        (1, 8, 0, 4096, 35), (1, 8, 0, 14336, 34), (1, 12, 0, 12288, 30), (1, 8, 0, 7168, 28),
+        (2, 16, 0, 1024, 25), (2, 16, 0, 14336, 24), (2, 8, 0, 2048, 22), (1, 12, 0, 14336, 22),
+        (1, 1, 0, 2048, 18), (1, 16, 0, 1024, 18), (1, 4, 0, 1024, 17), (11, 16, 0, 14336, 15),
+        (1, 16, 0, 5120, 12), (1, 8, 0, 6144, 12), (1, 4, 0, 4096, 12), (1, 16, 0, 13312, 12),
+        (1, 6, 0, 14336, 11), (1, 8, 0, 5120, 10), (4, 16, 0, 4096, 9), (8, 2, 0, 4096, 8),
+        (1, 8, 0, 10240, 8), (2, 8, 0, 1024, 8), (1, 8, 0, 3072, 7), (1, 8, 0, 2048, 7),
+        (8, 16, 0, 14336, 6), (1, 4, 0, 8192, 6), (1, 4, 0, 2048, 6), (8, 16, 0, 13312, 6),
+        (1, 8, 0, 20480, 5), (8, 2, 0, 3072, 5), (6, 8, 0, 14336, 5), (2, 2, 0, 4096, 5),
+        (6, 16, 0, 14336, 4), (2, 12, 0, 12288, 3), (2, 2, 0, 8192, 3), (4, 16, 0, 14336, 3),
+        (2, 16, 0, 13312, 2), (32, 16, 0, 13312, 2), (4, 16, 0, 13312, 2), (2, 4, 0, 1024, 2),
+        (2, 2, 0, 1024, 2), (2, 16, 0, 10240, 1), (8, 16, 0, 5120, 1), (8, 1, 0, 10240, 1),
+        (16, 16, 0, 13312, 1), (2, 8, 0, 8192, 1), (22, 2, 0, 14336, 1), (4, 4, 0, 8192, 1),
+    ),
+    "gpu": (
+        (1, 1, 1, 1024, 383), (1, 2, 2, 1024, 90), (1, 8, 1, 4096, 41), (1, 2, 2, 2048, 34),
+        (1, 16, 2, 14336, 32), (1, 16, 2, 1024, 27), (1, 16, 2, 12288, 23), (1, 6, 2, 4096, 17),
+        (1, 16, 2, 8192, 15), (1, 16, 1, 4096, 13), (1, 1, 1, 5120, 10), (8, 16, 2, 14336, 9),
+        (1, 1, 2, 14336, 6), (1, 16, 2, 2048, 6), (4, 16, 2, 1024, 3), (2, 1, 2, 1024, 3),
+        (4, 16, 2, 14336, 2), (4, 16, 2, 12288, 2), (8, 1, 1, 5120, 1), (2, 16, 2, 8192, 1),
+        (5, 16, 2, 14336, 1), (2, 2, 2, 1024, 1),
+    ),
+    "mic": (
+        (1, 16, 1, 14336, 10), (1, 8, 1, 7168, 8), (2, 16, 1, 14336, 2), (8, 1, 1, 5120, 1),
+        (2, 16, 1, 1024, 1),
+    ),
+}
+
+
+def _phi(x: float) -> float:
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def capped_lognormal_mean(mu: float, sigma: float, cap: float) -> float:
+    """E[min(X, cap)] for X lognormal(mu, sigma) (s when X is in s)."""
+    lc = math.log(cap)
+    return (math.exp(mu + sigma * sigma / 2) * _phi((lc - mu - sigma * sigma) / sigma)
+            + cap * (1.0 - _phi((lc - mu) / sigma)))
+
+
+def solve_mu(mean: float, sigma: float, cap: float = MAX_RUN) -> float:
+    """The lognormal location mu whose capped mean is ``mean`` (0 < mean < cap)."""
+    if not (0 < mean < cap) or sigma <= 0:
+        raise ValueError(f"need 0 < mean < cap and sigma > 0, got mean={mean}, cap={cap}, sigma={sigma}")
+    lo, hi = -20.0, math.log(cap) + 10 * sigma + 20
+    for _ in range(200):  # the capped mean increases with mu: bisection
+        mid = (lo + hi) / 2
+        if capped_lognormal_mean(mid, sigma, cap) < mean:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+_MU = {c: solve_mu(CLASS_MEAN_RUN[c], CLASS_SIGMA[c]) for c in CLASSES}
+_RESOURCES = ("cores", "gpus", "mics", "mem")
+
+
+def _group_sizes(n_jobs: int, burstiness: float, rng: np.random.Generator) -> np.ndarray:
+    """Sizes (≥ 1) of the submission groups, summing to ``n_jobs``."""
+    if burstiness == 0:
+        return np.ones(n_jobs, dtype=np.int64)
+    share = burstiness / (1 + burstiness)
+    mean_size = 2 + 6 * burstiness
+    # P(group is a burst) giving the wanted share of jobs in bursts.
+    p_burst = share / (mean_size * (1 - share) + share)
+    is_burst = rng.random(n_jobs) < p_burst
+    # 1 + geometric(mean 1 + 6B) has mean 2 + 6B.
+    sizes = np.where(is_burst, 1 + rng.geometric(1.0 / (1 + 6 * burstiness), n_jobs), 1)
+    total = np.cumsum(sizes)
+    k = int(np.searchsorted(total, n_jobs)) + 1  # first k groups reach n_jobs (n groups always do)
+    sizes = sizes[:k].astype(np.int64)
+    sizes[-1] -= int(total[k - 1]) - n_jobs
+    return sizes
+
+
+def _daily_times(n: int, span: float, rng: np.random.Generator) -> np.ndarray:
+    """``n`` sorted times (s) in [0, span) with density ∝ 1 + a cos(2π(t − peak)/day)."""
+    out = np.empty(0)
+    while out.size < n:
+        need = n - out.size
+        t = rng.random(2 * need + 16) * span
+        keep = rng.random(t.size) * (1 + DAILY_AMPLITUDE) < 1 + DAILY_AMPLITUDE * np.cos(
+            2 * np.pi * (t - DAILY_PEAK) / 86400.0
+        )
+        out = np.concatenate([out, t[keep][:need]])
+    return np.sort(out)
+
+
+def _walltimes(run: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Users' wall-time requests (s, ≥ run) for group-maximum run times (s)."""
+    natural = run * np.exp(np.abs(rng.standard_normal(run.size)))
+    limits = np.array([lim for _, lim in QUEUE_LIMITS], dtype=np.float64)
+    # Smallest queue limit holding the natural request (the longest queue when none does).
+    qi = np.minimum(np.searchsorted(limits, natural, side="left"), limits.size - 1)
+    at_limit = limits[qi]
+    mi = np.minimum(np.searchsorted(WALLTIME_MENU, natural, side="left"), WALLTIME_MENU.size - 1)
+    on_menu = WALLTIME_MENU[mi]
+    est = np.where(rng.random(run.size) < P_QUEUE_LIMIT, at_limit, on_menu).astype(np.int64)
+    return np.maximum(est, run.astype(np.int64))
+
+
+def queue_of(estimate: np.ndarray) -> np.ndarray:
+    """Queue codes (``EURORA_QUEUES`` order) for wall times (s), as Eurora routes them."""
+    codes = list(EURORA_QUEUES)
+    limits = np.array([lim for _, lim in QUEUE_LIMITS])
+    qcode = np.array([codes.index(name) for name, _ in QUEUE_LIMITS], dtype=np.int64)
+    return qcode[np.minimum(np.searchsorted(limits, estimate, side="left"), limits.size - 1)]
+
+
+def offered_load(table: jobs.JobTable, machine_spec: str = MACHINE_SPEC, span: float | None = None) -> dict[str, float]:
+    """ρ_r = Σ units × unit_r × run / (capacity_r × span) for each resource r; ``span``
+    (s) defaults to the submit span (last − first submit)."""
+    totals = from_spec(machine_spec).totals
+    if span is None:
+        span = float(table.submit.max() - table.submit.min()) if table.n_jobs else 0.0
+    if span <= 0:
+        raise ValueError("offered load needs a positive span")
+    out = {}
+    for r, name in enumerate(_RESOURCES):
+        per_unit = (table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem)[r]
+        work = float(np.sum(table.units.astype(np.float64) * per_unit * table.run))
+        out[name] = work / (float(totals[r]) * span) if totals[r] > 0 else 0.0
+    return out
+
+
+def generate(
+    n_jobs: int,
+    rng: np.random.Generator,
+    load: float = DEFAULT_LOAD,
+    burstiness: float = DEFAULT_BURSTINESS,
+) -> tuple[jobs.JobTable, dict]:
+    """An Eurora-like workload of ``n_jobs`` jobs on :data:`MACHINE_SPEC`; returns
+    ``(table, meta)``.  Times in s (t = 0 a local midnight), memory in MiB.
+
+    ``rng``: ``np.random.default_rng(seed)`` (the only source of randomness);
+    ``load`` > 0: offered load of the bottleneck resource over the submission span;
+    ``burstiness`` ≥ 0: B / (1 + B) of the jobs come in bursts of mean size 2 + 6 B.
+    See the module docstring for every distribution.
+    """
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise UsageError(f"number of jobs must be a positive integer, not {n_jobs!r}")
+    if not isinstance(rng, np.random.Generator):
+        raise UsageError("give rng=np.random.default_rng(seed)")
+    if not (isinstance(load, (int, float)) and math.isfinite(load) and load > 0):
+        raise UsageError(f"load must be a positive number, not {load!r}")
+    if not (isinstance(burstiness, (int, float)) and math.isfinite(burstiness) and burstiness >= 0):
+        raise UsageError(f"burstiness must be a number >= 0, not {burstiness!r}")
+    n_jobs = int(n_jobs)
+    machine = from_spec(MACHINE_SPEC)
+
+    # --- groups: size, class, shape, user, executable (all members of a burst share them)
+    sizes = _group_sizes(n_jobs, float(burstiness), rng)
+    n_groups = sizes.size
+    share = np.array([CLASS_SHARE[c] for c in CLASSES])
+    gclass = rng.choice(len(CLASSES), size=n_groups, p=share / share.sum())
+    gshape = np.zeros((n_groups, 4), dtype=np.int64)  # units, cores, accelerators, MiB
+    for ci, c in enumerate(CLASSES):
+        sel = np.flatnonzero(gclass == ci)
+        if sel.size:
+            table = np.array(SHAPES[c], dtype=np.int64)
+            w = table[:, 4] / table[:, 4].sum()
+            gshape[sel] = table[rng.choice(len(table), size=sel.size, p=w), :4]
+    popularity = 1.0 / np.arange(1, N_USERS + 1) ** 1.2
+    guser = rng.choice(N_USERS, size=n_groups, p=popularity / popularity.sum())
+    gexe = guser * 8 + rng.integers(0, 8, size=n_groups)
+    gbase = np.empty(n_groups)
+    for ci, c in enumerate(CLASSES):
+        sel = gclass == ci
+        gbase[sel] = rng.lognormal(_MU[c], CLASS_SIGMA[c], size=int(sel.sum()))
+
+    # --- jobs: expand groups; burst members jitter around the base duration
+    group = np.repeat(np.arange(n_groups), sizes)
+    in_burst = sizes[group] > 1
+    jitter = np.where(
+        in_burst,
+        rng.lognormal(-BURST_JITTER_SIGMA**2 / 2, BURST_JITTER_SIGMA, size=n_jobs),
+        1.0,
+    )
+    run = np.clip(np.rint(gbase[group] * jitter), 1, MAX_RUN).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    gmax_run = np.maximum.reduceat(run, starts)
+    estimate = _walltimes(gmax_run.astype(np.float64), rng)[group]
+
+    cls = gclass[group]
+    units = gshape[group, 0]
+    unit_cores = gshape[group, 1]
+    acc = gshape[group, 2]
+    unit_gpus = np.where(cls == CLASSES.index("gpu"), acc, 0)
+    unit_mics = np.where(cls == CLASSES.index("mic"), acc, 0)
+    unit_mem = gshape[group, 3]
+
+    # --- time span from the load: max_r work_r / (capacity_r × T) = load
+    totals = machine.totals.astype(np.float64)
+    work = np.array([
+        np.sum(units * per_unit * run, dtype=np.float64)
+        for per_unit in (unit_cores, unit_gpus, unit_mics, unit_mem)
+    ])
+    ratio = np.where(totals > 0, work / np.where(totals > 0, totals, 1), 0.0)
+    span = float(ratio.max() / load)
+    bottleneck = _RESOURCES[int(np.argmax(ratio))]
+
+    # --- arrivals: group starts on the daily cycle, members a second or so apart
+    gstart = np.floor(_daily_times(n_groups, span, rng)).astype(np.int64)
+    gaps = np.floor(rng.exponential(BURST_GAP_MEAN, size=n_jobs)).astype(np.int64)
+    gaps[starts] = 0
+    offset = np.cumsum(gaps) - np.repeat(np.cumsum(gaps)[starts], sizes)
+    submit = gstart[group] + offset
+
+    order = np.argsort(submit, kind="stable")
+    cols = dict(
+        submit=submit, run=run, procs_req=units * unit_cores, time_req=estimate,
+        mem_req=unit_mem * 1024 // unit_cores, status=np.ones(n_jobs, dtype=np.int64),
+        user=guser[group], executable=gexe[group], queue=queue_of(estimate),
+        units=units, unit_cores=unit_cores, unit_gpus=unit_gpus, unit_mics=unit_mics,
+        unit_mem=unit_mem, req_nodes=np.full(n_jobs, -1, dtype=np.int64), estimate=estimate,
+    )
+    table = jobs.from_columns(n_jobs, **{k: np.asarray(v)[order] for k, v in cols.items()})
+
+    meta = {
+        "machine": machine.spec,
+        "generator": "eurora-like",
+        "n_jobs": n_jobs,
+        "load": float(load),
+        "burstiness": float(burstiness),
+        "load_definition": "max over cores, GPUs, MICs, memory of sum(units*unit_r*run) / "
+                           "(capacity_r * span); span = submission window (s)",
+        "span_s": span,
+        "bottleneck": bottleneck,
+        "offered_load": {name: float(v / span) for name, v in zip(_RESOURCES, ratio, strict=True)},
+        "queues": {name: i for i, name in enumerate(EURORA_QUEUES)},
+        "queue_expected_wait": dict(EURORA_QUEUES),
+        "time_origin": "t = 0 is a local midnight: submit % 86400 is the time of day",
+        "class_share": dict(CLASS_SHARE),
+        "class_mean_run_s": dict(CLASS_MEAN_RUN),
+        "class_sigma": dict(CLASS_SIGMA),
+        "max_run_s": MAX_RUN,
+        "groups": int(n_groups),
+    }
+    return table, meta
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--jobs", type=int, required=True, metavar="N", help="number of jobs")
+    parser.add_argument("--seed", type=int, required=True, help="random seed")
+    parser.add_argument(
+        "--load", type=float, default=DEFAULT_LOAD, metavar="L",
+        help="offered load of the bottleneck resource (cores, GPUs, MICs or memory) over "
+        f"the submission span; scales the arrival rate (default {DEFAULT_LOAD:g})",
+    )
+    parser.add_argument(
+        "--burstiness", type=float, default=DEFAULT_BURSTINESS, metavar="B",
+        help="B/(1+B) of the jobs arrive in bursts of mean size 2+6B; 0 = no bursts "
+        f"(default {DEFAULT_BURSTINESS:g})",
+    )
+
+
+def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
+    table, meta = generate(args.jobs, np.random.default_rng(args.seed), load=args.load, burstiness=args.burstiness)
+    meta["seed"] = args.seed
+    return table, meta
