@@ -87,7 +87,7 @@ def _list(args) -> int:
     for row in rows:
         cells = [c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(row, widths, strict=True))]
         print("  ".join(cells).rstrip())
-    print(f"\n* = cached in {cache}")
+    print(f"\ncache: {cache}  (* = cached)")
     return 0
 
 
