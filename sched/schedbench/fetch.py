@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import secrets
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -209,10 +209,11 @@ def fetch(
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise FetchError(f"cannot create the cache directory {directory}: {exc.strerror}") from None
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{entry.file}.", suffix=".part", dir=directory)
-    tmp = Path(tmp_name)
+    # Hidden and ".part": never mistaken for a log; random so that concurrent fetches do
+    # not write into each other's file; "x" mode (not mkstemp) so the umask sets the mode.
+    tmp = directory / f".{entry.file}.{secrets.token_hex(6)}.part"
     try:
-        with os.fdopen(fd, "w+b") as dest:
+        with open(tmp, "x+b") as dest:
             for attempt in range(retries + 1):
                 try:
                     _download_once(url, dest, timeout, progress, entry.file)

@@ -161,7 +161,7 @@ def parse_header(lines: list[str]) -> SWFHeader:
     by blanks).
 
     A ``Keyword: value`` line sets a field; a line that is not a keyword line continues the
-    previous string field, note or unknown keyword (joined with ``"\n"``); a blank ``;``
+    previous string field, note or unknown keyword (joined by newlines); a blank ``;``
     line ends a continuation.  An unknown single-word keyword is kept in ``extra`` unless
     it is indented as far as the previous value, where it is continuation text that happens
     to hold a colon.
