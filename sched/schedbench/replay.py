@@ -1,0 +1,210 @@
+"""Replay a job table on a machine with a ``scheduler+allocator`` pair.
+
+:func:`replay` validates its inputs, decides which jobs are left out (and why), builds the
+engine state and runs the jitted loop; :func:`replay_policy` does the same with a Python
+``decide(view) -> starts`` policy through :class:`schedbench.simulation.Simulation`.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from . import engine
+from .allocators import ALLOCATORS, _place
+from .errors import UsageError
+from .jobs import JobTable
+from .machine import Machine
+from .predictors import PREDICTORS
+from .schedulers import SCHEDULERS, needs_backfill_tree, needs_sjf_queue, run
+
+
+class Status(enum.IntEnum):
+    """Per-job outcome written to ``jobs.parquet`` (lower-case names)."""
+
+    REPLAYED = 0
+    DROPPED_NO_RUNTIME = 1
+    DROPPED_NO_SIZE = 2
+    DROPPED_TOO_WIDE = 3
+    NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
+
+
+STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
+
+
+class ReplayResult(NamedTuple):
+    """Outcome of one replay.  Per-job arrays follow the input table's row order; start and
+    end are -1 for jobs that did not run.  ``timeline``: dict of arrays (time, queue,
+    running, used (k, 4))."""
+
+    table: JobTable
+    machine: Machine
+    scheduler: str
+    allocator: str
+    predictor: str
+    start: np.ndarray
+    end: np.ndarray
+    pred: np.ndarray
+    nodes_used: np.ndarray
+    status: np.ndarray
+    timeline: dict
+    simulate_s: float
+    passes: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.scheduler}+{self.allocator}"
+
+
+def request_matrix(table: JobTable) -> np.ndarray:
+    """Per-unit request, int64 (n, 4): cores, GPUs, MICs, MiB."""
+    return np.ascontiguousarray(
+        np.stack([table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem], axis=1)
+        .clip(min=0)
+        .astype(np.int64)
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _too_wide(cap, units, req, req_nodes):
+    """bool (n,): jobs that cannot be placed even on the empty machine (cap: int64 (m, 4))."""
+    n = units.shape[0]
+    m = cap.shape[0]
+    order = np.arange(m)
+    out_node = np.empty(m, dtype=np.int64)
+    out_count = np.empty(m, dtype=np.int64)
+    total = cap.sum(axis=0)
+    wide = np.zeros(n, dtype=np.bool_)
+    for j in range(n):
+        if units[j] <= 0:
+            continue
+        over = False
+        for k in range(4):
+            if units[j] * req[j, k] > total[k]:
+                over = True
+        if over:
+            wide[j] = True
+        elif _place(cap, order, units[j], req[j], req_nodes[j], out_node, out_count) < 0:
+            wide[j] = True
+    return wide
+
+
+def classify(table: JobTable, machine: Machine) -> np.ndarray:
+    """Status of every job before the replay: jobs with a negative run time, no size or
+    a request no empty machine can host are left out (in that order of reasons)."""
+    req = request_matrix(table)
+    status = np.full(table.n_jobs, Status.REPLAYED, dtype=np.int8)
+    no_size = (table.units <= 0) | (req[:, :3].sum(axis=1) <= 0)
+    bad_shape = (table.req_nodes > 0) & (
+        (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
+    )
+    wide = _too_wide(machine.capacity, table.units, req, table.req_nodes) | bad_shape
+    status[wide] = Status.DROPPED_TOO_WIDE
+    status[no_size] = Status.DROPPED_NO_SIZE
+    status[table.run < 0] = Status.DROPPED_NO_RUNTIME
+    return status
+
+
+def _check_sorted(table: JobTable) -> None:
+    s, i = table.submit, table.job_id
+    if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
+        raise UsageError("the job table must be sorted by (submit, job_id) with distinct ids")
+
+
+def _lookup(table: dict, name: str, what: str):
+    try:
+        return table[name]
+    except KeyError:
+        raise UsageError(f"unknown {what} {name!r}; choose from {', '.join(table)}") from None
+
+
+def job_matrix(table: JobTable, status: np.ndarray) -> np.ndarray:
+    """The engine's int64 (n, N_JCOLS) job matrix for ``table``; jobs whose ``status`` is
+    not REPLAYED are marked DROPPED.  The scheduler's estimate is the table's estimate
+    when positive, else the run time (spec: field 9 when > 0, otherwise the run time)."""
+    n = table.n_jobs
+    J = np.zeros((n, engine.N_JCOLS), dtype=np.int64)
+    J[:, engine.J_SUBMIT] = table.submit
+    J[:, engine.J_RUN] = table.run
+    J[:, engine.J_EST] = np.where(table.estimate > 0, table.estimate, table.run)
+    J[:, engine.J_UNITS] = table.units
+    J[:, engine.J_REQ : engine.J_REQ + 4] = request_matrix(table)
+    J[:, engine.J_REQ_NODES] = np.where(table.req_nodes > 0, table.req_nodes, -1)
+    J[:, engine.J_PRED] = -1
+    J[:, engine.J_START] = -1
+    J[:, engine.J_END] = -1
+    J[:, engine.J_STATE] = np.where(status == Status.REPLAYED, engine.JobState.PENDING, engine.JobState.DROPPED)
+    J[:, engine.J_USER] = table.user
+    J[:, engine.J_QUEUE] = table.queue
+    return J
+
+
+def build_state(
+    table: JobTable,
+    machine: Machine,
+    predictor: str = "requested",
+    *,
+    period: int = 0,
+    sjf: bool = False,
+    backfill_tree: bool = False,
+) -> tuple[engine.State, np.ndarray]:
+    """Engine state for a replay, and the pre-replay status of every job."""
+    _check_sorted(table)
+    if period < 0:
+        raise UsageError("the decision period must be >= 0 seconds")
+    pred_kind = _lookup(PREDICTORS, predictor, "predictor")
+    status = classify(table, machine)
+    state = engine.new_state(
+        job_matrix(table, status),
+        machine.capacity,
+        period=period,
+        pred_kind=int(pred_kind),
+        sjf=sjf,
+        backfill_tree=backfill_tree,
+    )
+    return state, status
+
+
+def result_from_state(S, status, table, machine, scheduler, allocator, predictor, simulate_s, passes):
+    J = S.jobs
+    status = status.copy()
+    never = (status == Status.REPLAYED) & (J[:, engine.J_START] < 0)
+    status[never] = Status.NOT_STARTED
+    rows = int(S.scal[engine.V_TL])
+    tl = S.timeline[:rows]
+    timeline = {
+        "time": tl[:, 0].copy(),
+        "queue": tl[:, 1].copy(),
+        "running": tl[:, 2].copy(),
+        "used": tl[:, 3:].copy(),
+    }
+    return ReplayResult(
+        table, machine, scheduler, allocator, predictor,
+        J[:, engine.J_START].copy(), J[:, engine.J_END].copy(), J[:, engine.J_PRED].copy(),
+        J[:, engine.J_NODES].copy(), status, timeline, simulate_s, passes,
+    )
+
+
+def replay(
+    table: JobTable,
+    machine: Machine,
+    scheduler: str = "easy",
+    allocator: str = "ff",
+    predictor: str = "requested",
+) -> ReplayResult:
+    """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a jitted
+    ``scheduler+allocator`` pair (names from SCHEDULERS and ALLOCATORS)."""
+    sched = _lookup(SCHEDULERS, scheduler, "scheduler")
+    alloc = _lookup(ALLOCATORS, allocator, "allocator")
+    S, status = build_state(
+        table, machine, predictor,
+        sjf=needs_sjf_queue(sched), backfill_tree=needs_backfill_tree(sched),
+    )
+    t0 = time.perf_counter()
+    passes = run(S, sched, alloc)
+    simulate_s = time.perf_counter() - t0
+    return result_from_state(S, status, table, machine, scheduler, allocator, predictor, simulate_s, passes)

@@ -1,0 +1,243 @@
+"""Jitted schedulers: one scheduling pass each, over the engine state.
+
+FCFS, SJF and EASY follow ``../shared/spec/replay-semantics.md`` to the letter.
+:data:`SCHEDULERS` maps CLI names to :class:`Scheduler` codes; :func:`_pass` dispatches.
+
+EASY on heterogeneous nodes (the rule implemented, from the spec):
+
+* the head's reservation is node-feasible: running jobs (those started earlier in this
+  pass included) are released in (predicted end, index) order, predicted end = max(start
+  + pred, now), with their actual node allocations; the shadow time is the first
+  predicted end at which the head's allocation would succeed on the freed nodes, and every
+  running job predicted to end at or before it counts as ended;
+* a queued job that fits now starts if now + pred <= shadow; otherwise it starts only if
+  the head's allocation would still succeed at the shadow time on the free resources of
+  that instant minus the allocation this job would get now and minus the allocations of
+  every job backfilled earlier in the pass that is predicted to run past the shadow time;
+* when the head asks for single units of one resource type spread freely (every SWF job)
+  the head's allocation succeeds iff that type's total suffices, so the node check is the
+  classic ``extra`` rule on that type, which the kernel uses in that case.
+
+The backfill scan visits the queue in order but skips, through a min-tree over queued
+jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
+shrink during a pass, so a skipped job could not have started later in it).
+"""
+
+from __future__ import annotations
+
+import enum
+
+from ._jit import kernel
+from .allocators import N_RES, _fits, _order, _place
+from .engine import (
+    J_PRED,
+    J_REQ,
+    J_REQ_NODES,
+    R_AMT,
+    R_JOB,
+    R_KEY,
+    J_PTR,
+    J_LEN,
+    J_UNITS,
+    V_RN,
+    V_SHADOW,
+    V_FREE,
+    W_COUNT,
+    W_COUNT2,
+    W_IDENT,
+    W_NODE,
+    W_NODE2,
+    W_ORDER,
+    W_TMP,
+    _advance,
+    _commit,
+    _fits_now,
+    _queue_head,
+    _record,
+    _tree_next,
+    _try_start,
+)
+
+
+class Scheduler(enum.IntEnum):
+    FCFS = 0
+    SJF = 1
+    EASY = 2
+
+
+SCHEDULERS: dict[str, Scheduler] = {
+    "fcfs": Scheduler.FCFS,
+    "sjf": Scheduler.SJF,
+    "easy": Scheduler.EASY,
+}
+
+
+@kernel
+def _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc):
+    """Start queued jobs in queue order while the next fits; returns the first job that
+    does not fit, or -1 when the queue emptied."""
+    while True:
+        j = _queue_head(jobs, queue, scal)
+        if j < 0:
+            return -1
+        if not _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j, now, alloc):
+            return j
+
+
+@kernel
+def _pool_type(jobs, j):
+    """The resource type of a job made of single units of one type spread freely (its
+    placement is decided by that type's total), else -1."""
+    if jobs[j, J_REQ_NODES] > 0:
+        return -1
+    kind = -1
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] > 0:
+            if kind >= 0 or jobs[j, J_REQ + k] != 1:
+                return -1
+            kind = k
+    return kind
+
+
+@kernel
+def _release(jobs, pool, scratch, scal, j, sign):
+    """Add (sign 1) or remove (sign -1) running job ``j``'s allocation to scratch and the
+    scratch totals."""
+    p = jobs[j, J_PTR]
+    for u in range(jobs[j, J_LEN]):
+        node = pool[p + u, 0]
+        for k in range(N_RES):
+            amount = sign * pool[p + u, 1] * jobs[j, J_REQ + k]
+            scratch[node, k] += amount
+            scal[V_SHADOW + k] += amount
+
+
+@kernel
+def _head_fits_scratch(jobs, scratch, work, scal, head):
+    return _fits(
+        scratch, scal[V_SHADOW : V_SHADOW + N_RES], jobs[head, J_UNITS],
+        jobs[head, J_REQ : J_REQ + N_RES], jobs[head, J_REQ_NODES], work[W_IDENT],
+        work[W_NODE2], work[W_COUNT2],
+    )
+
+
+@kernel
+def _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind):
+    """Shadow time of ``head``: release running jobs in (predicted end, index) order, a
+    whole group of equal predicted ends at a time, until the head fits.  With ``kind`` >= 0
+    (see :func:`_pool_type`) returns (shadow, extra), extra = free units of that type at
+    the shadow time minus the head's; otherwise leaves the free resources at the shadow
+    time in scratch and scal[V_SHADOW:] and returns (shadow, 0)."""
+    rn = scal[V_RN]
+    units = jobs[head, J_UNITS]
+    r = 0
+    if kind >= 0:
+        avail = scal[V_FREE + kind]
+        while r < rn:
+            pe = max(run_list[r, R_KEY], now)
+            while r < rn and max(run_list[r, R_KEY], now) == pe:
+                avail += run_list[r, R_AMT + kind]
+                r += 1
+            if avail >= units:
+                return pe, avail - units
+        return now, avail - units  # unreachable: too-wide jobs are dropped
+    for i in range(free.shape[0]):
+        for k in range(N_RES):
+            scratch[i, k] = free[i, k]
+    for k in range(N_RES):
+        scal[V_SHADOW + k] = scal[V_FREE + k]
+    while r < rn:
+        pe = max(run_list[r, R_KEY], now)
+        while r < rn and max(run_list[r, R_KEY], now) == pe:
+            _release(jobs, pool, scratch, scal, run_list[r, R_JOB], 1)
+            r += 1
+        if _head_fits_scratch(jobs, scratch, work, scal, head):
+            return pe, 0
+    return now, 0  # unreachable: too-wide jobs are dropped
+
+
+@kernel
+def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc):
+    """One EASY pass (spec "EASY"; on nodes, see the module docstring)."""
+    head = _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
+    if head < 0:
+        return
+    kind = _pool_type(jobs, head)
+    shadow, extra = _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind)
+    horizon = shadow - now
+    c = head
+    while True:
+        c = _tree_next(tree, stack, scal, c + 1, kind, extra, horizon)
+        if c < 0:
+            break
+        if not _fits_now(jobs, free, work, scal, c):
+            continue
+        if jobs[c, J_PRED] <= horizon:
+            _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, c, now, alloc)
+        elif kind >= 0:
+            use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
+            if use <= extra:
+                _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, c, now, alloc)
+                extra -= use
+        else:
+            # Node-feasible reservation: place c as it would start now, take its nodes out
+            # of the shadow-time resources, keep it only if the head still fits there.
+            order = work[W_IDENT]
+            if alloc != 0:
+                _order(alloc, free, cap, work[W_ORDER], fkey, work[W_TMP])
+                order = work[W_ORDER]
+            used = _place(
+                free, order, jobs[c, J_UNITS], jobs[c, J_REQ : J_REQ + N_RES],
+                jobs[c, J_REQ_NODES], work[W_NODE], work[W_COUNT],
+            )
+            for u in range(used):
+                for k in range(N_RES):
+                    amount = work[W_COUNT, u] * jobs[c, J_REQ + k]
+                    scratch[work[W_NODE, u], k] -= amount
+                    scal[V_SHADOW + k] -= amount
+            if _head_fits_scratch(jobs, scratch, work, scal, head):
+                _commit(jobs, run_list, heap, pool, free, work, tree, scal, c, now, used)
+            else:
+                for u in range(used):
+                    for k in range(N_RES):
+                        amount = work[W_COUNT, u] * jobs[c, J_REQ + k]
+                        scratch[work[W_NODE, u], k] += amount
+                        scal[V_SHADOW + k] += amount
+
+
+@kernel
+def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, sched, alloc):
+    """One pass of scheduler ``sched`` with allocator ``alloc`` at ``now``.  FCFS and SJF
+    differ only in queue order, which the engine keeps on insertion."""
+    if sched == Scheduler.EASY:
+        _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc)
+    else:
+        _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
+
+
+@kernel
+def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, timeline, tree, memo, scal, sched, alloc):
+    """Replay to the end: advance to each decision point, run a pass, record the
+    timeline.  Arrays as in :class:`schedbench.engine.State`; returns the passes run."""
+    passes = 0
+    while True:
+        now = _advance(jobs, queue, run_list, heap, pool, free, tree, memo, scal)
+        if now < 0:
+            break
+        _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, sched, alloc)
+        _record(timeline, scal, now)
+        passes += 1
+    return passes
+
+
+def run(state, sched: int, alloc: int) -> int:
+    """Run the jitted loop on an :class:`schedbench.engine.State`."""
+    return _run(*state, int(sched), int(alloc))
+
+
+def needs_sjf_queue(sched: int) -> bool:
+    return sched == Scheduler.SJF
+
+
+def needs_backfill_tree(sched: int) -> bool:
+    return sched == Scheduler.EASY
