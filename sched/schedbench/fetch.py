@@ -24,6 +24,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import catalog as _catalog
 from .catalog import Entry
 from .errors import DataError, UsageError
 
@@ -231,3 +232,23 @@ def fetch(
     finally:
         tmp.unlink(missing_ok=True)
     return FetchResult(final, downloaded=True)
+
+
+def resolve(text: str) -> Path:
+    """A trace path as given, or the cached file of a catalog log name."""
+    path = Path(text).expanduser()
+    if path.exists():
+        return path
+    # A bare catalog name may end in .swf.gz; anything else path-like is a missing file.
+    if "/" in text or (text.endswith((".swf", ".gz")) and not text.endswith(".swf.gz")):
+        raise DataError(f"{text}: no such file")
+    try:
+        entry = _catalog.load().find(text)
+    except UsageError:
+        raise UsageError(f"{text!r} is neither a file nor a log in the catalog "
+                         "(`schedbench traces list` shows the logs)") from None
+    cached = cached_path(entry)
+    if not cached.is_file():
+        raise DataError(f"{entry.name} is not in the cache ({cache_dir()}); "
+                        f"download it with `schedbench traces fetch {entry.name}`")
+    return cached

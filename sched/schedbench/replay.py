@@ -195,9 +195,11 @@ def replay(
     scheduler: str = "easy",
     allocator: str = "ff",
     predictor: str = "requested",
+    progress=None,
 ) -> ReplayResult:
     """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a jitted
-    ``scheduler+allocator`` pair (names from SCHEDULERS and ALLOCATORS)."""
+    ``scheduler+allocator`` pair (names from SCHEDULERS and ALLOCATORS).  ``progress``,
+    if given, is called with the number of started jobs from time to time."""
     sched = _lookup(SCHEDULERS, scheduler, "scheduler")
     alloc = _lookup(ALLOCATORS, allocator, "allocator")
     S, status = build_state(
@@ -205,6 +207,6 @@ def replay(
         sjf=needs_sjf_queue(sched), backfill_tree=needs_backfill_tree(sched),
     )
     t0 = time.perf_counter()
-    passes = run(S, sched, alloc)
+    passes = run(S, sched, alloc, progress, chunk=100_000 if progress else 1 << 62)
     simulate_s = time.perf_counter() - t0
     return result_from_state(S, status, table, machine, scheduler, allocator, predictor, simulate_s, passes)

@@ -41,6 +41,7 @@ from .engine import (
     J_UNITS,
     V_RN,
     V_SHADOW,
+    V_STARTED,
     V_FREE,
     W_COUNT,
     W_COUNT2,
@@ -216,11 +217,12 @@ def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
 
 
 @kernel
-def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, timeline, tree, memo, scal, sched, alloc):
-    """Replay to the end: advance to each decision point, run a pass, record the
-    timeline.  Arrays as in :class:`schedbench.engine.State`; returns the passes run."""
+def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, timeline, tree, memo, scal, sched, alloc, max_passes):
+    """Replay until the end or ``max_passes`` passes: advance to each decision point,
+    run a pass, record the timeline.  Arrays as in :class:`schedbench.engine.State`.
+    Returns the passes run; fewer than ``max_passes`` means the replay is over."""
     passes = 0
-    while True:
+    while passes < max_passes:
         now = _advance(jobs, queue, run_list, heap, pool, free, tree, memo, scal)
         if now < 0:
             break
@@ -230,9 +232,18 @@ def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stac
     return passes
 
 
-def run(state, sched: int, alloc: int) -> int:
-    """Run the jitted loop on an :class:`schedbench.engine.State`."""
-    return _run(*state, int(sched), int(alloc))
+def run(state, sched: int, alloc: int, progress=None, chunk: int = 1 << 62) -> int:
+    """Run the jitted loop on an :class:`schedbench.engine.State` to the end.  With a
+    ``progress(started_jobs)`` callback, the loop returns to Python every ``chunk``
+    passes to report."""
+    total = 0
+    while True:
+        done = _run(*state, int(sched), int(alloc), chunk)
+        total += done
+        if progress is not None:
+            progress(int(state.scal[V_STARTED]))
+        if done < chunk:
+            return total
 
 
 def needs_sjf_queue(sched: int) -> bool:

@@ -111,25 +111,6 @@ def _fetch(args) -> int:
     return 0
 
 
-def _resolve(text: str) -> Path:
-    path = Path(text).expanduser()
-    if path.exists():
-        return path
-    # A bare catalog name may end in .swf.gz; anything else path-like is a missing file.
-    if "/" in text or (text.endswith((".swf", ".gz")) and not text.endswith(".swf.gz")):
-        raise DataError(f"{text}: no such file")
-    try:
-        entry = catalog.load().find(text)
-    except UsageError:
-        raise UsageError(f"{text!r} is neither a file nor a log in the catalog "
-                         "(`schedbench traces list` shows the logs)") from None
-    cached = fetch.cached_path(entry)
-    if not cached.is_file():
-        raise DataError(f"{entry.name} is not in the cache ({fetch.cache_dir()}); "
-                        f"download it with `schedbench traces fetch {entry.name}`")
-    return cached
-
-
 def summarise(table: jobs.JobTable, header: swf.SWFHeader) -> dict:
     """The facts `traces info` prints: header fields, job count, out-of-order count, the SWF
     fields that are -1 throughout and the time span."""
@@ -160,7 +141,7 @@ def summarise(table: jobs.JobTable, header: swf.SWFHeader) -> dict:
 
 
 def _info(args) -> int:
-    path = _resolve(args.log)
+    path = fetch.resolve(args.log)
     table, header = swf.read(path)
     summary = summarise(table, header)
     if args.json:

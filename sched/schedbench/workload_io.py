@@ -1,0 +1,49 @@
+"""Load any workload the CLI accepts: an SWF log (plain or gzip), a catalog log name
+(from the cache), or a Parquet job table; and the machine it runs on."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import jobs, machine, swf
+from .fetch import resolve
+from .errors import UsageError
+
+
+def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
+    """Returns ``(table, machine, meta, parse_s)``.
+
+    The machine is ``machine_arg`` (a spec string or node file) when given, else the one
+    recorded in a Parquet table's metadata, else the SWF header's (see
+    :func:`schedbench.machine.from_swf_header`).  ``limit`` keeps the first N jobs in
+    (submit, id) order.
+    """
+    if limit is not None and limit <= 0:
+        raise UsageError("--limit must be a positive number of jobs")
+    path = resolve(trace)
+    t0 = time.perf_counter()
+    meta: dict = {"trace": str(path)}
+    if path.suffix == ".parquet":
+        table, file_meta = jobs.read_parquet(path)
+        meta.update(file_meta)
+        order = np.lexsort((table.job_id, table.submit))
+        if not np.array_equal(order, np.arange(table.n_jobs)):
+            table = table.take(order)
+        default = file_meta.get("machine")
+        mach = machine.parse(machine_arg) if machine_arg else (machine.from_spec(default) if default else None)
+        if mach is None:
+            raise UsageError(f"{path} records no machine: give --machine")
+    else:
+        table, header = swf.read(path)
+        meta["header_out_of_order"] = header.out_of_order
+        if machine_arg:
+            mach = machine.parse(machine_arg)
+        else:
+            widest = int(table.units.max()) if table.n_jobs else 0
+            mach = machine.from_swf_header(header.max_procs, header.max_nodes, widest)
+    parse_s = time.perf_counter() - t0
+    if limit is not None:
+        table = table.head(limit)
+    return table, mach, meta, parse_s
