@@ -26,7 +26,7 @@ import numpy as np
 
 from . import engine
 from ._jit import kernel
-from .allocators import ALLOCATORS, N_RES
+from .allocators import ALLOCATORS, N_RES, _fits
 from .engine import (
     J_REQ,
     J_REQ_NODES,
@@ -41,13 +41,17 @@ from .engine import (
     V_RN,
     V_STARTED,
     W_COUNT,
+    W_COUNT2,
+    W_IDENT,
     W_NODE,
+    W_NODE2,
     JobState,
 )
 from .errors import SchedbenchError, UsageError
 from .jobs import JobTable
 from .machine import Machine
 from .replay import ReplayResult, _lookup, build_state, result_from_state
+from .schedulers import SCHEDULERS, _pass, needs_backfill_tree, needs_sjf_queue
 
 
 class PolicyError(SchedbenchError):
@@ -114,16 +118,23 @@ class Simulation:
         predictor: str = "requested",
         period: int = 0,
         queue_order: str = "fifo",
+        scheduler: str | None = None,
     ):
+        """``scheduler`` (a jitted scheduler's name) prepares the state for
+        :meth:`jitted_pass` with that scheduler and sets the queue order it needs."""
         if queue_order not in ("fifo", "sjf"):
             raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
+        sched = None if scheduler is None else _lookup(SCHEDULERS, scheduler, "scheduler")
+        if sched is not None and needs_sjf_queue(sched):
+            queue_order = "sjf"
         self.allocator = allocator
         self.alloc = int(_lookup(ALLOCATORS, allocator, "allocator"))
         self.table = table
         self.machine = machine
         self.predictor = predictor
         self.state, self.status = build_state(
-            table, machine, predictor, period=period, sjf=queue_order == "sjf"
+            table, machine, predictor, period=period, sjf=queue_order == "sjf",
+            backfill_tree=sched is not None and needs_backfill_tree(sched),
         )
         self.now: int | None = None
         J = self.state.jobs
@@ -214,6 +225,33 @@ class Simulation:
         S.work[W_NODE, : nodes.size] = nodes
         S.work[W_COUNT, : nodes.size] = counts
         return int(nodes.size)
+
+    def fits(self, job: int, free: np.ndarray | None = None) -> bool:
+        """Whether ``job`` fits now (or on ``free``, int64 (n_nodes, 4)): the engine's own
+        node-level test, for policies that plan several starts in one decision."""
+        S = self.state
+        free = S.free if free is None else np.ascontiguousarray(free, dtype=np.int64)
+        j = int(job)
+        return bool(
+            _fits(
+                free, free.sum(axis=0), S.jobs[j, J_UNITS], S.jobs[j, J_REQ : J_REQ + N_RES],
+                S.jobs[j, J_REQ_NODES], S.work[W_IDENT], S.work[W_NODE2], S.work[W_COUNT2],
+            )
+        )
+
+    def jitted_pass(self, scheduler: str) -> None:
+        """Run one pass of a jitted scheduler at this decision point (to step through a
+        jitted replay, e.g. to check invariants between passes)."""
+        S = self.state
+        sched = int(_lookup(SCHEDULERS, scheduler, "scheduler"))
+        if needs_backfill_tree(sched) and S.tree.shape[0] <= 2:
+            raise UsageError(f"create the Simulation with scheduler={scheduler!r} to step it")
+        before = int(S.scal[V_STARTED])
+        _pass(
+            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.scratch, S.work,
+            S.fkey, S.stack, S.tree, S.scal, self.now, sched, self.alloc,
+        )
+        self._started_in_pass += int(S.scal[V_STARTED]) - before
 
     def end_pass(self) -> None:
         """Close the decision point: record the timeline row."""

@@ -1,0 +1,87 @@
+"""``schedbench replay TRACE``: replay a workload with a ``scheduler+allocator`` pair."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import output, workload_io
+from ..allocators import ALLOCATORS
+from ..predictors import PREDICTORS
+from ..replay import replay
+from ..schedulers import SCHEDULERS
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a trace or workload and write per-job Parquet, a timeline and a summary",
+        description="Replay TRACE (an SWF log, a catalog log name, or a Parquet job table) "
+        "and write DIR/jobs.parquet, DIR/timeline.parquet and DIR/summary.json.",
+    )
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("--scheduler", "-s", choices=list(SCHEDULERS), default="easy")
+    p.add_argument("--allocator", "-a", choices=list(ALLOCATORS), default="ff")
+    p.add_argument(
+        "--machine", "-m", metavar="SPEC",
+        help="spec such as '1024x(cores=8,gpus=2)' or a Eurora node file "
+        "(default: from the SWF header or the table's metadata)",
+    )
+    p.add_argument("--predictor", "-p", choices=list(PREDICTORS), default="requested")
+    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(func=_run)
+
+
+def _progress(total: int, quiet: bool):
+    """A tqdm bar over started jobs for long replays (stderr, only on a terminal)."""
+    if quiet or total < 200_000:
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, unit="job", desc="replay", file=sys.stderr, disable=None, leave=False)
+
+    def update(started: int) -> None:
+        bar.update(started - bar.n)
+
+    return bar, update
+
+
+def _run(args) -> int:
+    table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+    bar, update = _progress(table.n_jobs, args.quiet)
+    try:
+        result = replay(table, machine, args.scheduler, args.allocator, args.predictor, progress=update)
+    finally:
+        if bar is not None:
+            bar.close()
+    summary = output.write_run(
+        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
+    )
+    if not args.quiet:
+        print(format_summary(summary))
+    return 0
+
+
+def format_summary(summary: dict) -> str:
+    m = summary["metrics"]
+    t = summary["timings"]
+
+    def num(value, fmt="{:,.1f}"):
+        return "-" if value is None else fmt.format(value)
+
+    dropped = ", ".join(f"{k[8:]} {v}" for k, v in summary["jobs_dropped"].items() if v) or "none"
+    rows = [
+        ("run", summary["label"] + f" (predictor {summary['predictor']})"),
+        ("machine", summary["machine"]),
+        ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
+        ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),
+        ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),
+        ("utilisation", num(m.get("utilisation"), "{:.3f}")),
+        ("mean queue length", num(m.get("queue_mean"), "{:,.2f}")),
+        ("makespan (s)", num(m.get("makespan"), "{:,.0f}")),
+        ("parse / simulate / write (s)", f"{t.get('parse_s', 0):.3f} / {t['simulate_s']:.3f} / {t['write_s']:.3f}"),
+        ("throughput (jobs/s)", num(t.get("jobs_per_s"), "{:,.0f}")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
