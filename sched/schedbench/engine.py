@@ -123,7 +123,7 @@ class State(NamedTuple):
     4).  work (N_WORK, m): node buffers; fkey (m,) float64: node sort keys; stack (128,):
     the backfill tree walk.  timeline (rows, N_TL).  tree (2P, 5): min-tree over
     job indices of (request totals per type, pred) of queued jobs, for EASY's backfill
-    scan (a (2, 5) stub when unused).  memo: an online predictor's memory.
+    scan (no rows when unused).  memo: an online predictor's memory.
     scal (N_SCAL,): counters and totals (V_*).
     """
 
@@ -322,7 +322,7 @@ def _enqueue(jobs, queue, tree, memo, scal, j, now):
     queue[pos] = j
     scal[V_QSPAN] = span + 1
     scal[V_QN] += 1
-    if tree.shape[0] > 2:
+    if tree.shape[0] > 0:
         _tree_set(tree, jobs, j, True)
 
 
@@ -432,7 +432,7 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
     scal[V_RN] = rn + 1
     scal[V_QN] -= 1
     scal[V_STARTED] += 1
-    if tree.shape[0] > 2:
+    if tree.shape[0] > 0:
         _tree_set(tree, jobs, j, False)
     _push(heap, scal, now + jobs[j, J_RUN], Event.END, j)
 
@@ -593,7 +593,7 @@ def new_state(
     span = int(jobs[live, J_SUBMIT].max()) - first if live.any() else 0
     ticks = span // period + 2 if period > 0 else 0
     tl_rows = 2 * n + 16 + ticks
-    tree_rows = 2
+    tree_rows = 0
     if backfill_tree:
         size = 1
         while size < max(n, 1):

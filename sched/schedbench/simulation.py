@@ -6,7 +6,9 @@ Schedulers that cannot run inside numba (python-mip models, experiments) impleme
         def decide(self, view: View) -> Iterable[Start]: ...
 
 where a start is a job index (the run's allocator picks the nodes) or ``(job, nodes,
-counts)`` (the policy picks them: ``counts[i]`` units on node ``nodes[i]``).  The engine
+counts)`` (the policy picks them: ``counts[i]`` units on node ``nodes[i]``).  ``decide``
+may return a list or yield: each start is applied before the next is taken, so a policy
+that yields can test the next job with :meth:`Simulation.fits` on the updated nodes.  The engine
 advances to the next decision point (every event instant, or with ``period=N`` every N
 seconds, as IPSCHED's 5 s cycle), hands the policy a read-only :class:`View`, applies its
 starts in order and continues.  A start that does not fit raises :class:`PolicyError`.
@@ -244,7 +246,7 @@ class Simulation:
         jitted replay, e.g. to check invariants between passes)."""
         S = self.state
         sched = int(_lookup(SCHEDULERS, scheduler, "scheduler"))
-        if needs_backfill_tree(sched) and S.tree.shape[0] <= 2:
+        if needs_backfill_tree(sched) and S.tree.shape[0] == 0:
             raise UsageError(f"create the Simulation with scheduler={scheduler!r} to step it")
         before = int(S.scal[V_STARTED])
         _pass(

@@ -1,0 +1,202 @@
+"""Engine invariants, the step-by-step decision interface, determinism and outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedbench import engine, jobs, machine, output, replay, schedulers
+from schedbench.simulation import PolicyError, Simulation
+from schedbench.workloads import eurora_like
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+class PythonFCFS:
+    """FCFS written against the decision interface: yields queued jobs in order while
+    the engine says they fit."""
+
+    def __init__(self, sim: Simulation):
+        self.sim = sim
+
+    def decide(self, view):
+        for j in view.queue:
+            if not self.sim.fits(j):
+                return
+            yield int(j)
+
+
+def _eurora_like(n=400, seed=3):
+    table, meta = eurora_like.generate(n, np.random.default_rng(seed), load=1.2)
+    return table, machine.from_spec(meta["machine"])
+
+
+@st.composite
+def node_tables(draw):
+    m = draw(st.integers(1, 4))
+    cap = np.array(
+        [[draw(st.integers(1, 6)), draw(st.integers(0, 2)), draw(st.integers(0, 1)), 0] for _ in range(m)],
+        dtype=np.int64,
+    )
+    n = draw(st.integers(1, 30))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))))
+    units = np.array(draw(st.lists(st.integers(1, 5), min_size=n, max_size=n)))
+    cores = np.array(draw(st.lists(st.integers(1, 2), min_size=n, max_size=n)))
+    gpus = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    run = np.array(draw(st.lists(st.integers(0, 20), min_size=n, max_size=n)))
+    table = jobs.from_columns(
+        submit=submit, run=run, estimate=run + np.array(draw(st.lists(st.integers(0, 5), min_size=n, max_size=n))),
+        units=units, unit_cores=cores, unit_gpus=gpus, unit_mics=np.zeros(n), unit_mem=np.zeros(n),
+    )
+    return table, machine.Machine(cap, machine.spec_of(cap))
+
+
+@settings(max_examples=120)
+@given(node_tables(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["ff", "bf"]))
+def test_invariants_between_passes(trace, scheduler, allocator):
+    """No node's free amount goes negative at any decision instant; every job appears once;
+    start >= submit; end = start + run; the stepped replay equals the one-call replay."""
+    table, mach = trace
+    sim = Simulation(table, mach, allocator=allocator, scheduler=scheduler)
+    while sim.advance() is not None:
+        sim.jitted_pass(scheduler)
+        free = sim.state.free
+        assert (free >= 0).all() and (free <= sim.state.cap).all(), f"t={sim.now}"
+        sim.end_pass()
+    stepped = sim.state.jobs[:, engine.J_START]
+    r = replay.replay(table, mach, scheduler, allocator)
+    np.testing.assert_array_equal(stepped, r.start)
+    ran = r.status == replay.Status.REPLAYED
+    assert (r.start[ran] >= table.submit[ran]).all()
+    np.testing.assert_array_equal(r.end[ran], r.start[ran] + table.run[ran])
+    assert (r.start[~ran] == -1).all()
+    frame = output.jobs_frame(r)
+    assert frame.height == table.n_jobs
+    np.testing.assert_array_equal(frame["job_id"].to_numpy(), table.job_id)
+
+
+@settings(max_examples=120)
+@given(node_tables())
+def test_fcfs_starts_in_queue_order(trace):
+    table, mach = trace
+    r = replay.replay(table, mach, "fcfs", "ff")
+    s = r.start[r.status == replay.Status.REPLAYED]
+    assert (np.diff(s) >= 0).all()
+
+
+@settings(max_examples=150)
+@given(node_tables(), st.sampled_from(["ff", "bf"]))
+def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
+    """With --predictor actual no job outlives its prediction, so EASY's guarantee holds:
+    the head starts no later than the shadow time of its first reservation."""
+    table, mach = trace
+    sim = Simulation(table, mach, allocator=allocator, predictor="actual", scheduler="easy")
+    S = sim.state
+    first = {}
+    while sim.advance() is not None:
+        head = schedulers._start_in_order(
+            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.tree,
+            S.scal, sim.now, sim.alloc,
+        )
+        if head >= 0:
+            kind = schedulers._pool_type(S.jobs, head)
+            shadow, _ = schedulers._shadow(
+                S.jobs, S.run_list, S.pool, S.free, S.scratch, S.work, S.scal, head, sim.now, kind
+            )
+            first.setdefault(int(head), int(shadow))
+        sim.jitted_pass("easy")
+        sim.end_pass()
+    start = S.jobs[:, engine.J_START]
+    late = {j: (int(start[j]), s) for j, s in first.items() if start[j] > s}
+    assert not late, f"heads started after their first shadow time: {late}"
+
+
+@pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
+def test_python_fcfs_equals_jitted_fcfs_on_a_log():
+    from schedbench import swf
+
+    table, header = swf.read(KTH)
+    table = table.head(4000)
+    mach = machine.from_swf_header(header.max_procs, header.max_nodes)
+    sim = Simulation(table, mach)
+    py = sim.run(PythonFCFS(sim), "python-fcfs")
+    jit = replay.replay(table, mach, "fcfs", "ff")
+    np.testing.assert_array_equal(py.start, jit.start)
+    np.testing.assert_array_equal(py.nodes_used, jit.nodes_used)
+    np.testing.assert_array_equal(py.timeline["queue"], jit.timeline["queue"])
+
+
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_python_fcfs_equals_jitted_fcfs_on_heterogeneous_nodes(allocator):
+    table, mach = _eurora_like()
+    sim = Simulation(table, mach, allocator=allocator)
+    py = sim.run(PythonFCFS(sim))
+    jit = replay.replay(table, mach, "fcfs", allocator)
+    np.testing.assert_array_equal(py.start, jit.start)
+    np.testing.assert_array_equal(py.nodes_used, jit.nodes_used)
+
+
+def test_periodic_decisions_happen_only_on_the_period():
+    table, mach = _eurora_like(300)
+    sim = Simulation(table, mach, period=5)
+    r = sim.run(PythonFCFS(sim))
+    ran = r.start >= 0
+    assert ran.all()
+    first = table.submit.min()
+    assert ((r.start[ran] - first) % 5 == 0).all()
+    assert (np.diff(np.unique(r.timeline["time"])) % 5 == 0).all()
+    # every decision instant is a tick, and a job waits less than one period for nothing
+    eager = replay.replay(table, mach, "fcfs", "ff")
+    assert (r.start >= eager.start).sum() >= ran.sum() * 0.5
+
+
+def test_explicit_placement_and_policy_errors():
+    table = jobs.from_columns(submit=np.array([0, 0]), run=np.array([5, 5]), units=np.array([2, 1]),
+                              unit_cores=np.array([2, 1]), unit_gpus=np.array([0, 0]),
+                              unit_mics=np.array([0, 0]), unit_mem=np.array([0, 0]))
+    mach = machine.from_spec("3x(cores=2)")
+    sim = Simulation(table, mach)
+    assert sim.advance() == 0
+    with pytest.raises(PolicyError, match="sum to"):
+        sim.start(0, nodes=[0], counts=[1])
+    with pytest.raises(PolicyError, match="lacks"):
+        sim.start(0, nodes=[0], counts=[2])
+    sim.start(0, nodes=[2, 1], counts=[1, 1])
+    assert (sim.state.free[:, 0] == [2, 0, 0]).all()
+    with pytest.raises(PolicyError, match="not queued"):
+        sim.start(0)
+    sim.start(1)  # the allocator takes node 0
+    assert (sim.state.free[:, 0] == [1, 0, 0]).all()
+    view = sim.view()
+    with pytest.raises(ValueError):
+        view.free[0, 0] = 9
+
+
+def test_policy_that_never_starts_leaves_jobs_not_started():
+    table, mach = _eurora_like(50)
+
+    class Idle:
+        def decide(self, view):
+            return []
+
+    r = Simulation(table, mach).run(Idle())
+    assert (r.status == replay.Status.NOT_STARTED).all()
+
+
+def test_replay_outputs_are_byte_identical(tmp_path):
+    table, mach = _eurora_like(500)
+    for name in ("a", "b"):
+        output.write_run(replay.replay(table, mach, "easy", "bf"), tmp_path / name)
+    for f in ("jobs.parquet", "timeline.parquet"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
+def test_unsorted_table_is_refused():
+    table = jobs.from_columns(submit=np.array([5, 0]), run=np.array([1, 1]), procs_req=np.array([1, 1]))
+    with pytest.raises(Exception, match="sorted"):
+        replay.replay(table, machine.from_spec("1x(cores=1)"))
