@@ -1,0 +1,85 @@
+"""`schedbench replay` as a user runs it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from schedbench import jobs
+from schedbench.cli import main
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+needs_kth = pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
+
+
+@needs_kth
+def test_replay_writes_the_three_files(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["replay", str(KTH), "-s", "easy", "-a", "bf", "--limit", "3000", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "easy+bf" in printed and "bounded slowdown" in printed
+    frame = pl.read_parquet(out / "jobs.parquet")
+    assert frame.height == 3000
+    assert set(frame["status"].unique()) <= {"replayed", "dropped_no_runtime", "dropped_no_size", "dropped_too_wide"}
+    assert (frame["scheduler"] == "easy").all() and (frame["allocator"] == "bf").all()
+    ran = frame.filter(pl.col("status") == "replayed")
+    assert (ran["end"] - ran["start"] == ran["run"]).all()
+    assert (ran["wait"] == ran["start"] - ran["submit"]).all()
+    timeline = pl.read_parquet(out / "timeline.parquet")
+    assert timeline.columns == ["time", "queue", "running", "used_cores", "used_gpus", "used_mics", "used_mem"]
+    assert timeline["time"].is_sorted() and (timeline["used_cores"] <= 100).all()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["label"] == "easy+bf" and summary["jobs_input"] == 3000
+    for key in ("parse_s", "simulate_s", "write_s", "jobs_per_s"):
+        assert summary["timings"][key] > 0
+    assert summary["metrics"]["wait_mean"] == pytest.approx(ran["wait"].mean())
+
+
+def test_replay_of_a_parquet_workload_with_drops(tmp_path):
+    table = jobs.from_columns(
+        submit=np.array([0, 1, 2, 3]), run=np.array([10, -1, 5, 5]),
+        procs_req=np.array([4, 2, 0, 99]), time_req=np.array([20, 20, 20, 20]),
+    )
+    src = tmp_path / "w.parquet"
+    jobs.write_parquet(table, src, {"machine": "2x(cores=4)"})
+    out = tmp_path / "run"
+    assert main(["replay", str(src), "-s", "fcfs", "-o", str(out), "-q"]) == 0
+    frame = pl.read_parquet(out / "jobs.parquet")
+    assert frame["status"].to_list() == ["replayed", "dropped_no_runtime", "dropped_no_size", "dropped_too_wide"]
+    assert frame["start"].to_list() == [0, None, None, None]
+
+
+def test_usage_and_data_errors(tmp_path, capsys):
+    assert main(["replay", "nonexistent/trace.swf", "-o", str(tmp_path)]) == 1
+    assert "no such file" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["replay", "x.swf", "--scheduler", "nope", "-o", str(tmp_path)])
+    assert exc.value.code == 2
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 0 0 x 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    assert main(["replay", str(bad), "-o", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3" in err and "Traceback" not in err
+    assert main(["replay", str(bad), "--machine", "4x(cores=)", "-o", str(tmp_path / "o")]) in (1, 2)
+    gz = tmp_path / "cut.swf.gz"
+    gz.write_bytes(gzip.compress(KTH.read_bytes()[:100] if KTH.exists() else b"1 2 3")[:30])
+    assert main(["replay", str(gz), "-o", str(tmp_path / "o")]) == 1
+    assert "gzip" in capsys.readouterr().err
+
+
+@needs_kth
+def test_console_script_runs(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "schedbench", "replay", str(KTH), "--limit", "500", "-o", str(tmp_path), "-q"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "summary.json").exists()
