@@ -109,8 +109,9 @@ def _order(code, free, cap, order, key, tmp):
 
 
 @kernel
-def _place(free, order, units, req, req_nodes, out_node, out_count):
-    """Place ``units`` units of shape ``req`` visiting nodes in ``order``.
+def _place(free, order, first, units, req, req_nodes, out_node, out_count):
+    """Place ``units`` units of shape ``req`` visiting nodes in ``order`` from position
+    ``first`` (the caller knows that earlier positions host nothing).
 
     free: int64 (n_nodes, 4), not modified; order: int64 (n_nodes,); req: int64 (4,);
     req_nodes: <= 0 for a free spread, else the exact node count; out_node, out_count:
@@ -121,7 +122,7 @@ def _place(free, order, units, req, req_nodes, out_node, out_count):
     used = 0
     if req_nodes > 0:
         per = units // req_nodes
-        for p in range(n):
+        for p in range(first, n):
             i = order[p]
             if _host(free, i, req) >= per:
                 out_node[used] = i
@@ -131,7 +132,7 @@ def _place(free, order, units, req, req_nodes, out_node, out_count):
                     return used
         return -1
     remaining = units
-    for p in range(n):
+    for p in range(first, n):
         i = order[p]
         h = _host(free, i, req)
         if h > 0:
@@ -177,4 +178,4 @@ def _fits(free, free_total, units, req, req_nodes, ident, out_node, out_count):
     d = _totals_decide(units, req, req_nodes, free_total)
     if d >= 0:
         return d == 1
-    return _place(free, ident, units, req, req_nodes, out_node, out_count) >= 0
+    return _place(free, ident, 0, units, req, req_nodes, out_node, out_count) >= 0

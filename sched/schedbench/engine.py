@@ -95,7 +95,8 @@ V_SJF = 15  # 1: the queue is kept in (pred, submit, id) order
 V_FREE = 16  # V_FREE + k: free amount of resource k over all nodes
 V_CAP = 20  # V_CAP + k: capacity of resource k over all nodes
 V_SHADOW = 24  # V_SHADOW + k: scratch totals for reservations
-N_SCAL = 28
+V_HINT = 28  # V_HINT + k: no node below this index has any free resource k
+N_SCAL = 32
 
 # Rows of State.work, int64 (N_WORK, n_nodes): node buffers.
 W_ORDER = 0
@@ -453,18 +454,47 @@ def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j,
     Nodes are ordered and chosen only here, once the totals admit the job."""
     if not _fits_now(jobs, free, work, scal, j):
         return False
-    order = work[W_IDENT]
-    if alloc != 0:
-        _order(alloc, free, cap, work[W_ORDER], fkey, work[W_TMP])
-        order = work[W_ORDER]
-    used = _place(
-        free, order, jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
-        work[W_NODE], work[W_COUNT],
-    )
+    used = _choose(jobs, cap, free, work, fkey, scal, j, alloc)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
         return False
     _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used)
     return True
+
+
+@kernel
+def _first_fit_start(free, scal, jobs, j):
+    """First node index worth visiting in index order for job ``j``: past the leading
+    nodes with none of some resource it requests.  Advances the per-type hints, which
+    stay valid lower bounds because only :func:`_finish` can give a node back resources
+    (and lowers them)."""
+    n = free.shape[0]
+    first = 0
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] > 0:
+            h = scal[V_HINT + k]
+            while h < n and free[h, k] == 0:
+                h += 1
+            scal[V_HINT + k] = h
+            if h > first:
+                first = h
+    return first
+
+
+@kernel
+def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
+    """Place job ``j`` on the free nodes with allocator ``alloc`` into work[W_NODE] /
+    work[W_COUNT] without committing; returns the nodes used or -1."""
+    if alloc == 0:
+        order = work[W_IDENT]
+        first = _first_fit_start(free, scal, jobs, j)
+    else:
+        _order(alloc, free, cap, work[W_ORDER], fkey, work[W_TMP])
+        order = work[W_ORDER]
+        first = 0
+    return _place(
+        free, order, first, jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
+        work[W_NODE], work[W_COUNT],
+    )
 
 
 @kernel
@@ -478,6 +508,8 @@ def _finish(jobs, run_list, pool, free, memo, scal, j, now):
             amount = cnt * jobs[j, J_REQ + k]
             free[node, k] += amount
             scal[V_FREE + k] += amount
+            if amount > 0 and node < scal[V_HINT + k]:
+                scal[V_HINT + k] = node
     rn = scal[V_RN]
     pos = _run_pos(run_list, rn, jobs[j, J_RUN_KEY], j)
     for r in range(pos, rn - 1):

@@ -88,7 +88,7 @@ def _too_wide(cap, units, req, req_nodes):
                 over = True
         if over:
             wide[j] = True
-        elif _place(cap, order, units[j], req[j], req_nodes[j], out_node, out_count) < 0:
+        elif _place(cap, order, 0, units[j], req[j], req_nodes[j], out_node, out_count) < 0:
             wide[j] = True
     return wide
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 
 from ._jit import kernel
-from .allocators import N_RES, _fits, _order, _place
+from .allocators import N_RES, _fits
 from .engine import (
     J_PRED,
     J_REQ,
@@ -48,9 +48,8 @@ from .engine import (
     W_IDENT,
     W_NODE,
     W_NODE2,
-    W_ORDER,
-    W_TMP,
     _advance,
+    _choose,
     _commit,
     _fits_now,
     _queue_head,
@@ -183,14 +182,7 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
         else:
             # Node-feasible reservation: place c as it would start now, take its nodes out
             # of the shadow-time resources, keep it only if the head still fits there.
-            order = work[W_IDENT]
-            if alloc != 0:
-                _order(alloc, free, cap, work[W_ORDER], fkey, work[W_TMP])
-                order = work[W_ORDER]
-            used = _place(
-                free, order, jobs[c, J_UNITS], jobs[c, J_REQ : J_REQ + N_RES],
-                jobs[c, J_REQ_NODES], work[W_NODE], work[W_COUNT],
-            )
+            used = _choose(jobs, cap, free, work, fkey, scal, c, alloc)
             for u in range(used):
                 for k in range(N_RES):
                     amount = work[W_COUNT, u] * jobs[c, J_REQ + k]

@@ -1,0 +1,658 @@
+"""Benchmark sweeps: replay a grid of workloads x machines x schedulers x allocators x
+predictors x seeds, resumably, on local cores or on a Dask cluster.
+
+Config (TOML)
+-------------
+
+Top level::
+
+    schedulers = "all"            # (default) or a list of names of schedulers.SCHEDULERS
+    allocators = "all"            # (default) or a list of names of allocators.ALLOCATORS
+    predictors = ["requested"]    # "all" or a list (default ["requested"])
+    seeds = [1, 2]                # generator seeds (default [1])
+    machines = ["16x(cores=8)"]   # optional default machines of the workloads
+
+    [[workloads]]                 # one table per workload (at least one)
+    name = "esp2-cpu-gpu"         # label (optional; letters, digits, . _ -)
+    generator = "esp"             # a name of schedbench.workloads.GENERATORS ...
+    variant = "cpu-gpu"           # ... and its options (those of `schedbench workload esp`,
+    machine = "1024x(cores=8,gpus=2)"  # dashes or underscores); a list value is a grid axis
+
+    [[workloads]]
+    trace = "KTH-SP2-1996-2.1-cln"   # ... or a trace: SWF path, catalog name or Parquet table
+    limit = 20000                    # optional: first N jobs
+    machine = "100x(cores=1)"        # optional: default from the trace
+
+Reserved workload keys: ``name``, ``generator`` or ``trace``, ``machine`` / ``machines``
+(string or list), ``seeds`` (overrides the top-level seeds), ``limit`` (traces).  Every
+other key is a generator option; a list expands into one workload per value (and the
+label gets a ``_<option><value>`` suffix).  The generator's ``seed`` comes from the sweep's
+seeds; a trace replay is deterministic and runs once (seed null).  ``machine``, when the
+generator has that option, is passed to it; otherwise the generated jobs are replayed on
+it instead of the generator's own machine.  Relative trace paths are read from the
+config file's directory.
+
+Runs and results
+----------------
+
+A run is one (workload, machine, scheduler, allocator, predictor, seed).  Its key is the
+first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys, no spaces) of its
+configuration plus the package version, so a finished run is found again by its key and
+never recomputed; changing any setting (or the version) makes a new run.  Layout of
+``RESULTS/``::
+
+    runs/<key>/run.json        the run's row of runs.parquet (status "ok" or "failed")
+    runs/<key>/summary.json    the replay summary (ok runs), error.json (failed runs)
+    jobs/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
+    timeline/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
+    runs.parquet               one row per run (rebuilt from runs/*/run.json)
+    sweep.json                 the last sweep's config, version and git revision
+
+A run is built in ``.tmp/`` and its directory renamed into ``runs/`` last, so a run
+directory exists only for a finished run (the Parquet parts move into place just before:
+an interrupted run's part is overwritten when it is redone).  A failing run (any
+exception) is recorded with its message and does not stop the others; it is not retried
+unless asked (``retry_failed``).  The ``jobs`` and ``timeline`` parts are the frames of
+:mod:`schedbench.output` without the scheduler and allocator columns (they are
+partition keys) plus ``run`` (the key) and ``seed``:
+``pl.scan_parquet("RESULTS/jobs/", hive_partitioning=True)`` reads them all.
+
+Only one sweep may write to a results directory at a time (a lock file).  On a Dask
+cluster the workers write the results themselves: ``RESULTS`` must be on a file system
+they share with the client (as on a Slurm or PBS cluster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import contextlib
+import datetime as dt
+import hashlib
+import importlib
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import traceback
+import uuid
+from pathlib import Path
+
+import polars as pl
+
+from . import __version__
+from .allocators import ALLOCATORS
+from .errors import DataError, UsageError
+from .predictors import PREDICTORS
+from .schedulers import SCHEDULERS
+from .workloads import GENERATORS
+
+TOP_KEYS = frozenset({"name", "description", "schedulers", "allocators", "predictors", "seeds", "machines", "workloads"})
+RESERVED_WORKLOAD_KEYS = frozenset({"name", "generator", "trace", "machine", "machines", "seeds", "limit"})
+PARTITION_KEYS: tuple[str, ...] = ("workload", "scheduler", "allocator", "predictor")
+DEFAULT_SEEDS = (1,)
+DEFAULT_PREDICTORS = ("requested",)
+_LABEL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
+
+
+# -- config ---------------------------------------------------------------------------------
+
+
+def load_config(path: str | os.PathLike) -> dict:
+    """The parsed TOML config at ``path`` (UsageError when missing or malformed)."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read sweep config {path}: {exc.strerror or exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _names(value, table: dict, what: str, default) -> list[str]:
+    if value is None:
+        value = list(default)
+    if value == "all":
+        return list(table)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise UsageError(f"{what}s must be \"all\" or a non-empty list of names")
+    unknown = [v for v in value if v not in table]
+    if unknown:
+        raise UsageError(f"unknown {what} {', '.join(map(repr, unknown))}; choose from {', '.join(table)} or \"all\"")
+    return list(dict.fromkeys(value))
+
+
+def _seeds(value, where: str) -> list[int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
+    ):
+        raise UsageError(f"{where}: seeds must be a non-negative integer or a non-empty list of them")
+    return list(dict.fromkeys(value))
+
+
+def _machines(value, where: str) -> list[str | None]:
+    if value is None:
+        return [None]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(m, str) and m.strip() for m in value):
+        raise UsageError(f"{where}: machine(s) must be a spec string or a non-empty list of them")
+    return list(dict.fromkeys(value))
+
+
+def _slug(value) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return re.sub(r"[^A-Za-z0-9.-]+", "", text) or "x"
+
+
+def generator_module(name: str):
+    """The module of generator ``name`` (UsageError for an unknown name)."""
+    if name not in GENERATORS:
+        raise UsageError(f"unknown generator {name!r}; choose from {', '.join(GENERATORS)}")
+    return importlib.import_module(GENERATORS[name])
+
+
+def generator_options(name: str) -> dict[str, argparse.Action]:
+    """The options of generator ``name`` as ``{key: argparse action}``, a key being the
+    action's ``dest`` or a long option name without its dashes (``-`` read as ``_``)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    generator_module(name).add_arguments(parser)
+    out: dict[str, argparse.Action] = {}
+    for action in parser._actions:
+        out[action.dest] = action
+        for opt in action.option_strings:
+            if opt.startswith("--"):
+                out[opt[2:].replace("-", "_")] = action
+    return out
+
+
+def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
+    """The run configurations of a sweep config, in grid order: a list of dicts with keys
+    ``key, workload, source, machine, scheduler, allocator, predictor, seed``.  ``source``
+    is ``{"generator": name, "params": {...}}`` or ``{"trace": path, "limit": N|None}``.
+    Structural mistakes (unknown keys, schedulers, generators or options, a missing
+    required option, clashing labels) raise UsageError; bad option *values* fail their
+    runs instead."""
+    if not isinstance(config, dict):
+        raise UsageError("a sweep config is a TOML table")
+    unknown = sorted(set(config) - TOP_KEYS)
+    if unknown:
+        raise UsageError(f"unknown sweep config key(s) {', '.join(unknown)}; known: {', '.join(sorted(TOP_KEYS))}")
+    schedulers = _names(config.get("schedulers", "all"), SCHEDULERS, "scheduler", SCHEDULERS)
+    allocators = _names(config.get("allocators", "all"), ALLOCATORS, "allocator", ALLOCATORS)
+    predictors = _names(config.get("predictors"), PREDICTORS, "predictor", DEFAULT_PREDICTORS)
+    seeds = _seeds(config.get("seeds", list(DEFAULT_SEEDS)), "sweep")
+    default_machines = _machines(config.get("machines"), "sweep")
+    entries = config.get("workloads")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise UsageError("the sweep config needs at least one [[workloads]] table")
+
+    workloads: dict[str, tuple[dict, str | None, list[int | None]]] = {}  # label -> (source, machine, seeds)
+    for i, entry in enumerate(entries, 1):
+        where = f"workload {entry.get('name', i)!s}"
+        has_gen, has_trace = "generator" in entry, "trace" in entry
+        if has_gen == has_trace:
+            raise UsageError(f"{where}: give exactly one of generator = \"NAME\" or trace = \"PATH\"")
+        if "machine" in entry and "machines" in entry:
+            raise UsageError(f"{where}: give machine or machines, not both")
+        machines = _machines(entry.get("machine", entry.get("machines")), where) if (
+            "machine" in entry or "machines" in entry
+        ) else default_machines
+        params = {k: v for k, v in entry.items() if k not in RESERVED_WORKLOAD_KEYS}
+        if has_gen:
+            gen = entry["generator"]
+            if not isinstance(gen, str):
+                raise UsageError(f"{where}: generator must be a name")
+            options = generator_options(gen)
+            if "limit" in entry:
+                raise UsageError(f"{where}: limit applies to traces only (use the generator's job count)")
+            bad = sorted(k for k in params if k not in options or options[k].dest in ("help", "output"))
+            if bad:
+                known = sorted({k for k, a in options.items() if a.dest not in ("help", "output", "seed", "machine")})
+                raise UsageError(f"{where}: unknown option(s) {', '.join(bad)} of generator {gen}; known: {', '.join(known)}")
+            if any(options[k].dest == "seed" for k in params):
+                raise UsageError(f"{where}: the seed comes from the sweep's seeds, not from a workload option")
+            given = {options[k].dest for k in params} | {"seed"} | ({"machine"} if machines != [None] else set())
+            missing = [a for a in set(options.values()) if a.required and a.dest not in given]
+            if missing:
+                raise UsageError(f"{where}: generator {gen} needs {', '.join(a.option_strings[-1] for a in missing)}")
+            wl_seeds = _seeds(entry["seeds"], where) if "seeds" in entry else seeds
+            base = entry.get("name") or gen
+            canon = {options[k].dest: v for k, v in params.items()}
+        else:
+            trace = entry["trace"]
+            if not isinstance(trace, str) or not trace:
+                raise UsageError(f"{where}: trace must be a path or catalog name")
+            if params:
+                raise UsageError(f"{where}: unknown key(s) {', '.join(sorted(params))} for a trace")
+            limit = entry.get("limit")
+            if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0):
+                raise UsageError(f"{where}: limit must be a positive number of jobs")
+            local = Path(base_dir) / trace
+            if not Path(trace).is_absolute() and local.exists():
+                trace = str(local.resolve())
+            wl_seeds = [None]
+            base = entry.get("name") or re.sub(r"\.(swf|gz|parquet)$", "", Path(trace).name)
+            base = re.sub(r"\.(swf|gz|parquet)$", "", base)
+            canon = {}
+        base = str(base)
+        axes = {k: (v if isinstance(v, list) else [v]) for k, v in canon.items()}
+        varying = [k for k, v in axes.items() if len(v) > 1]
+        for k, v in axes.items():
+            if not v:
+                raise UsageError(f"{where}: option {k} has an empty list")
+        for combo in itertools.product(*axes.values()):
+            chosen = dict(zip(axes, combo, strict=True))
+            for machine in machines:
+                label = base + "".join(f"_{k}{_slug(chosen[k])}" for k in varying)
+                if len(machines) > 1:
+                    label += "_" + _slug(machine)
+                if not _LABEL_RE.match(label):
+                    raise UsageError(
+                        f"{where}: workload label {label!r} must start with a letter and hold only "
+                        "letters, digits, '.', '_' and '-' (set name = \"...\")"
+                    )
+                source = (
+                    {"generator": entry["generator"], "params": dict(sorted(chosen.items()))}
+                    if has_gen
+                    else {"trace": trace, "limit": entry.get("limit")}
+                )
+                if label in workloads and workloads[label][:2] != (source, machine):
+                    raise UsageError(f"two different workloads are labelled {label!r}: give them distinct names")
+                workloads[label] = (source, machine, wl_seeds)
+
+    runs = []
+    for label, (source, machine, wl_seeds) in workloads.items():
+        for sched, alloc, pred, seed in itertools.product(schedulers, allocators, predictors, wl_seeds):
+            cfg = {
+                "workload": label, "source": source, "machine": machine, "scheduler": sched,
+                "allocator": alloc, "predictor": pred, "seed": seed,
+            }
+            runs.append({"key": run_key(cfg), **cfg})
+    return runs
+
+
+def canonical_json(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def run_key(config: dict) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of ``config`` and the version."""
+    blob = canonical_json({"config": config, "schedbench_version": __version__})
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def git_revision() -> str | None:
+    """``git rev-parse HEAD`` of the source tree schedbench is imported from, or None."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    rev = out.stdout.strip()
+    return rev if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", rev) else None
+
+
+# -- one run --------------------------------------------------------------------------------
+
+
+def _workload(run: dict):
+    """(table, machine, meta, timings) of a run's workload."""
+    from . import machine as machine_mod
+    from . import workload_io
+
+    source = run["source"]
+    if "trace" in source:
+        table, mach, meta, parse_s = workload_io.load(source["trace"], run["machine"], source.get("limit"))
+        return table, mach, meta, {"parse_s": parse_s}
+    name = source["generator"]
+    module = generator_module(name)
+    options = generator_options(name)
+    ns = argparse.Namespace()
+    for action in set(options.values()):
+        if action.dest not in ("help", "output"):
+            setattr(ns, action.dest, action.default)
+    for key, value in source["params"].items():
+        action = options[key]
+        if action.choices is not None and value not in action.choices:
+            raise UsageError(f"{name} option {key}={value!r}: choose from {', '.join(map(str, action.choices))}")
+        setattr(ns, key, value)
+    ns.seed = run["seed"]
+    if run["machine"] is not None and "machine" in options:
+        ns.machine = run["machine"]
+    t0 = time.perf_counter()
+    table, meta = module.from_args(ns)
+    generate_s = time.perf_counter() - t0
+    if run["machine"] is not None:
+        mach = machine_mod.parse(run["machine"])
+    else:
+        mach = machine_mod.parse(meta["machine"])
+    return table, mach, meta, {"generate_s": generate_s}
+
+
+def _part_path(results: Path, dataset: str, run: dict) -> Path:
+    parts = [f"{k}={run[k]}" for k in PARTITION_KEYS]
+    return results.joinpath(dataset, *parts, f"part-{run['key']}.parquet")
+
+
+def _base_row(run: dict, git_rev: str | None) -> dict:
+    source = run["source"]
+    return {
+        "run": run["key"],
+        "status": None,
+        "error": None,
+        "workload": run["workload"],
+        "generator": source.get("generator"),
+        "trace": source.get("trace"),
+        "limit": source.get("limit"),
+        "params": canonical_json(source.get("params", {})),
+        "machine": run["machine"],
+        "scheduler": run["scheduler"],
+        "allocator": run["allocator"],
+        "predictor": run["predictor"],
+        "label": f"{run['scheduler']}+{run['allocator']}",
+        "seed": run["seed"],
+    }
+
+
+def _write_parquet(df: pl.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    df.write_parquet(tmp, compression="zstd", statistics=True)
+    os.replace(tmp, path)
+
+
+def _write_json(obj, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
+    """Run one configuration and write it under ``results``; returns its row of
+    runs.parquet.  Exceptions of the run are caught and recorded (status "failed")."""
+    from . import output, replay
+
+    results = Path(results)
+    tmp = results / ".tmp" / f"{run['key']}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir(parents=True)
+    row = _base_row(run, git_rev)
+    t_run = time.perf_counter()
+    try:
+        table, mach, meta, timings = _workload(run)
+        row["machine"] = mach.spec
+        result = replay.replay(table, mach, run["scheduler"], run["allocator"], run["predictor"])
+        t0 = time.perf_counter()
+        jobs = output.jobs_frame(result)
+        timeline = output.timeline_frame(result)
+        summary = output.summarize(result, jobs, timeline)
+        extra = pl.DataFrame({"run": [run["key"]], "seed": [run["seed"]]}, schema={"run": pl.String, "seed": pl.Int64})
+        jobs_path = _part_path(results, "jobs", run)
+        timeline_path = _part_path(results, "timeline", run)
+        _write_parquet(jobs.drop("scheduler", "allocator").join(extra, how="cross"), tmp / "jobs.parquet")
+        _write_parquet(timeline.join(extra, how="cross"), tmp / "timeline.parquet")
+        write_s = time.perf_counter() - t0
+        metrics = {k: v for k, v in summary["metrics"].items() if k not in ("scheduler", "allocator")}
+        simulate_s = result.simulate_s
+        span = metrics.get("makespan")
+        days = span / 86400 if span is not None else None
+        timings.update(simulate_s=simulate_s, write_s=write_s)
+        timings["jobs_per_s"] = summary["timings"]["jobs_per_s"]
+        timings["sim_days_per_hour"] = days / (simulate_s / 3600) if days is not None and simulate_s > 0 else None
+        row.update(
+            status="ok",
+            jobs_input=summary["jobs_input"],
+            jobs_replayed=summary["jobs_replayed"],
+            passes=summary["passes"],
+            **metrics,
+            parse_s=timings.get("parse_s"),
+            generate_s=timings.get("generate_s"),
+            simulate_s=simulate_s,
+            write_s=write_s,
+            jobs_per_s=timings["jobs_per_s"],
+            sim_span_s=span,
+            sim_days=days,
+            sim_days_per_hour=timings["sim_days_per_hour"],
+            jobs_path=jobs_path.relative_to(results).as_posix(),
+            timeline_path=timeline_path.relative_to(results).as_posix(),
+        )
+        summary["timings"] = timings
+        summary.update(run=run["key"], config={k: v for k, v in run.items() if k != "key"}, workload_meta=meta)
+        _write_json(_json_safe(summary), tmp / "summary.json")
+        os.replace(tmp / "jobs.parquet", jobs_path)
+        os.replace(tmp / "timeline.parquet", timeline_path)
+    except Exception as exc:  # noqa: BLE001 - a failed run is recorded, whatever failed
+        row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        for name in ("jobs.parquet", "timeline.parquet", "summary.json"):
+            with contextlib.suppress(FileNotFoundError):
+                (tmp / name).unlink()
+        _write_json({"error": row["error"], "traceback": traceback.format_exc()}, tmp / "error.json")
+    row.update(
+        run_s=time.perf_counter() - t_run,
+        schedbench_version=__version__,
+        git_rev=git_rev,
+        host=socket.gethostname(),
+        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    )
+    _write_json(_json_safe(row), tmp / "run.json")
+    final = results / "runs" / run["key"]
+    final.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(tmp, final)
+    except OSError:  # finished meanwhile by someone else: keep theirs
+        shutil.rmtree(tmp, ignore_errors=True)
+    return row
+
+
+def _json_safe(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
+        return _json_safe(obj.item())
+    return obj
+
+
+# -- the sweep ------------------------------------------------------------------------------
+
+
+def finished(results: str | os.PathLike) -> dict[str, dict]:
+    """``{key: row}`` of every run directory under ``results/runs``."""
+    out = {}
+    runs_dir = Path(results) / "runs"
+    if not runs_dir.is_dir():
+        return out
+    for d in sorted(runs_dir.iterdir()):
+        f = d / "run.json"
+        if f.is_file():
+            try:
+                out[d.name] = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def write_runs_table(results: str | os.PathLike) -> pl.DataFrame:
+    """Rebuild ``results/runs.parquet`` from the run directories and return it."""
+    rows = list(finished(results).values())
+    first = ["run", "status", "error", "workload", "scheduler", "allocator", "predictor", "label", "seed", "machine"]
+    if rows:
+        df = pl.DataFrame(rows, infer_schema_length=None)
+        df = df.select([c for c in first if c in df.columns] + [c for c in df.columns if c not in first])
+        df = df.sort(["workload", "scheduler", "allocator", "predictor", "seed"], nulls_last=True)
+    else:
+        df = pl.DataFrame(schema={c: pl.String for c in first})
+    _write_parquet(df, Path(results) / "runs.parquet")
+    return df
+
+
+class _Lock:
+    """An exclusive, non-blocking lock on ``results/.lock`` (held for the sweep)."""
+
+    def __init__(self, results: Path):
+        self.path = results / ".lock"
+        self.fh = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        self.fh = open(self.path, "a")  # noqa: SIM115
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.fh.close()
+            raise UsageError(f"another sweep is writing to {self.path.parent}") from None
+        return self
+
+    def __exit__(self, *exc):
+        if self.fh is not None:
+            self.fh.close()
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return max(1, os.cpu_count() or 1)
+
+
+def _mp_context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def sweep(
+    runs: list[dict],
+    results: str | os.PathLike,
+    *,
+    jobs: int | None = None,
+    dask_address: str | None = None,
+    retry_failed: bool = False,
+    progress: bool | None = None,
+    config_text: str | None = None,
+) -> dict:
+    """Run every configuration of ``runs`` (from :func:`expand`) not yet finished under
+    ``results``, then rebuild runs.parquet.  ``jobs``: local worker processes (default: the
+    usable cores; 1 runs in this process); ``dask_address``: send the runs to that Dask
+    scheduler instead.  ``progress``: tqdm bar on stderr (None: only on a terminal).
+    Returns counts: ``total, skipped, ran, failed`` (failed among those run now),
+    ``failed_total``."""
+    from tqdm import tqdm
+
+    results = Path(results).resolve()
+    results.mkdir(parents=True, exist_ok=True)
+    with _Lock(results):
+        shutil.rmtree(results / ".tmp", ignore_errors=True)
+        done = finished(results)
+        if retry_failed:
+            for key, row in list(done.items()):
+                if row.get("status") == "failed" and any(r["key"] == key for r in runs):
+                    shutil.rmtree(results / "runs" / key, ignore_errors=True)
+                    del done[key]
+        pending = [r for r in runs if r["key"] not in done]
+        git_rev = git_revision()
+        _write_json(
+            {
+                "schedbench_version": __version__, "git_rev": git_rev, "runs": len(runs),
+                "started_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "config": config_text,
+            },
+            results / "sweep.json",
+        )
+        counts = {"total": len(runs), "skipped": len(runs) - len(pending), "ran": 0, "failed": 0}
+        bar = tqdm(
+            total=len(runs), initial=counts["skipped"], unit="run", desc="sweep", file=sys.stderr,
+            disable=(None if progress is None else not progress), dynamic_ncols=True,
+        )
+
+        def record(row: dict) -> None:
+            counts["ran"] += 1
+            if row.get("status") != "ok":
+                counts["failed"] += 1
+                bar.write(f"failed: {row['workload']} {row['label']} seed {row['seed']}: {row['error']}", file=sys.stderr)
+            bar.update(1)
+
+        try:
+            if not pending:
+                pass
+            elif dask_address:
+                _run_dask(pending, results, git_rev, dask_address, record)
+            else:
+                n = jobs or default_jobs()
+                if n < 1:
+                    raise UsageError("--jobs must be at least 1")
+                from .replay import warm_up
+
+                warm_up()  # compile (or load) once here so the workers load numba's cache
+                if n == 1 or len(pending) == 1:
+                    for run in pending:
+                        record(execute(run, str(results), git_rev))
+                else:
+                    _run_pool(pending, results, git_rev, min(n, len(pending)), record)
+        finally:
+            bar.close()
+            table = write_runs_table(results)
+        keys = {r["key"] for r in runs}
+        counts["failed_total"] = (
+            table.filter(pl.col("run").is_in(list(keys)) & (pl.col("status") == "failed")).height
+            if table.height
+            else 0
+        )
+        return counts
+
+
+def _run_pool(pending, results: Path, git_rev, n: int, record) -> None:
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context()) as pool:
+        futures = [pool.submit(execute, run, str(results), git_rev) for run in pending]
+        try:
+            for fut in cf.as_completed(futures):
+                try:
+                    row = fut.result()
+                except cf.process.BrokenProcessPool:
+                    raise DataError("a worker process died; rerun the sweep to resume") from None
+                record(row)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _run_dask(pending, results: Path, git_rev, address: str, record) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise UsageError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        client = Client(address, timeout="20s", set_as_default=False)
+    except OSError as exc:
+        raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        futures = [client.submit(execute, run, str(results), git_rev, pure=False) for run in pending]
+        try:
+            for fut in as_completed(futures):
+                record(fut.result())
+        except BaseException:
+            client.cancel(futures)
+            raise
