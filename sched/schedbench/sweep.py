@@ -54,7 +54,7 @@ an interrupted run's part is overwritten when it is redone).  A failing run (any
 exception) is recorded with its message and does not stop the others; it is not retried
 unless asked (``retry_failed``).  The ``jobs`` and ``timeline`` parts are the frames of
 :mod:`schedbench.output` without the scheduler and allocator columns (they are
-partition keys) plus ``run`` (the key) and ``seed``:
+partition keys) plus ``run_id`` (the run's key) and ``seed``:
 ``pl.scan_parquet("RESULTS/jobs/", hive_partitioning=True)`` reads them all.
 
 Only one sweep may write to a results directory at a time (a lock file).  On a Dask
@@ -356,7 +356,7 @@ def _part_path(results: Path, dataset: str, run: dict) -> Path:
 def _base_row(run: dict, git_rev: str | None) -> dict:
     source = run["source"]
     return {
-        "run": run["key"],
+        "run_id": run["key"],
         "status": None,
         "error": None,
         "workload": run["workload"],
@@ -404,7 +404,7 @@ def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
         jobs = output.jobs_frame(result)
         timeline = output.timeline_frame(result)
         summary = output.summarize(result, jobs, timeline)
-        extra = pl.DataFrame({"run": [run["key"]], "seed": [run["seed"]]}, schema={"run": pl.String, "seed": pl.Int64})
+        extra = pl.DataFrame({"run_id": [run["key"]], "seed": [run["seed"]]}, schema={"run_id": pl.String, "seed": pl.Int64})
         jobs_path = _part_path(results, "jobs", run)
         timeline_path = _part_path(results, "timeline", run)
         _write_parquet(jobs.drop("scheduler", "allocator").join(extra, how="cross"), tmp / "jobs.parquet")
@@ -417,10 +417,8 @@ def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
         timings.update(simulate_s=simulate_s, write_s=write_s)
         timings["jobs_per_s"] = summary["timings"]["jobs_per_s"]
         timings["sim_days_per_hour"] = days / (simulate_s / 3600) if days is not None and simulate_s > 0 else None
-        row.update(
+        ok = dict(
             status="ok",
-            jobs_input=summary["jobs_input"],
-            jobs_replayed=summary["jobs_replayed"],
             passes=summary["passes"],
             **metrics,
             parse_s=timings.get("parse_s"),
@@ -435,11 +433,14 @@ def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
             timeline_path=timeline_path.relative_to(results).as_posix(),
         )
         summary["timings"] = timings
-        summary.update(run=run["key"], config={k: v for k, v in run.items() if k != "key"}, workload_meta=meta)
+        summary.update(run_id=run["key"], config={k: v for k, v in run.items() if k != "key"}, workload_meta=meta)
         _write_json(_json_safe(summary), tmp / "summary.json")
-        os.replace(tmp / "jobs.parquet", jobs_path)
-        os.replace(tmp / "timeline.parquet", timeline_path)
+        for name, dest in (("jobs.parquet", jobs_path), ("timeline.parquet", timeline_path)):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(tmp / name, dest)
+        row.update(ok)
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded, whatever failed
+        row = _base_row(run, git_rev)
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         for name in ("jobs.parquet", "timeline.parquet", "summary.json"):
             with contextlib.suppress(FileNotFoundError):
@@ -496,7 +497,7 @@ def finished(results: str | os.PathLike) -> dict[str, dict]:
 def write_runs_table(results: str | os.PathLike) -> pl.DataFrame:
     """Rebuild ``results/runs.parquet`` from the run directories and return it."""
     rows = list(finished(results).values())
-    first = ["run", "status", "error", "workload", "scheduler", "allocator", "predictor", "label", "seed", "machine"]
+    first = ["run_id", "status", "error", "workload", "scheduler", "allocator", "predictor", "label", "seed", "machine"]
     if rows:
         df = pl.DataFrame(rows, infer_schema_length=None)
         df = df.select([c for c in first if c in df.columns] + [c for c in df.columns if c not in first])
@@ -616,7 +617,7 @@ def sweep(
             table = write_runs_table(results)
         keys = {r["key"] for r in runs}
         counts["failed_total"] = (
-            table.filter(pl.col("run").is_in(list(keys)) & (pl.col("status") == "failed")).height
+            table.filter(pl.col("run_id").is_in(list(keys)) & (pl.col("status") == "failed")).height
             if table.height
             else 0
         )
