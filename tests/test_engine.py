@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import engine, jobs, machine, output, replay, schedulers
+from schedbench import jobs, layout, machine, output, replay, schedulers
 from schedbench.simulation import PolicyError, Simulation
 from schedbench.workloads import eurora_like
 
@@ -68,7 +68,7 @@ def test_invariants_between_passes(trace, scheduler, allocator):
         free = sim.state.free
         assert (free >= 0).all() and (free <= sim.state.cap).all(), f"t={sim.now}"
         sim.end_pass()
-    stepped = sim.state.jobs[:, engine.J_START]
+    stepped = sim.state.jobs[:, layout.J_START]
     r = replay.replay(table, mach, scheduler, allocator)
     np.testing.assert_array_equal(stepped, r.start)
     ran = r.status == replay.Status.REPLAYED
@@ -111,7 +111,7 @@ def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
             first.setdefault(int(head), int(shadow))
         sim.jitted_pass("easy")
         sim.end_pass()
-    start = S.jobs[:, engine.J_START]
+    start = S.jobs[:, layout.J_START]
     late = {j: (int(start[j]), s) for j, s in first.items() if start[j] > s}
     assert not late, f"heads started after their first shadow time: {late}"
 

@@ -20,8 +20,8 @@ import enum
 import numpy as np
 
 from ._jit import kernel
+from .layout import N_RES
 
-N_RES = 4  # cores, GPUs, MICs, memory (MiB)
 N_COMPUTE = 3  # resource columns that count as computing resources (not memory)
 _BIG = np.iinfo(np.int64).max
 

@@ -29,7 +29,56 @@ from typing import NamedTuple
 import numpy as np
 
 from ._jit import kernel
-from .allocators import N_RES, _fits, _order, _place
+from .allocators import _fits, _order, _place
+from .layout import INF as _INF
+from .layout import (
+    J_END,
+    J_LEN,
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_REQ_NODES,
+    J_RUN,
+    J_RUN_KEY,
+    J_START,
+    J_STATE,
+    J_SUBMIT,
+    J_UNITS,
+    N_RCOLS,
+    N_RES,
+    N_SCAL,
+    N_TL,
+    N_WORK,
+    R_AMT,
+    R_JOB,
+    R_KEY,
+    V_CAP,
+    V_FREE,
+    V_HINT,
+    V_HN,
+    V_LAST_PASS,
+    V_NEXT,
+    V_PASSES,
+    V_PERIOD,
+    V_POOL,
+    V_PRED_KIND,
+    V_QH,
+    V_QN,
+    V_QSPAN,
+    V_RN,
+    V_SEQ,
+    V_SJF,
+    V_STARTED,
+    V_TICK0,
+    V_TL,
+    W_COUNT,
+    W_IDENT,
+    W_NODE,
+    W_ORDER,
+    W_TMP,
+)
+from .predictors import _learn, _predict
 
 
 class Event(enum.IntEnum):
@@ -46,72 +95,6 @@ class JobState(enum.IntEnum):
     RUNNING = 2
     DONE = 3
     DROPPED = 4
-
-
-# Columns of State.jobs, int64 (n_jobs, N_JCOLS); times in s, memory in MiB.
-J_SUBMIT = 0
-J_RUN = 1  # actual duration
-J_EST = 2  # user's estimate (> 0)
-J_UNITS = 3
-J_REQ = 4  # J_REQ + k: per-unit request of resource k (cores, GPUs, MICs, MiB)
-J_REQ_NODES = 8  # -1: free spread; > 0: exactly that many nodes of units/req_nodes units
-J_PRED = 9  # duration the scheduler believes, fixed at submission
-J_START = 10
-J_END = 11
-J_STATE = 12  # JobState
-J_NODES = 13  # nodes used
-J_RUN_KEY = 14  # start + pred, the running-set order
-J_PTR = 15  # allocation segment in State.pool
-J_LEN = 16
-J_USER = 17
-J_QUEUE = 18
-J_PKEY = 19  # J_PKEY + i, i < 4: keys an online predictor precomputes (profile ids, ...)
-N_JCOLS = 23
-
-# Columns of State.run_list, int64 (n, N_RCOLS): one row per running job, rows sorted by
-# (key, job) so that reservations walk a contiguous array.
-R_KEY = 0  # start + pred
-R_JOB = 1
-R_AMT = 2  # R_AMT + k: the job's total amount of resource k (units * per-unit request)
-N_RCOLS = 6
-
-# Entries of State.scal, int64 (N_SCAL,).
-V_QN = 0  # jobs in the queue
-V_QH = 1  # queue head offset in State.queue
-V_QSPAN = 2  # queue entries from the head, holes (started jobs) included
-V_RN = 3  # running jobs
-V_NEXT = 4  # next job index to arrive
-V_HN = 5  # heap size
-V_SEQ = 6  # event sequence counter
-V_POOL = 7  # allocation pool fill
-V_TL = 8  # timeline rows
-V_LAST_PASS = 9  # time of the last pass (-1: none)
-V_PERIOD = 10  # decision period in s (0: decide at every event instant)
-V_TICK0 = 11  # origin of the decision period
-V_PASSES = 12
-V_STARTED = 13
-V_PRED_KIND = 14  # schedbench.predictors.Predictor
-V_SJF = 15  # 1: the queue is kept in (pred, submit, id) order
-V_FREE = 16  # V_FREE + k: free amount of resource k over all nodes
-V_CAP = 20  # V_CAP + k: capacity of resource k over all nodes
-V_SHADOW = 24  # V_SHADOW + k: scratch totals for reservations
-V_HINT = 28  # V_HINT + k: no node below this index has any free resource k
-N_SCAL = 32
-
-# Rows of State.work, int64 (N_WORK, n_nodes): node buffers.
-W_ORDER = 0
-W_IDENT = 1
-W_NODE = 2
-W_COUNT = 3
-W_NODE2 = 4
-W_COUNT2 = 5
-W_TMP = 6
-N_WORK = 7
-
-# Columns of State.timeline, int64 (rows, 7): time, queue, running, used cores, GPUs,
-# MICs, MiB.
-N_TL = 3 + N_RES
-_INF = np.iinfo(np.int64).max
 
 
 class State(NamedTuple):
@@ -275,25 +258,6 @@ def _tree_next(tree, stack, scal, lo, kind, extra, horizon):
             stack[sp + 1] = 2 * i
             sp += 2
     return -1
-
-
-# --------------------------------------------------------------------------- predictors
-
-
-@kernel
-def _predict(jobs, memo, scal, j, now):
-    """Duration the scheduler believes for job ``j`` (s), asked when it joins the queue.
-    scal[V_PRED_KIND]: 0 = the user's estimate, 1 = the actual run time.  Online
-    predictors read only ``memo``, which :func:`_learn` fills as jobs end."""
-    if scal[V_PRED_KIND] == 1:
-        return jobs[j, J_RUN]
-    return jobs[j, J_EST]
-
-
-@kernel
-def _learn(jobs, memo, scal, j, now):
-    """Job ``j`` ended at ``now``: the hook where online predictors learn."""
-    return
 
 
 # --------------------------------------------------------------------------- queue

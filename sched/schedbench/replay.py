@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from . import engine
+from . import engine, layout
 from .allocators import ALLOCATORS, _place
 from .errors import UsageError
 from .jobs import JobTable
@@ -127,19 +127,19 @@ def job_matrix(table: JobTable, status: np.ndarray) -> np.ndarray:
     not REPLAYED are marked DROPPED.  The scheduler's estimate is the table's estimate
     when positive, else the run time (spec: field 9 when > 0, otherwise the run time)."""
     n = table.n_jobs
-    J = np.zeros((n, engine.N_JCOLS), dtype=np.int64)
-    J[:, engine.J_SUBMIT] = table.submit
-    J[:, engine.J_RUN] = table.run
-    J[:, engine.J_EST] = np.where(table.estimate > 0, table.estimate, table.run)
-    J[:, engine.J_UNITS] = table.units
-    J[:, engine.J_REQ : engine.J_REQ + 4] = request_matrix(table)
-    J[:, engine.J_REQ_NODES] = np.where(table.req_nodes > 0, table.req_nodes, -1)
-    J[:, engine.J_PRED] = -1
-    J[:, engine.J_START] = -1
-    J[:, engine.J_END] = -1
-    J[:, engine.J_STATE] = np.where(status == Status.REPLAYED, engine.JobState.PENDING, engine.JobState.DROPPED)
-    J[:, engine.J_USER] = table.user
-    J[:, engine.J_QUEUE] = table.queue
+    J = np.zeros((n, layout.N_JCOLS), dtype=np.int64)
+    J[:, layout.J_SUBMIT] = table.submit
+    J[:, layout.J_RUN] = table.run
+    J[:, layout.J_EST] = np.where(table.estimate > 0, table.estimate, table.run)
+    J[:, layout.J_UNITS] = table.units
+    J[:, layout.J_REQ : layout.J_REQ + 4] = request_matrix(table)
+    J[:, layout.J_REQ_NODES] = np.where(table.req_nodes > 0, table.req_nodes, -1)
+    J[:, layout.J_PRED] = -1
+    J[:, layout.J_START] = -1
+    J[:, layout.J_END] = -1
+    J[:, layout.J_STATE] = np.where(status == Status.REPLAYED, engine.JobState.PENDING, engine.JobState.DROPPED)
+    J[:, layout.J_USER] = table.user
+    J[:, layout.J_QUEUE] = table.queue
     return J
 
 
@@ -172,9 +172,9 @@ def build_state(
 def result_from_state(S, status, table, machine, scheduler, allocator, predictor, simulate_s, passes):
     J = S.jobs
     status = status.copy()
-    never = (status == Status.REPLAYED) & (J[:, engine.J_START] < 0)
+    never = (status == Status.REPLAYED) & (J[:, layout.J_START] < 0)
     status[never] = Status.NOT_STARTED
-    rows = int(S.scal[engine.V_TL])
+    rows = int(S.scal[layout.V_TL])
     tl = S.timeline[:rows]
     timeline = {
         "time": tl[:, 0].copy(),
@@ -184,8 +184,8 @@ def result_from_state(S, status, table, machine, scheduler, allocator, predictor
     }
     return ReplayResult(
         table, machine, scheduler, allocator, predictor,
-        J[:, engine.J_START].copy(), J[:, engine.J_END].copy(), J[:, engine.J_PRED].copy(),
-        J[:, engine.J_NODES].copy(), status, timeline, simulate_s, passes,
+        J[:, layout.J_START].copy(), J[:, layout.J_END].copy(), J[:, layout.J_PRED].copy(),
+        J[:, layout.J_NODES].copy(), status, timeline, simulate_s, passes,
     )
 
 

@@ -30,24 +30,6 @@ import enum
 from ._jit import kernel
 from .allocators import N_RES, _fits
 from .engine import (
-    J_PRED,
-    J_REQ,
-    J_REQ_NODES,
-    R_AMT,
-    R_JOB,
-    R_KEY,
-    J_PTR,
-    J_LEN,
-    J_UNITS,
-    V_RN,
-    V_SHADOW,
-    V_STARTED,
-    V_FREE,
-    W_COUNT,
-    W_COUNT2,
-    W_IDENT,
-    W_NODE,
-    W_NODE2,
     _advance,
     _choose,
     _commit,
@@ -56,6 +38,26 @@ from .engine import (
     _record,
     _tree_next,
     _try_start,
+)
+from .layout import (
+    J_LEN,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_REQ_NODES,
+    J_UNITS,
+    R_AMT,
+    R_JOB,
+    R_KEY,
+    V_FREE,
+    V_RN,
+    V_SHADOW,
+    V_STARTED,
+    W_COUNT,
+    W_COUNT2,
+    W_IDENT,
+    W_NODE,
+    W_NODE2,
 )
 
 

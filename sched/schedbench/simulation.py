@@ -26,10 +26,15 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from . import engine
+from . import engine, layout
 from ._jit import kernel
 from .allocators import ALLOCATORS, N_RES, _fits
 from .engine import (
+    JobState,
+)
+from .errors import SchedbenchError, UsageError
+from .jobs import JobTable
+from .layout import (
     J_REQ,
     J_REQ_NODES,
     J_STATE,
@@ -47,10 +52,7 @@ from .engine import (
     W_IDENT,
     W_NODE,
     W_NODE2,
-    JobState,
 )
-from .errors import SchedbenchError, UsageError
-from .jobs import JobTable
 from .machine import Machine
 from .replay import ReplayResult, _lookup, build_state, result_from_state
 from .schedulers import SCHEDULERS, _pass, needs_backfill_tree, needs_sjf_queue
@@ -142,15 +144,15 @@ class Simulation:
         J = self.state.jobs
         self._static = dict(
             capacity=_ro(self.state.cap),
-            submit=_ro(J[:, engine.J_SUBMIT]),
-            start=_ro(J[:, engine.J_START]),
-            estimate=_ro(J[:, engine.J_EST]),
-            pred=_ro(J[:, engine.J_PRED]),
+            submit=_ro(J[:, layout.J_SUBMIT]),
+            start=_ro(J[:, layout.J_START]),
+            estimate=_ro(J[:, layout.J_EST]),
+            pred=_ro(J[:, layout.J_PRED]),
             units=_ro(J[:, J_UNITS]),
             request=_ro(J[:, J_REQ : J_REQ + N_RES]),
             req_nodes=_ro(J[:, J_REQ_NODES]),
-            user=_ro(J[:, engine.J_USER]),
-            queue_id=_ro(J[:, engine.J_QUEUE]),
+            user=_ro(J[:, layout.J_USER]),
+            queue_id=_ro(J[:, layout.J_QUEUE]),
         )
         self.passes = 0
         self._started_in_pass = 0

@@ -8,8 +8,8 @@ import time
 import numpy as np
 
 from . import jobs, machine, swf
-from .fetch import resolve
 from .errors import UsageError
+from .fetch import resolve
 
 
 def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
