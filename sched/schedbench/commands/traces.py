@@ -6,12 +6,10 @@ import argparse
 import datetime as dt
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from .. import catalog, fetch, jobs, swf
-from ..errors import DataError, UsageError
 
 
 def _count(text: str) -> int:
