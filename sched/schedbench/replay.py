@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from . import engine, layout
+from . import engine, layout, predictors
 from .allocators import ALLOCATORS, _place
 from .errors import UsageError
 from .jobs import JobTable
@@ -156,15 +156,19 @@ def build_state(
     _check_sorted(table)
     if period < 0:
         raise UsageError("the decision period must be >= 0 seconds")
-    pred_kind = _lookup(PREDICTORS, predictor, "predictor")
+    _lookup(PREDICTORS, predictor, "predictor")
     status = classify(table, machine)
+    pred_kind, pred_keys, memo = predictors.prepare(table, predictor)
+    J = job_matrix(table, status)
+    J[:, layout.J_PKEY : layout.J_PKEY + pred_keys.shape[1]] = pred_keys
     state = engine.new_state(
-        job_matrix(table, status),
+        J,
         machine.capacity,
         period=period,
-        pred_kind=int(pred_kind),
+        pred_kind=pred_kind,
         sjf=sjf,
         backfill_tree=backfill_tree,
+        memo=memo,
     )
     return state, status
 
