@@ -216,6 +216,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
         ) else default_machines
         params = {k: v for k, v in entry.items() if k not in RESERVED_WORKLOAD_KEYS}
         if has_gen:
+            params = {k.replace("-", "_"): v for k, v in params.items()}
             gen = entry["generator"]
             if not isinstance(gen, str):
                 raise UsageError(f"{where}: generator must be a name")
@@ -652,7 +653,7 @@ def _run_dask(pending, results: Path, git_rev, address: str, record) -> None:
     with client:
         futures = [client.submit(execute, run, str(results), git_rev, pure=False) for run in pending]
         try:
-            for fut in as_completed(futures):
+            for fut in as_completed(futures, loop=client.loop):
                 record(fut.result())
         except BaseException:
             client.cancel(futures)

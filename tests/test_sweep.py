@@ -1,0 +1,328 @@
+"""Sweep runner: config expansion, results layout, no recomputation, resume after a kill,
+failed runs, the process pool and the Dask path."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from schedbench import cli, sweep
+from schedbench.allocators import ALLOCATORS
+from schedbench.errors import UsageError
+from schedbench.schedulers import SCHEDULERS
+
+SMALL = "16x(cores=8,gpus=2)"
+SCHEDS = list(SCHEDULERS)[:2]
+ALLOCS = list(ALLOCATORS)[:2]
+
+
+def _toml_list(xs) -> str:
+    return "[" + ", ".join(json.dumps(x) for x in xs) + "]"
+
+
+def tiny_config(seeds=(1, 2), extra: str = "") -> str:
+    return f"""
+schedulers = {_toml_list(SCHEDS)}
+allocators = {_toml_list(ALLOCS)}
+seeds = {_toml_list(seeds)}
+
+[[workloads]]
+name = "esp"
+generator = "esp"
+variant = "original"
+machine = "{SMALL}"
+{extra}
+"""
+
+
+def write_config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def run_sweep(cfg: Path, out: Path, **kw) -> dict:
+    runs = sweep.expand(sweep.load_config(cfg), cfg.parent)
+    return sweep.sweep(runs, out, progress=False, **kw)
+
+
+def mtimes(out: Path) -> dict[str, int]:
+    return {d.name: (d / "run.json").stat().st_mtime_ns for d in (out / "runs").iterdir()}
+
+
+# -- config ---------------------------------------------------------------------------------
+
+
+def test_expand_grid_and_keys():
+    config = {
+        "schedulers": "all",
+        "allocators": "all",
+        "seeds": [3, 4],
+        "workloads": [
+            {"generator": "esp", "variant": "original", "machine": SMALL},
+            {"name": "eu", "generator": "eurora-like", "jobs": 50, "load": [0.5, 0.9]},
+        ],
+    }
+    runs = sweep.expand(config)
+    n_pairs = len(SCHEDULERS) * len(ALLOCATORS)
+    assert len(runs) == 3 * n_pairs * 2
+    assert {r["workload"] for r in runs} == {"esp", "eu_load0.5", "eu_load0.9"}
+    assert {(r["scheduler"], r["allocator"]) for r in runs} == {(s, a) for s in SCHEDULERS for a in ALLOCATORS}
+    assert len({r["key"] for r in runs}) == len(runs)
+    eu = next(r for r in runs if r["workload"] == "eu_load0.9")
+    assert eu["source"] == {"generator": "eurora-like", "params": {"jobs": 50, "load": 0.9}}
+    assert eu["machine"] is None
+    # the key is a function of the configuration only
+    again = sweep.expand(config)
+    assert [r["key"] for r in again] == [r["key"] for r in runs]
+    config["workloads"][1]["burstiness"] = 0.0
+    changed = {r["key"] for r in sweep.expand(config) if r["workload"].startswith("eu")}
+    assert not changed & {r["key"] for r in runs}
+
+
+def test_key_depends_on_version(monkeypatch):
+    cfg = {"workload": "w", "scheduler": "easy"}
+    key = sweep.run_key(cfg)
+    assert len(key) == 16 and key == sweep.run_key(dict(reversed(cfg.items())))
+    monkeypatch.setattr(sweep, "__version__", "999")
+    assert sweep.run_key(cfg) != key
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"workloads": [{"generator": "esp"}], "typo": 1}, "unknown sweep config key"),
+        ({"schedulers": ["nope"], "workloads": [{"generator": "esp"}]}, "unknown scheduler 'nope'"),
+        ({"workloads": []}, "at least one"),
+        ({"workloads": [{"generator": "nope"}]}, "unknown generator"),
+        ({"workloads": [{"generator": "esp", "colour": 1}]}, "unknown option(s) colour"),
+        ({"workloads": [{"generator": "esp", "seed": 1}]}, "seed comes from the sweep"),
+        ({"workloads": [{"generator": "eurora-like"}]}, "needs --jobs"),
+        ({"workloads": [{"generator": "esp", "trace": "x.swf"}]}, "exactly one of"),
+        ({"seeds": [-1], "workloads": [{"generator": "esp"}]}, "seeds"),
+        ({"workloads": [{"trace": "a.swf", "variant": "x"}]}, "for a trace"),
+        (
+            {"workloads": [{"name": "w", "generator": "esp"}, {"name": "w", "generator": "esp", "variant": "cpu-gpu"}]},
+            "distinct names",
+        ),
+    ],
+)
+def test_expand_rejects_bad_configs(config, message):
+    with pytest.raises(UsageError, match=None) as err:
+        sweep.expand(config)
+    assert message in str(err.value)
+
+
+def test_option_names_with_dashes_and_traces(tmp_path):
+    (tmp_path / "log.swf").write_text("")
+    runs = sweep.expand(
+        {
+            "seeds": [1, 2],
+            "schedulers": ["easy"],
+            "allocators": ["ff"],
+            "workloads": [
+                {"generator": "esp", "interarrival-sd": 5.0},
+                {"trace": "log.swf", "limit": 10},
+            ],
+        },
+        tmp_path,
+    )
+    esp = [r for r in runs if r["workload"] == "esp"]
+    assert esp[0]["source"]["params"] == {"interarrival_sd": 5.0}
+    trace = [r for r in runs if r["workload"] == "log"]
+    assert len(trace) == 1 and trace[0]["seed"] is None  # a trace replay is deterministic
+    assert trace[0]["source"] == {"trace": str((tmp_path / "log.swf").resolve()), "limit": 10}
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+def test_sweep_writes_results_and_never_recomputes(tmp_path):
+    cfg = write_config(tmp_path, tiny_config())
+    out = tmp_path / "results"
+    counts = run_sweep(cfg, out, jobs=1)
+    n = len(SCHEDS) * len(ALLOCS) * 2
+    assert counts == {"total": n, "skipped": 0, "ran": n, "failed": 0, "failed_total": 0}
+
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == n and runs["status"].to_list() == ["ok"] * n
+    assert runs["run_id"].n_unique() == n
+    for col in ("wait_mean", "bsld_mean", "utilisation", "queue_mean", "makespan", "fairness_jain_wait",
+                "generate_s", "simulate_s", "write_s", "jobs_per_s", "sim_days_per_hour",
+                "schedbench_version", "git_rev", "seed", "machine", "params"):
+        assert col in runs.columns, col
+    assert runs["machine"].unique().to_list() == [SMALL]
+    assert (runs["jobs_input"] == 230).all() and (runs["jobs_per_s"] > 0).all()
+    days_per_hour = runs["makespan"] / 86400 / (runs["simulate_s"] / 3600)
+    assert (days_per_hour - runs["sim_days_per_hour"]).abs().max() < 1e-6
+
+    jobs = pl.scan_parquet(out / "jobs", hive_partitioning=True).collect()
+    assert set(jobs.columns) >= {"workload", "scheduler", "allocator", "predictor", "run_id", "seed", "wait"}
+    assert jobs.height == 230 * n
+    assert set(jobs["run_id"].unique()) == set(runs["run_id"])
+    per_run = jobs.group_by("run_id", "scheduler", "allocator").len()
+    expected = set(zip(runs["run_id"], runs["scheduler"], runs["allocator"], strict=True))
+    assert set(zip(per_run["run_id"], per_run["scheduler"], per_run["allocator"], strict=True)) == expected
+    parts = sorted(p.relative_to(out).as_posix() for p in (out / "jobs").rglob("*.parquet"))
+    assert parts[0].startswith("jobs/workload=esp/scheduler=")
+    assert sorted(runs["jobs_path"]) == parts
+    timeline = pl.scan_parquet(out / "timeline", hive_partitioning=True).collect()
+    assert set(timeline["run_id"].unique()) == set(runs["run_id"])
+    summary = json.loads((out / "runs" / runs["run_id"][0] / "summary.json").read_text())
+    assert summary["run_id"] == runs["run_id"][0] and "metrics" in summary
+    assert not list((out / ".tmp").iterdir())
+
+    before = mtimes(out)
+    again = run_sweep(cfg, out, jobs=1)
+    assert again["ran"] == 0 and again["skipped"] == n
+    assert mtimes(out) == before
+    # a bigger grid runs only what is new
+    cfg.write_text(tiny_config(seeds=(1, 2, 3)))
+    more = run_sweep(cfg, out, jobs=1)
+    assert (more["ran"], more["skipped"]) == (n // 2, n)
+    assert {k: v for k, v in mtimes(out).items() if k in before} == before
+
+
+def test_failed_run_is_recorded_and_others_complete(tmp_path, capsys):
+    extra = """
+[[workloads]]
+name = "broken"
+generator = "esp"
+variant = "no-such-variant"
+
+[[workloads]]
+name = "too-small"
+generator = "esp"
+variant = "cpu-gpu"
+machine = "4x(cores=8)"
+"""
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,), extra=extra))
+    out = tmp_path / "results"
+    status = cli.main(["sweep", str(cfg), "-o", str(out), "--jobs", "1", "-q"])
+    assert status == 1  # some runs failed
+    runs = pl.read_parquet(out / "runs.parquet")
+    n = len(SCHEDS) * len(ALLOCS)
+    assert runs.height == 3 * n
+    ok = runs.filter(pl.col("workload") == "esp")
+    assert ok["status"].to_list() == ["ok"] * n
+    broken = runs.filter(pl.col("workload") == "broken")
+    assert broken["status"].to_list() == ["failed"] * n
+    assert all("no-such-variant" in e for e in broken["error"])
+    assert broken["wait_mean"].null_count() == n
+    small = runs.filter(pl.col("workload") == "too-small")
+    assert small["status"].to_list() == ["failed"] * n
+    assert all("GPU" in e or "gpu" in e for e in small["error"]), small["error"].to_list()
+    err = json.loads((out / "runs" / broken["run_id"][0] / "error.json").read_text())
+    assert "no-such-variant" in err["error"] and "Traceback" in err["traceback"]
+    assert not list((out / "jobs").glob("workload=broken"))
+    # failed runs are finished runs: not redone unless asked
+    assert run_sweep(cfg, out, jobs=1)["ran"] == 0
+    counts = run_sweep(cfg, out, jobs=1, retry_failed=True)
+    assert counts["ran"] == 2 * n and counts["failed"] == 2 * n
+
+
+def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path):
+    seeds = tuple(range(1, 16))  # 60 runs: seconds of work, so the kill lands mid-way
+    cfg = write_config(tmp_path, tiny_config(seeds=seeds))
+    out = tmp_path / "results"
+    total = len(SCHEDS) * len(ALLOCS) * len(seeds)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "schedbench", "sweep", str(cfg), "-o", str(out), "--jobs", "1", "-q"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "runs").is_dir() or not any((out / "runs").iterdir()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no run finished in time"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        proc.stderr.close()
+    done_before = mtimes(out)
+    assert 1 <= len(done_before) < total
+    assert not (out / "runs.parquet").exists()  # killed before the table was written
+
+    counts = run_sweep(cfg, out, jobs=1)
+    assert counts["skipped"] == len(done_before)
+    assert counts["ran"] == total - len(done_before)
+    after = mtimes(out)
+    assert len(after) == total
+    assert {k: after[k] for k in done_before} == done_before
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == total and (runs["status"] == "ok").all()
+    jobs = pl.scan_parquet(out / "jobs", hive_partitioning=True).select("run_id").collect()
+    assert jobs["run_id"].n_unique() == total and jobs.height == 230 * total
+    assert not list((out / ".tmp").iterdir())
+
+
+def test_process_pool_through_the_cli(tmp_path, capsys):
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    out = tmp_path / "results"
+    assert cli.main(["sweep", str(cfg), "-o", str(out), "--jobs", "2"]) == 0
+    err = capsys.readouterr().err
+    n = len(SCHEDS) * len(ALLOCS)
+    assert f"{n} runs: {n} run now (0 failed)" in err
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == n and (runs["status"] == "ok").all()
+    # equal configurations give equal schedules whichever process ran them
+    serial = tmp_path / "serial"
+    run_sweep(cfg, serial, jobs=1)
+    a = pl.read_parquet(out / "runs.parquet").sort("run_id").select("run_id", "wait_mean", "makespan")
+    b = pl.read_parquet(serial / "runs.parquet").sort("run_id").select("run_id", "wait_mean", "makespan")
+    assert a.equals(b)
+
+
+def test_dry_run_lists_runs(tmp_path, capsys):
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "--dry-run"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(SCHEDS) * len(ALLOCS) and all("todo" in line for line in lines)
+    assert not (tmp_path / "r").exists()
+
+
+def test_cli_usage_errors(tmp_path, capsys):
+    cfg = write_config(tmp_path, 'schedulers = ["nope"]\n[[workloads]]\ngenerator = "esp"\n')
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r")]) == 2
+    assert "unknown scheduler 'nope'" in capsys.readouterr().err
+    assert cli.main(["sweep", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "r")]) == 2
+    bad = write_config(tmp_path, "schedulers = [\n")
+    assert cli.main(["sweep", str(bad), "-o", str(tmp_path / "r")]) == 2
+    assert "invalid TOML" in capsys.readouterr().err
+
+
+def test_one_sweep_at_a_time(tmp_path):
+    out = tmp_path / "results"
+    out.mkdir()
+    with sweep._Lock(out), pytest.raises(UsageError, match="another sweep"):
+        with sweep._Lock(out):
+            pass
+
+
+def test_dask_local_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    out = tmp_path / "results"
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1",
+        dashboard_address=None, protocol="tcp",
+    ) as cluster:
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        counts = run_sweep(cfg, out, dask_address=cluster.scheduler_address)
+    n = len(SCHEDS) * len(ALLOCS)
+    assert counts["ran"] == n and counts["failed"] == 0
+    runs = pl.read_parquet(out / "runs.parquet")
+    assert runs.height == n and (runs["status"] == "ok").all()
+    assert pl.scan_parquet(out / "jobs", hive_partitioning=True).collect().height == 230 * n
+
