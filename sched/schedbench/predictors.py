@@ -3,52 +3,305 @@
 Every scheduler sees ``pred(j)``, fixed when job ``j`` joins the queue (:func:`_predict`).
 Online predictors learn from a job only in :func:`_learn`, which the engine calls when
 that job ends in the simulation, so a prediction can never use a job that has not ended.
+A prediction is always at least 1 s for the online predictors below.
 
-* ``requested``: the user's estimate (SWF field 9 when positive, else the run time);
-* ``actual``: the real run time (an oracle, for upper bounds).
+* ``requested``: the user's estimate (SWF field 9 when positive, else the run time, so on
+  logs without estimates, e.g. NASA iPSC and SDSC Paragon, it is the oracle);
+* ``actual``: the real run time (an oracle, for upper bounds);
+* ``user-profile``: the last duration of the user's jobs of the same profile (Netti et
+  al. §2.3, after Galleguillos et al.); rules below;
+* ``user-mean2``: the mean of the user's last two ended jobs, capped by the user's
+  estimate (Tsafrir, Etsion & Feitelson 2007); rules below.
 
-A predictor's per-job keys (profile ids, queue limits, ...) are precomputed in Python by
-:func:`prepare` into the engine's ``J_PKEY`` columns, and its memory is the engine's
-``memo`` array; the kernels below read and write nothing else.
+Queue wall-times (used by both online predictors).  For queue ``q``:
+
+* ``max(q)``: ``meta["queue_walltime"][name]`` when the table's meta gives it (``name`` is
+  the queue whose code is ``q`` in ``meta["queues"]``); otherwise the largest user
+  estimate (SWF field 9 > 0) of any job of the table in ``q``, or, when no job of ``q``
+  has one, the largest run time in ``q``.  This stands for the site's configured limit:
+  it is static configuration computed once from the whole table, not something learned
+  online.  Eurora's ``meta["queue_expected_wait"]`` is an expected *wait*, not a wall-time
+  limit (its 6 h for ``parallel`` is above every request of that queue, which stop at 4 h),
+  so it is not used.
+* ``default(q)``: ``meta["queue_default_walltime"][name]`` when given, else ``max(q)``.
+* A job's *fallback* is its own estimate when it has one (field 9 > 0: as in PBS, the
+  queue default only applies to jobs that ask for no wall time), else ``default(q)``.
+
+``user-profile`` (online).  A job's *exact profile* is (user, executable, queue,
+requested resources: units, cores/GPUs/MICs/MiB per unit, node count); its *similar
+profile* is (user, executable, queue), i.e. the same program in the same queue whatever
+resources it asks.  When the executable is unknown (-1, as in most SWF logs) it is one
+value like any other, so the exact profile is (user, queue, resources) and the similar
+one (user, queue).  Jobs of an unknown user (-1) have no profile.  Then
+
+1. if a job of the same exact profile has ended: the duration of the one that ended last;
+2. else if a job of the same similar profile has ended: the duration of the one that
+   ended last;
+3. else the job's fallback;
+
+capped at ``max(q)`` and raised to at least 1 s.  "Ended last": in end-time order, ties
+in the engine's event order.  Memory: one slot per exact and per similar profile holding
+the last duration (-1: none yet).
+
+``user-mean2`` (online).  The user's last two ended jobs (any profile, any queue, any
+exit status):
+
+1. none yet (or user unknown, -1): the job's fallback;
+2. one: its duration;
+3. two or more: the mean of the last two, rounded half up;
+
+then capped at the job's own estimate when it has one (field 9 > 0), else at ``max(q)``,
+and raised to at least 1 s.  Tsafrir et al. cap by the user estimate, which also keeps a
+prediction from exceeding what the scheduler would allow; where no estimate exists the
+queue limit plays that role.  Their corrections of predictions that a running job
+outlives are not modelled: here a prediction is fixed at submission.
+
+A predictor's per-job keys are precomputed in Python by :func:`prepare` into the
+engine's ``J_PKEY`` columns, and its memory is the engine's ``memo`` array; the kernels
+below read and write nothing else.  Key columns (``J_PKEY + i``):
+
+* ``user-profile``: 0 exact-profile slot, 1 similar-profile slot (-1: none), 2 fallback,
+  3 ``max(q)``; memo (exact + similar profiles, 1).
+* ``user-mean2``: 0 user slot (-1: none), 1 unused, 2 fallback, 3 cap; memo (users, 2):
+  the last and the previous duration (-1: none).
+
+:func:`evaluate` replays the same kernels offline over a trace in its historical order
+(what ``schedbench predict`` reports).
 """
 
 from __future__ import annotations
 
 import enum
 
+import numba
 import numpy as np
 
 from ._jit import kernel
-from .layout import J_EST, J_RUN, V_PRED_KIND
+from .layout import J_EST, J_PKEY, J_RUN, J_SUBMIT, N_JCOLS, N_SCAL, V_PRED_KIND
 
 
 class Predictor(enum.IntEnum):
     REQUESTED = 0
     ACTUAL = 1
+    USER_PROFILE = 2
+    USER_MEAN2 = 3
 
 
 PREDICTORS: dict[str, Predictor] = {
     "requested": Predictor.REQUESTED,
     "actual": Predictor.ACTUAL,
+    "user-profile": Predictor.USER_PROFILE,
+    "user-mean2": Predictor.USER_MEAN2,
 }
 
+N_KEYS = 4
 
-def prepare(table, predictor: str) -> tuple[int, np.ndarray, np.ndarray]:
+
+def _dense_ids(*cols: np.ndarray) -> np.ndarray:
+    """0-based id of each row's value tuple over ``cols`` (int64 (n,))."""
+    n = cols[0].shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    stacked = np.stack([np.asarray(c, dtype=np.int64) for c in cols], axis=1)
+    _, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int64)
+
+
+def own_estimate(table) -> np.ndarray:
+    """The user's own estimate (s) where the job has one (SWF field 9 > 0), else -1.  The
+    table's ``estimate`` column is the run time for jobs without one, so it is not used
+    alone: that would hand the predictors the future."""
+    value = np.where(table.estimate > 0, table.estimate, table.time_req)
+    return np.where(table.time_req > 0, value, -1).astype(np.int64)
+
+
+def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray]:
+    """Per job: (default(q), max(q)) of its queue, int64 (n,) each (see the module doc)."""
+    n = table.n_jobs
+    queue = table.queue
+    est = own_estimate(table)
+    has_est = est > 0
+    qmax = np.zeros(n, dtype=np.int64)
+    qdef = np.zeros(n, dtype=np.int64)
+    meta = meta or {}
+    names = {int(code): name for name, code in (meta.get("queues") or {}).items()}
+    given_max = meta.get("queue_walltime") or {}
+    given_def = meta.get("queue_default_walltime") or {}
+    for q in np.unique(queue):
+        rows = queue == q
+        name = names.get(int(q))
+        if name is not None and name in given_max:
+            top = int(given_max[name])
+        elif (rows & has_est).any():
+            top = int(est[rows & has_est].max())
+        else:
+            top = int(table.run[rows].max())
+        top = max(top, 1)
+        qmax[rows] = top
+        qdef[rows] = int(given_def[name]) if name is not None and name in given_def else top
+    return qdef, qmax
+
+
+def prepare(table, predictor: str, meta: dict | None = None) -> tuple[int, np.ndarray, np.ndarray]:
     """``(kind, keys, memo)`` for a replay of ``table``: keys int64 (n, 4) go to the
-    engine's J_PKEY columns, memo is the predictor's initial memory (int64, 2-D)."""
+    engine's J_PKEY columns, memo is the predictor's initial memory (int64, 2-D).
+    ``meta``: the table's metadata (queue names and wall-time limits), optional."""
     kind = PREDICTORS[predictor]
-    return int(kind), np.zeros((table.n_jobs, 4), dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
+    n = table.n_jobs
+    keys = np.full((n, N_KEYS), -1, dtype=np.int64)
+    if kind in (Predictor.REQUESTED, Predictor.ACTUAL) or n == 0:
+        return int(kind), keys, np.zeros((1, 1), dtype=np.int64)
+    qdef, qmax = _queue_limits(table, meta)
+    est = own_estimate(table)
+    has_est = est > 0
+    fallback = np.minimum(np.where(has_est, est, qdef), qmax).clip(min=1)
+    known = table.user >= 0
+    keys[:, 2] = fallback
+    if kind == Predictor.USER_PROFILE:
+        exact = _dense_ids(
+            table.user,
+            table.executable,
+            table.queue,
+            table.units,
+            table.unit_cores,
+            table.unit_gpus,
+            table.unit_mics,
+            table.unit_mem,
+            table.req_nodes,
+        )
+        similar = _dense_ids(table.user, table.executable, table.queue)
+        n_exact = int(exact.max()) + 1
+        keys[:, 0] = np.where(known, exact, -1)
+        keys[:, 1] = np.where(known, n_exact + similar, -1)
+        keys[:, 3] = qmax
+        memo = np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64)
+        return int(kind), keys, memo
+    # USER_MEAN2
+    users = _dense_ids(table.user)
+    keys[:, 0] = np.where(known, users, -1)
+    keys[:, 3] = np.where(has_est, np.minimum(est, qmax), qmax).clip(min=1)
+    memo = np.full((int(users.max()) + 1, 2), -1, dtype=np.int64)
+    return int(kind), keys, memo
 
 
 @kernel
 def _predict(jobs, memo, scal, j, now):
     """Duration the scheduler believes for job ``j`` (s), asked when it joins the queue."""
-    if scal[V_PRED_KIND] == Predictor.ACTUAL:
+    kind = scal[V_PRED_KIND]
+    if kind == Predictor.ACTUAL:
         return jobs[j, J_RUN]
+    if kind == Predictor.USER_PROFILE:
+        p = jobs[j, J_PKEY + 2]
+        exact = jobs[j, J_PKEY]
+        similar = jobs[j, J_PKEY + 1]
+        if exact >= 0 and memo[exact, 0] >= 0:
+            p = memo[exact, 0]
+        elif similar >= 0 and memo[similar, 0] >= 0:
+            p = memo[similar, 0]
+        cap = jobs[j, J_PKEY + 3]
+        if p > cap:
+            p = cap
+        return p if p >= 1 else 1
+    if kind == Predictor.USER_MEAN2:
+        p = jobs[j, J_PKEY + 2]
+        u = jobs[j, J_PKEY]
+        if u >= 0 and memo[u, 0] >= 0:
+            if memo[u, 1] >= 0:
+                p = (memo[u, 0] + memo[u, 1] + 1) // 2
+            else:
+                p = memo[u, 0]
+        cap = jobs[j, J_PKEY + 3]
+        if p > cap:
+            p = cap
+        return p if p >= 1 else 1
     return jobs[j, J_EST]
 
 
 @kernel
 def _learn(jobs, memo, scal, j, now):
     """Job ``j`` ended at ``now``: the hook where online predictors learn."""
-    return
+    kind = scal[V_PRED_KIND]
+    if kind == Predictor.USER_PROFILE:
+        run = jobs[j, J_RUN]
+        exact = jobs[j, J_PKEY]
+        similar = jobs[j, J_PKEY + 1]
+        if exact >= 0:
+            memo[exact, 0] = run
+        if similar >= 0:
+            memo[similar, 0] = run
+    elif kind == Predictor.USER_MEAN2:
+        u = jobs[j, J_PKEY]
+        if u >= 0:
+            memo[u, 1] = memo[u, 0]
+            memo[u, 0] = jobs[j, J_RUN]
+
+
+# --------------------------------------------------------------------------- offline
+
+
+@numba.njit(cache=True, nogil=True)
+def _offline(jobs, memo, scal, learn_order, learn_key, out):
+    """Predict every job with a run time in index (submit) order, feeding it first the
+    learn events whose key is below its submission key (see :func:`evaluate`)."""
+    n = jobs.shape[0]
+    k = 0
+    nl = learn_order.shape[0]
+    for j in range(n):
+        if jobs[j, J_RUN] < 0:
+            continue
+        t = jobs[j, J_SUBMIT]
+        while k < nl and learn_key[k] < 3 * t + 1:
+            e = learn_order[k]
+            _learn(jobs, memo, scal, e, learn_key[k] // 3)
+            k += 1
+        out[j] = _predict(jobs, memo, scal, j, t)
+
+
+def historical_end(table) -> np.ndarray:
+    """When each job's duration became known in the log: submit + wait + run, with a
+    wait of -1 (unknown, e.g. NASA iPSC) read as 0 (start = submit)."""
+    return table.submit + np.where(table.wait > 0, table.wait, 0) + table.run
+
+
+def evaluate(table, predictor: str, meta: dict | None = None) -> np.ndarray:
+    """Predictions (int64 (n,), -1 for jobs without a run time) of ``predictor`` for the
+    jobs of ``table`` (sorted by (submit, job_id)) in historical order, through the same
+    kernels as a replay.
+
+    Jobs with a run time (>= 0) are predicted at their submission and learnt from at their
+    historical end (:func:`historical_end`), in the engine's order at one instant: jobs
+    that ran for some time and end at ``t`` teach before the jobs submitted at ``t`` are
+    predicted, zero-length jobs ending at ``t`` teach after them (they start at ``t``,
+    after the arrivals); equal keys in job order."""
+    from .replay import job_matrix
+
+    n = table.n_jobs
+    kind, keys, memo = prepare(table, predictor, meta)
+    J = job_matrix(table, np.zeros(n, dtype=np.int8))
+    assert J.shape[1] == N_JCOLS
+    J[:, J_PKEY : J_PKEY + N_KEYS] = keys
+    scal = np.zeros(N_SCAL, dtype=np.int64)
+    scal[V_PRED_KIND] = kind
+    live = np.flatnonzero(table.run >= 0)
+    end = historical_end(table)[live]
+    key = 3 * end + np.where(table.run[live] > 0, 0, 2)
+    order = np.argsort(key, kind="stable")
+    out = np.full(n, -1, dtype=np.int64)
+    _offline(
+        J, memo, scal, np.ascontiguousarray(live[order]), np.ascontiguousarray(key[order]), out
+    )
+    return out
+
+
+def errors(pred: np.ndarray, run: np.ndarray) -> dict:
+    """MAE, median absolute error (s) and the share of under-predictions over the jobs
+    with a run time and a prediction."""
+    ok = (run >= 0) & (pred >= 0)
+    if not ok.any():
+        return {"mae_s": None, "median_ae_s": None, "under_share": None}
+    err = pred[ok] - run[ok]
+    return {
+        "mae_s": float(np.abs(err).mean()),
+        "median_ae_s": float(np.median(np.abs(err))),
+        "under_share": float((err < 0).mean()),
+    }
