@@ -1,0 +1,262 @@
+"""Duration predictors: hand-made cases with known answers, offline and inside replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from schedbench import jobs, predictors
+from schedbench.cli import main
+from schedbench.machine import from_spec
+from schedbench.replay import replay
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
+needs_kth = pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
+
+
+def table(rows, **extra):
+    """rows: (submit, wait, run, time_req, user, executable, queue, procs)."""
+    a = np.array(rows, dtype=np.int64).reshape(-1, 8)
+    cols = dict(
+        submit=a[:, 0],
+        wait=a[:, 1],
+        run=a[:, 2],
+        time_req=a[:, 3],
+        user=a[:, 4],
+        executable=a[:, 5],
+        queue=a[:, 6],
+        procs_req=a[:, 7],
+    )
+    cols.update(extra)
+    return jobs.from_columns(**cols)
+
+
+def offline(t, name, meta=None):
+    return predictors.evaluate(t, name, meta).tolist()
+
+
+# --------------------------------------------------------------------------- user-profile
+
+
+def test_user_profile_exact_then_similar_then_fallback():
+    t = table(
+        [
+            # submit wait run treq user exe queue procs
+            (0, 0, 100, 1000, 1, 5, 0, 4),  # 0: nothing known: own estimate 1000
+            (50, 0, 200, 1000, 1, 5, 0, 4),  # 1: job 0 still running (ends 100): 1000
+            (100, 0, 30, 1000, 1, 5, 0, 4),  # 2: job 0 ended at 100 (same instant): 100
+            (300, 0, 10, 1000, 1, 5, 0, 8),  # 3: new resources; similar: last ended is 1 (250): 200
+            (300, 0, 10, 1000, 1, 5, 0, 4),  # 4: exact: ended 0 (100), 2 (130), 1 (250): 200
+            (300, 0, 10, 1000, 1, 6, 0, 4),  # 5: other executable: nothing similar: 1000
+            (300, 0, 10, -1, 2, 5, 0, 4),  # 6: other user, no estimate: queue default 5000
+            (310, 0, 10, 1000, 1, 5, 0, 8),  # 7: exact profile of 3 (ended 310): 10
+            (400, 0, 10, 5000, 1, 5, 0, 2),  # 8: similar: 7 ended last (320): 10
+        ]
+    )
+    assert offline(t, "user-profile") == [1000, 1000, 100, 200, 200, 1000, 5000, 10, 10]
+
+
+def test_user_profile_caps_at_the_queue_max_and_learns_only_at_the_end():
+    t = table(
+        [
+            (0, 0, 900, 600, 1, 5, 1, 4),  # queue 1's largest estimate is 600
+            (100, 0, 5, 600, 1, 5, 1, 4),  # job 0 runs until 900: still the fallback
+            (900, 0, 5, 600, 1, 5, 1, 4),  # job 0 ran 900 (overran): capped at 600
+            (901, 0, 0, 600, 1, 5, 1, 4),  # ended: 1 (105), 0 (900); 2 ends at 905: 600
+            (901, 0, 7, 600, 1, 5, 1, 4),  # job 3 (0 s) ends at 901 after this arrival: 600
+            (2000, 0, 1, 600, 1, 5, 1, 4),  # last ended: 4 (908): 7
+        ]
+    )
+    assert offline(t, "user-profile") == [600, 600, 600, 600, 600, 7]
+
+
+def test_user_profile_zero_length_job_teaches_later_arrivals_with_at_least_one_second():
+    t = table([(0, 0, 0, 50, 1, -1, -1, 1), (1, 0, 5, 50, 1, -1, -1, 1)])
+    assert offline(t, "user-profile") == [50, 1]
+
+
+def test_user_profile_queue_limits_from_meta():
+    t = table(
+        [
+            (0, 0, 100, -1, 1, 5, 0, 4),  # no estimate: default of queue "a" = 50
+            (0, 0, 100, 9000, 1, 5, 1, 4),  # own estimate 9000 > queue "b"'s max 700: 700
+            (200, 0, 100, 9000, 1, 5, 1, 4),  # learnt 100
+            (200, 0, 100, -1, 2, 5, 1, 4),  # no default given for "b": its max, 700
+        ]
+    )
+    meta = {
+        "queues": {"a": 0, "b": 1},
+        "queue_walltime": {"b": 700},
+        "queue_default_walltime": {"a": 50},
+    }
+    assert offline(t, "user-profile", meta) == [50, 700, 100, 700]
+    # Without meta: queue 0 has no estimate, its max is its largest run (100); queue 1's
+    # largest estimate is 9000.
+    assert offline(t, "user-profile") == [100, 9000, 100, 9000]
+
+
+def test_unknown_user_has_no_profile():
+    t = table([(0, 0, 10, 100, -1, -1, -1, 1), (50, 0, 10, 100, -1, -1, -1, 1)])
+    assert offline(t, "user-profile") == [100, 100]
+    assert offline(t, "user-mean2") == [100, 100]
+
+
+def test_prepare_without_meta_gives_keys_and_memo():
+    t = table([(0, 0, 10, 100, 1, -1, -1, 1), (5, 0, 10, 100, 1, -1, -1, 2)])
+    kind, keys, memo = predictors.prepare(t, "user-profile")
+    assert kind == predictors.Predictor.USER_PROFILE and keys.dtype == np.int64
+    assert keys.shape == (2, 4) and keys[0, 0] != keys[1, 0] and keys[0, 1] == keys[1, 1]
+    assert memo.shape == (3, 1) and (memo == -1).all()
+
+
+# --------------------------------------------------------------------------- user-mean2
+
+
+def test_user_mean2():
+    t = table(
+        [
+            (0, 0, 100, 500, 1, -1, -1, 1),  # nothing known: own estimate 500
+            (10, 0, 50, 500, 1, -1, -1, 1),  # nothing ended: 500
+            (61, 0, 10, 500, 1, -1, -1, 1),  # one ended (50): 50
+            (101, 0, 10, 500, 1, -1, -1, 1),  # ended in order 1, 2, 0: last two 100, 10: 55
+            (200, 0, 10, 40, 1, -1, -1, 1),  # last two 10 (job 3), 100: 55, capped at 40
+            (200, 0, 10, 500, 2, -1, -1, 1),  # other user: own estimate
+            (300, 0, 10, -1, 3, -1, -1, 1),  # no estimate: the queue max (largest estimate 500)
+        ]
+    )
+    assert offline(t, "user-mean2") == [500, 500, 50, 55, 40, 500, 500]
+    capped = table([(0, 0, 400, 1000, 1, -1, -1, 1), (500, 0, 1, 300, 1, -1, -1, 1)])
+    assert offline(capped, "user-mean2") == [1000, 300]
+    odd = table(
+        [(0, 0, 1, 9, 1, -1, -1, 1), (0, 0, 2, 9, 1, -1, -1, 1), (5, 0, 1, 9, 1, -1, -1, 1)]
+    )
+    assert offline(odd, "user-mean2") == [9, 9, 2]  # (2 + 1) / 2 rounded half up
+
+
+def test_requested_and_actual_offline():
+    t = table([(0, 0, 10, 100, 1, -1, -1, 1), (5, -1, 20, -1, 1, -1, -1, 1)])
+    assert offline(t, "requested") == [100, 20]
+    assert offline(t, "actual") == [10, 20]
+
+
+# --------------------------------------------------------------------------- replays
+
+
+@pytest.mark.parametrize("name", ["user-profile", "user-mean2"])
+def test_replay_without_waiting_matches_the_offline_evaluation(name):
+    rng = np.random.default_rng(7)
+    n = 300
+    submit = np.sort(rng.integers(0, 5000, n))
+    run = rng.integers(0, 400, n)
+    t = jobs.from_columns(
+        submit=submit,
+        wait=np.zeros(n, np.int64),
+        run=run,
+        time_req=np.where(rng.random(n) < 0.8, run + rng.integers(0, 300, n), -1),
+        user=rng.integers(0, 4, n),
+        executable=rng.integers(-1, 2, n),
+        queue=rng.integers(0, 2, n),
+        procs_req=rng.integers(1, 3, n),
+    )
+    # Room for every job at once: each starts at its submission, as in the log.
+    result = replay(t, from_spec(f"{2 * n}x(cores=1)"), "fcfs", "ff", name)
+    assert (result.start == t.submit).all()
+    assert result.pred.tolist() == predictors.evaluate(t, name).tolist()
+    assert (result.pred >= 1).all()
+
+
+def test_replay_learns_at_the_simulated_end_not_the_historical_one():
+    # One core: in the log job 1 ran at once (ended at 4); in the replay it waits for job
+    # 0 and runs 10..13, so job 2 (arriving at 5) cannot know it yet.
+    t = table(
+        [
+            (0, 0, 10, 100, 1, -1, -1, 1),
+            (1, 0, 3, 100, 1, -1, -1, 1),
+            (5, 0, 2, 100, 1, -1, -1, 1),
+            (14, 0, 1, 100, 1, -1, -1, 1),
+        ]
+    )
+    result = replay(t, from_spec("1x(cores=1)"), "fcfs", "ff", "user-profile")
+    assert result.start.tolist() == [0, 10, 13, 15]
+    assert result.pred.tolist() == [100, 100, 100, 3]  # job 3: last ended is job 1 (13)
+    assert offline(t, "user-profile") == [100, 100, 3, 10]  # log ends: 10, 4, 7, 15
+
+
+# --------------------------------------------------------------------------- CLI
+
+TINY_SWF = """\
+; MaxProcs: 8
+1   0   0 100 2 -1 -1 2  500 -1 1 1 -1 -1 -1 -1 -1 -1
+2  10   0  50 2 -1 -1 2  500 -1 1 1 -1 -1 -1 -1 -1 -1
+3 200   0 120 2 -1 -1 2  500 -1 1 1 -1 -1 -1 -1 -1 -1
+4 300  -1  40 4 -1 -1 4 1000 -1 1 1 -1 -1 -1 -1 -1 -1
+5 400   0  60 4 -1 -1 4  300 -1 1 2 -1 -1 -1 -1 -1 -1
+"""
+
+
+def test_predict_on_a_tiny_swf(tmp_path, capsys):
+    """By hand (one queue, whose largest estimate is 1000; historical ends 100, 60, 320,
+    340 (wait -1: submit + run), 460):
+
+    * requested: 500, 500, 500, 1000, 300 -> errors 400, 450, 380, 960, 240;
+    * user-profile: job 1 and 2 nothing ended yet: 500, 500; job 3 at 200: last ended of
+      its profile is job 1 (end 100): 100; job 4 (4 procs) at 300: similar (user 1), last
+      ended job 1 (job 3 ends at 320): 100; job 5 (user 2): its estimate 300 -> errors
+      400, 450, 20 (under), 60, 240;
+    * user-mean2: 500, 500; job 3: last two ended 100 (end 100) and 50 (end 60): 75; job
+      4: the same, 75; job 5: 300 -> errors 400, 450, 45 (under), 35, 240.
+    """
+    path = tmp_path / "tiny.swf"
+    path.write_text(TINY_SWF)
+    assert main(["predict", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got == {
+        "requested": {"mae_s": 486.0, "median_ae_s": 400.0, "under_share": 0.0},
+        "user-profile": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
+        "user-mean2": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
+    }
+    assert main(["predict", str(path), "--limit", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "2 jobs with a run time" in text and "user-profile" in text and "actual" not in text
+
+
+def test_predict_on_a_parquet_table_with_queue_meta(tmp_path, capsys):
+    t = table([(0, 0, 100, -1, 1, 5, 0, 4), (200, 0, 100, -1, 1, 5, 0, 4)])
+    path = tmp_path / "w.parquet"
+    jobs.write_parquet(t, path, {"queues": {"a": 0}, "queue_default_walltime": {"a": 50}})
+    assert main(["predict", str(path), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["user-profile"] == {"mae_s": 25.0, "median_ae_s": 25.0, "under_share": 0.5}
+
+
+@needs_kth
+def test_predict_on_kth(capsys):
+    assert main(["predict", str(KTH), "--limit", "5000", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert set(got) == {"requested", "user-profile", "user-mean2"}
+    for e in got.values():
+        assert e["mae_s"] > 0 and e["median_ae_s"] >= 0 and 0 <= e["under_share"] <= 1
+    # Users over-estimate: their estimates almost never fall short, and the history-based
+    # predictors have a much smaller typical (median) error.
+    assert got["requested"]["under_share"] < 0.05
+    assert got["user-profile"]["median_ae_s"] < got["requested"]["median_ae_s"]
+    assert got["user-mean2"]["median_ae_s"] < got["requested"]["median_ae_s"]
+
+
+@needs_kth
+def test_cli_replay_with_user_profile(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert (
+        main(["replay", str(KTH), "--predictor", "user-profile", "--limit", "2000", "-o", str(out)])
+        == 0
+    )
+    assert "predictor user-profile" in capsys.readouterr().out
+    frame = pl.read_parquet(out / "jobs.parquet")
+    ran = frame.filter(pl.col("status") == "replayed")
+    assert ran["pred"].min() >= 1
+    assert json.loads((out / "summary.json").read_text())["predictor"] == "user-profile"
