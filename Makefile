@@ -22,11 +22,28 @@ setup: $(STAMP) ## create .venv (if missing) and install schedbench with its dev
 test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchmarks)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP) ## run the default benchmark sweep on built-in workloads and print the summary
+# Benchmarks: the default sweep and report (bench), hot-path timings (bench-perf) and a
+# baseline of them (bench-save, bench-check; see bench/check.py for the noise band).
+BENCH_CONFIG   ?= bench/default.toml
+BENCH_RESULTS  ?= bench-results
+BENCH_REPORT   ?= bench-report
+BENCH_JOBS     ?=
+BENCH_BASELINE ?= bench/baselines/baseline.json
+BENCH_BAND     ?=
+
+bench: $(STAMP) ## run the default sweep (BENCH_CONFIG) into bench-results/, write bench-report/ and print the summary
+	$(BIN)/python -m schedbench sweep $(BENCH_CONFIG) -o $(BENCH_RESULTS) $(if $(BENCH_JOBS),--jobs $(BENCH_JOBS)); \
+	status=$$?; \
+	$(BIN)/python -m schedbench report $(BENCH_RESULTS) -o $(BENCH_REPORT) && exit $$status
+
+bench-perf: $(STAMP) ## time the hot paths (engine, allocators, SWF parse) with pytest-benchmark
 	$(BIN)/python -m pytest -q bench -m benchmark --benchmark-only -p no:cacheprovider
 
-bench-perf: $(STAMP) ## time the hot paths with pytest-benchmark
-	$(BIN)/python -m pytest -q bench -m benchmark --benchmark-only
+bench-check: $(STAMP) ## run the hot-path timings and fail on a slowdown beyond the noise band vs BENCH_BASELINE
+	$(BIN)/python bench/check.py compare --baseline $(BENCH_BASELINE) $(if $(BENCH_BAND),--band $(BENCH_BAND))
+
+bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine) as BENCH_BASELINE
+	$(BIN)/python bench/check.py save --baseline $(BENCH_BASELINE)
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench

@@ -1,0 +1,198 @@
+"""Save or check a performance baseline of the hot-path benchmarks (``make bench-save`` /
+``make bench-check``).
+
+Machines differ in speed, so absolute timings are not compared.  Every benchmark's best
+time (the minimum over its rounds: the least disturbed by other load) is divided by the
+best time of ``test_calibration_numpy``, a fixed single-threaded numpy workload measured in
+the same session; a benchmark is *slower* when that ratio grew by more than the noise band
+over the baseline's ratio:
+
+    change = (t / t_calibration) / (t_base / t_calibration_base) - 1  >  band
+
+The default band, 0.35 (35 %), was chosen from repeated runs on a shared 2-core machine,
+where the ratios of unchanged code moved by up to about 20 % between sessions (the
+allocator timings are the noisiest); a real regression of a hot path is usually a
+factor, not a few per cent.  Use ``--band`` (``make bench-check BENCH_BAND=0.2``) on a
+quiet machine.  A speed-up beyond the band is reported but does not fail: save a new
+baseline then.  Benchmarks new since the baseline are listed and not judged; benchmarks
+of the baseline that did not run fail the check (a renamed or dropped hot path should be
+a deliberate new baseline).
+
+Each baseline records the machine (platform, CPU model and count, Python, numpy and
+numba versions) so that a comparison across machines is visible as such.
+
+Usage::
+
+    python bench/check.py save    [--baseline bench/baselines/baseline.json] [--json RESULTS]
+    python bench/check.py compare [--baseline ...] [--json RESULTS] [--band 0.35]
+
+Without ``--json`` the benchmarks are run first (``pytest bench -m benchmark
+--benchmark-only``); with it, a ``--benchmark-json`` file of an earlier run is used.
+Exit status: 0 fine, 1 a benchmark is slower than the band allows (or missing), 2 usage
+errors (no baseline, no calibration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_BASELINE = HERE / "baselines" / "baseline.json"
+CALIBRATION = "test_calibration_numpy"
+DEFAULT_BAND = 0.35
+
+
+def machine_info() -> dict:
+    import numba
+    import numpy
+
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu": cpu,
+        "cpu_count": os.cpu_count(),
+        "usable_cpus": usable,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+    }
+
+
+def run_benchmarks(json_path: Path) -> None:
+    cmd = [
+        sys.executable, "-m", "pytest", str(HERE), "-m", "benchmark", "--benchmark-only",
+        "-p", "no:cacheprovider", "-q", f"--benchmark-json={json_path}",
+    ]
+    print("running:", " ".join(cmd), file=sys.stderr, flush=True)
+    status = subprocess.call(cmd, cwd=HERE.parent)
+    if status != 0:
+        raise SystemExit(f"the benchmarks failed (pytest exit status {status})")
+
+
+def read_results(json_path: Path) -> dict[str, dict]:
+    """``{name: {"min": s, "median": s, "rounds": n}}`` of a pytest-benchmark JSON file."""
+    data = json.loads(Path(json_path).read_text())
+    out = {}
+    for b in data.get("benchmarks", []):
+        stats = b["stats"]
+        out[b["name"]] = {"min": stats["min"], "median": stats["median"], "rounds": stats["rounds"]}
+    return out
+
+
+def with_ratios(results: dict[str, dict]) -> dict[str, dict]:
+    if CALIBRATION not in results:
+        raise ValueError(f"no {CALIBRATION} among the results: cannot normalise")
+    cal = results[CALIBRATION]["min"]
+    return {name: {**r, "ratio": r["min"] / cal} for name, r in sorted(results.items())}
+
+
+def _usage(message: str) -> None:
+    print(f"bench-check: {message}", file=sys.stderr)
+
+
+def compare(baseline: dict, current: dict[str, dict], band: float) -> tuple[list[str], bool]:
+    """Lines of a report and whether the check failed."""
+    base = baseline["benchmarks"]
+    lines = [
+        f"baseline: {baseline.get('created', '?')} on {baseline['machine'].get('cpu', '?')} "
+        f"({baseline['machine'].get('usable_cpus', '?')} CPUs, numba {baseline['machine'].get('numba', '?')})",
+        f"now:      {machine_info()['cpu']} (numba {machine_info()['numba']}); "
+        f"noise band {band:.0%} on ratios to {CALIBRATION}",
+        "",
+        f"{'benchmark':<40} {'base ratio':>11} {'now ratio':>11} {'change':>8}  {'now min':>10}  verdict",
+    ]
+    failed = False
+    for name in sorted(set(base) | set(current)):
+        if name == CALIBRATION:
+            cur = current.get(name, {}).get("min")
+            lines.append(f"{name:<40} {'1':>11} {'1':>11} {'':>8}  {cur * 1e3 if cur else float('nan'):>8.2f}ms  calibration")
+            continue
+        if name not in current:
+            lines.append(f"{name:<40} {base[name]['ratio']:>11.3f} {'-':>11} {'':>8}  {'':>10}  MISSING")
+            failed = True
+            continue
+        if name not in base:
+            lines.append(f"{name:<40} {'-':>11} {current[name]['ratio']:>11.3f} {'':>8}  "
+                         f"{current[name]['min'] * 1e3:>8.2f}ms  new (not judged)")
+            continue
+        change = current[name]["ratio"] / base[name]["ratio"] - 1
+        if change > band:
+            verdict, failed = "SLOWER", True
+        elif change < -band:
+            verdict = "faster (save a new baseline)"
+        else:
+            verdict = "ok"
+        lines.append(f"{name:<40} {base[name]['ratio']:>11.3f} {current[name]['ratio']:>11.3f} "
+                     f"{change:>+8.1%}  {current[name]['min'] * 1e3:>8.2f}ms  {verdict}")
+    lines.append("")
+    lines.append("bench-check: FAILED (slower than the noise band allows)" if failed else "bench-check: ok")
+    return lines, failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("action", choices=("save", "compare"))
+    parser.add_argument("--baseline", type=Path, default=DEFAULT_BASELINE)
+    parser.add_argument("--json", type=Path, help="pytest-benchmark JSON of an earlier run (default: run now)")
+    parser.add_argument("--band", type=float, default=float(os.environ.get("BENCH_BAND") or DEFAULT_BAND),
+                        help=f"allowed relative slowdown of a ratio (default {DEFAULT_BAND})")
+    args = parser.parse_args(argv)
+    if args.band <= 0:
+        parser.error("--band must be > 0")
+    if args.action == "compare" and not args.baseline.is_file():
+        _usage(f"no baseline at {args.baseline}: run `make bench-save` first")
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        json_path = args.json
+        if json_path is None:
+            json_path = Path(tmp) / "bench.json"
+            run_benchmarks(json_path)
+        try:
+            current = with_ratios(read_results(json_path))
+        except (OSError, ValueError, KeyError) as exc:
+            _usage(str(exc))
+            return 2
+    if args.action == "save":
+        args.baseline.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "machine": machine_info(),
+            "calibration": CALIBRATION,
+            "statistic": "min",
+            "benchmarks": current,
+        }
+        tmp_path = args.baseline.with_suffix(".json.tmp")
+        tmp_path.write_text(json.dumps(doc, indent=2) + "\n")
+        os.replace(tmp_path, args.baseline)
+        for name, r in current.items():
+            print(f"{name:<40} min {r['min'] * 1e3:>9.2f} ms   ratio {r['ratio']:.3f}")
+        print(f"bench-save: wrote {args.baseline}")
+        return 0
+    baseline = json.loads(args.baseline.read_text())
+    lines, failed = compare(baseline, current, args.band)
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
