@@ -229,15 +229,19 @@ def _save(fig, path: Path) -> None:
     fig.savefig(path, format="png", dpi=100)
 
 
-def bars_figure(summary: pl.DataFrame, workload: str, path: Path) -> None:
-    """2 x 2 grouped bars (groups: scheduler (and predictor); bars: allocator)."""
-    sub = summary.filter(pl.col("workload") == workload)
-    sub = sub.with_columns(
+def _with_group(sub: pl.DataFrame) -> pl.DataFrame:
+    """Adds ``_group``: the scheduler, with the predictor when the sweep has several."""
+    return sub.with_columns(
         pl.when(pl.col("label").str.contains(r"\("))
         .then(pl.format("{} ({})", "scheduler", "predictor"))
         .otherwise(pl.col("scheduler"))
         .alias("_group")
     )
+
+
+def bars_figure(summary: pl.DataFrame, workload: str, path: Path) -> None:
+    """2 x 2 grouped bars (groups: scheduler (and predictor); bars: allocator)."""
+    sub = _with_group(summary.filter(pl.col("workload") == workload))
     groups = list(dict.fromkeys(sub["_group"].to_list()))
     allocs = list(dict.fromkeys(sub["allocator"].to_list()))
     fig = _figure(10, 6.5)
@@ -272,12 +276,14 @@ def _labels_in_order(sub: pl.DataFrame) -> list[str]:
 
 def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workload: str, path: Path) -> None:
     """CDF of the waiting time of every replayed job, all seeds pooled, one line a label."""
-    sub = summary.filter(pl.col("workload") == workload)
+    sub = _with_group(summary.filter(pl.col("workload") == workload))
+    groups = list(dict.fromkeys(sub["_group"].to_list()))
+    allocs = list(dict.fromkeys(sub["allocator"].to_list()))
     fig = _figure(8, 4.5)
     ax = fig.subplots()
     probs = np.linspace(0.0, 1.0, 1001)
     curves, top = [], 0.0
-    for i, r in enumerate(sub.iter_rows(named=True)):
+    for r in sub.iter_rows(named=True):
         paths = runs.filter(
             (pl.col("workload") == workload) & (pl.col("status") == "ok") & (pl.col("scheduler") == r["scheduler"])
             & (pl.col("allocator") == r["allocator"]) & (pl.col("predictor") == r["predictor"])
@@ -296,11 +302,11 @@ def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wo
             continue
         q = np.quantile(waits, probs)
         top = max(top, float(np.quantile(waits, 0.99)))
-        curves.append((r["label"], q, i))
+        curves.append((r["label"], q, (groups.index(r["_group"]), allocs.index(r["allocator"]))))
     scale, unit = (3600.0, "h") if top > 3 * 3600 else (60.0, "min") if top > 300 else (1.0, "s")
-    for label, q, i in curves:
-        ax.plot(q / scale, probs, label=label, color=_PALETTE[i % len(_PALETTE)],
-                linestyle=("-", "--", ":", "-.")[(i // len(_PALETTE)) % 4], linewidth=1.6)
+    for label, q, (g, a) in curves:  # colour: scheduler; line style: allocator
+        ax.plot(q / scale, probs, label=label, color=_PALETTE[g % len(_PALETTE)],
+                linestyle=("-", "--", ":", "-.")[a % 4], linewidth=1.6)
     if top > 0:
         ax.set_xlim(0, top / scale * 1.05)
     ax.set_ylim(0, 1.0)
@@ -472,7 +478,8 @@ def build(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
         wait_cdf_figure(results, runs, summary, workload, cdf)
         sec.figures.append((cdf.relative_to(outdir).as_posix(),
                             "Cumulative distribution of waiting times: the higher and further left a line, the "
-                            "shorter jobs waited."))
+                            "shorter jobs waited (colour: scheduler, line style: allocator; equal "
+                            "schedules draw coinciding lines)."))
         queue = figdir / f"{slug}-queue.png"
         seed = queue_figure(results, runs, summary, workload, queue)
         sec.figures.append((queue.relative_to(outdir).as_posix(),
