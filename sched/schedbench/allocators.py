@@ -10,7 +10,28 @@ req_nodes`` units.
 
 Allocators are jitted and selected by an :class:`Allocator` code; :data:`ALLOCATORS` maps
 CLI names to codes.  All of them agree on *whether* a job fits (that depends on the free
-resources only, never on the order); they differ in *which* nodes it gets.
+resources only, never on the order); they differ in *which* nodes it gets:
+
+* **ff** (First-Fit): node index order.
+* **bf** (Best-Fit): non-decreasing free computing resources (cores + GPUs + MICs; memory
+  not counted), ties by index, recomputed before each allocation.
+* **balanced** (Netti et al. §3): every node goes to the bin of the critical resource type
+  it has the most of *free* (ties: lower type index), or to the null bin when it has none
+  free; the null bin comes first (index order), then nodes are taken one at a time from
+  the currently largest remaining bin (ties: lower type index; inside a bin, index order).
+  Critical types default to GPUs and MICs.
+* **weighted** (§3, Eq. 1): nodes in non-decreasing rank R_i = Σ_k w_k · imp_ik over the
+  types node i has (capacity > 0), ties by index.  imp_ik is what remains free of type k
+  on node i after it takes min(units it can host, the job's units) units of this job;
+  w_k = mean_req_k · load_k / cap_k, where mean_req_k is the mean over queued jobs of
+  their total request of k (units × per-unit amount) weighted by predicted duration,
+  load_k = used_k / cap_k now, and cap_k the machine's capacity of k.  Nodes that cannot
+  host a unit are ranked too but never used.
+* **priority-weighted** (§3): weighted with w_k multiplied by p_k for critical types; p_k
+  starts at 1, +1 whenever a job needing k is offered for allocation and does not fit,
+  −1 when such a job is allocated, kept within [1, bound] (bound 10 by default).  An
+  offer is a scheduler's attempt to start a job now (the head of FCFS/SJF/PRB, EASY's
+  head and the backfill candidates that fit the totals).
 """
 
 from __future__ import annotations
@@ -20,7 +41,7 @@ import enum
 import numpy as np
 
 from ._jit import kernel
-from .layout import N_RES
+from .layout import N_RES, V_CAP, V_CRIT, V_FREE, V_PRIO, V_TMP, V_WPRED, V_WSUM
 
 N_COMPUTE = 3  # resource columns that count as computing resources (not memory)
 _BIG = np.iinfo(np.int64).max
@@ -29,12 +50,20 @@ _BIG = np.iinfo(np.int64).max
 class Allocator(enum.IntEnum):
     FIRST_FIT = 0
     BEST_FIT = 1
+    BALANCED = 2
+    WEIGHTED = 3
+    PRIORITY_WEIGHTED = 4
 
 
 ALLOCATORS: dict[str, Allocator] = {
     "ff": Allocator.FIRST_FIT,
     "bf": Allocator.BEST_FIT,
+    "balanced": Allocator.BALANCED,
+    "weighted": Allocator.WEIGHTED,
+    "priority-weighted": Allocator.PRIORITY_WEIGHTED,
 }
+DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
+DEFAULT_PRIORITY_BOUND = 10
 
 
 @kernel
@@ -93,16 +122,88 @@ def _argsort_stable(key, order, tmp):
 
 
 @kernel
-def _order(code, free, cap, order, key, tmp):
-    """Fill ``order`` (int64 (n_nodes,)) with the node visiting order of allocator ``code``
-    on the free resources ``free`` of nodes of capacity ``cap`` (int64 (n_nodes, 4));
-    ``key`` (float64 (n_nodes,)) and ``tmp`` (int64 (n_nodes,)) are scratch."""
+def _balanced(free, scal, order, key, tmp):
+    """Balanced order (module docstring) into ``order``; key (float64) and tmp (int64),
+    both (n_nodes,), are scratch; scal[V_TMP:] holds the bins' cursors."""
+    n = free.shape[0]
+    for i in range(n):
+        best = 0  # null bin
+        most = 0
+        for k in range(N_RES):
+            if scal[V_CRIT + k] and free[i, k] > most:
+                most = free[i, k]
+                best = 1 + k
+        key[i] = best
+    _argsort_stable(key, order, tmp)  # nodes grouped by bin, index order inside
+    # bin b occupies order[start_b : end_b]; cursors live in scal[V_TMP + b]
+    for b in range(N_RES + 1):
+        scal[V_TMP + b] = 0
+        scal[V_TMP + 8 + b] = 0
+    for p in range(n):
+        b = int(key[order[p]])
+        scal[V_TMP + 8 + b] += 1  # sizes
+    start = 0
+    for b in range(N_RES + 1):
+        scal[V_TMP + b] = start  # cursor
+        start += scal[V_TMP + 8 + b]
+    for p in range(n):
+        tmp[p] = order[p]
+    w = 0
+    while w < scal[V_TMP + 8]:  # the null bin first
+        order[w] = tmp[scal[V_TMP] + w]
+        w += 1
+    scal[V_TMP + 8] = 0
+    while w < n:
+        pick = -1
+        for b in range(1, N_RES + 1):
+            if scal[V_TMP + 8 + b] > 0 and (pick < 0 or scal[V_TMP + 8 + b] > scal[V_TMP + 8 + pick]):
+                pick = b
+        order[w] = tmp[scal[V_TMP + pick]]
+        scal[V_TMP + pick] += 1
+        scal[V_TMP + 8 + pick] -= 1
+        w += 1
+
+
+@kernel
+def _weighted(code, free, cap, scal, units, req, order, key, tmp):
+    """Weighted / Priority-Weighted order (module docstring) into ``order``."""
+    n = free.shape[0]
+    wpred = scal[V_WPRED]
+    for i in range(n):
+        h = _host(free, i, req)
+        if h > units:
+            h = units
+        r = 0.0
+        for k in range(N_RES):
+            total = scal[V_CAP + k]
+            if cap[i, k] <= 0 or total <= 0 or wpred <= 0:
+                continue
+            mean_req = scal[V_WSUM + k] / wpred
+            load = (total - scal[V_FREE + k]) / total
+            w = mean_req * load / total
+            if code == Allocator.PRIORITY_WEIGHTED and scal[V_CRIT + k]:
+                w *= scal[V_PRIO + k]
+            r += w * (free[i, k] - h * req[k])
+        key[i] = r
+    _argsort_stable(key, order, tmp)
+
+
+@kernel
+def _order(code, free, cap, order, key, tmp, scal, units, req):
+    """Fill ``order`` (int64 (n_nodes,)) with the node visiting order of allocator
+    ``code`` for a job of ``units`` units of shape ``req`` on the free resources ``free``
+    of nodes of capacity ``cap`` (int64 (n_nodes, 4)); ``scal`` is the engine's scalar
+    state (queue sums, loads, priorities); ``key`` (float64 (n_nodes,)) and ``tmp``
+    (int64 (n_nodes,)) are scratch."""
     n = free.shape[0]
     if code == Allocator.BEST_FIT:
-        # Non-decreasing free computing resources (cores + GPUs + MICs), ties by index.
         for i in range(n):
             key[i] = free[i, 0] + free[i, 1] + free[i, 2]
         _argsort_stable(key, order, tmp)
+    elif code == Allocator.BALANCED:
+        _balanced(free, scal, order, key, tmp)
+    elif code == Allocator.WEIGHTED or code == Allocator.PRIORITY_WEIGHTED:
+        _weighted(code, free, cap, scal, units, req, order, key, tmp)
     else:
         for i in range(n):
             order[i] = i

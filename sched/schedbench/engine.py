@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._jit import kernel
+from .allocators import Allocator as _Allocator
 from .allocators import _fits, _order, _place
 from .layout import INF as _INF
 from .layout import (
@@ -54,15 +55,18 @@ from .layout import (
     R_JOB,
     R_KEY,
     V_CAP,
+    V_CRIT,
     V_FREE,
     V_HINT,
     V_HN,
     V_LAST_PASS,
     V_NEXT,
     V_PASSES,
+    V_PBOUND,
     V_PERIOD,
     V_POOL,
     V_PRED_KIND,
+    V_PRIO,
     V_QH,
     V_QN,
     V_QSPAN,
@@ -72,6 +76,8 @@ from .layout import (
     V_STARTED,
     V_TICK0,
     V_TL,
+    V_WPRED,
+    V_WSUM,
     W_COUNT,
     W_IDENT,
     W_NODE,
@@ -97,6 +103,9 @@ class JobState(enum.IntEnum):
     DROPPED = 4
 
 
+PRIORITY_WEIGHTED = int(_Allocator.PRIORITY_WEIGHTED)
+
+
 class State(NamedTuple):
     """Engine state for ``n`` jobs on ``m`` nodes (all int64).
 
@@ -105,7 +114,7 @@ class State(NamedTuple):
     (R_* columns) sorted by (start + pred, index).  heap (n + 4, 4): rows (time, rank, sequence, job).  pool (p,
     3): (node, units, job) allocation segments of running jobs.  cap, free, scratch (m,
     4).  work (N_WORK, m): node buffers; fkey (m,) float64: node sort keys; stack (128,):
-    the backfill tree walk.  timeline (rows, N_TL).  tree (2P, 5): min-tree over
+    the backfill tree walk; qkey (n,) float64 and qwork (2, n): queue sorting buffers.  timeline (rows, N_TL).  tree (2P, 5): min-tree over
     job indices of (request totals per type, pred) of queued jobs, for EASY's backfill
     scan (no rows when unused).  memo: an online predictor's memory.
     scal (N_SCAL,): counters and totals (V_*).
@@ -122,6 +131,8 @@ class State(NamedTuple):
     work: np.ndarray
     fkey: np.ndarray
     stack: np.ndarray
+    qkey: np.ndarray
+    qwork: np.ndarray
     timeline: np.ndarray
     tree: np.ndarray
     memo: np.ndarray
@@ -264,11 +275,22 @@ def _tree_next(tree, stack, scal, lo, kind, extra, horizon):
 
 
 @kernel
+def _queue_sums(jobs, scal, j, sign):
+    """Add (sign 1) or remove (sign -1) job ``j`` from the queue's duration-weighted
+    request sums (the Weighted allocators' mean request)."""
+    p = jobs[j, J_PRED]
+    scal[V_WPRED] += sign * p
+    for k in range(N_RES):
+        scal[V_WSUM + k] += sign * p * jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+
+
+@kernel
 def _enqueue(jobs, queue, tree, memo, scal, j, now):
     """Job ``j`` joins the queue.  FIFO order is arrival order (an append); SJF order
     (pred, submit, id) is kept by insertion (equal preds keep arrival order)."""
     jobs[j, J_PRED] = _predict(jobs, memo, scal, j, now)
     jobs[j, J_STATE] = JobState.QUEUED
+    _queue_sums(jobs, scal, j, 1)
     qh = scal[V_QH]
     span = scal[V_QSPAN]
     pos = qh + span
@@ -309,6 +331,19 @@ def _queue_tidy(jobs, queue, scal):
         span = w - qh
     scal[V_QH] = qh
     scal[V_QSPAN] = span
+
+
+@kernel
+def _queue_compact(jobs, queue, scal):
+    """Drop every hole: afterwards queue[V_QH : V_QH + V_QN] are exactly the queued jobs,
+    in their current order."""
+    qh = scal[V_QH]
+    w = qh
+    for r in range(qh, qh + scal[V_QSPAN]):
+        if jobs[queue[r], J_STATE] == JobState.QUEUED:
+            queue[w] = queue[r]
+            w += 1
+    scal[V_QSPAN] = w - qh
 
 
 @kernel
@@ -396,6 +431,7 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
         run_list[pos, R_AMT + k] = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
     scal[V_RN] = rn + 1
     scal[V_QN] -= 1
+    _queue_sums(jobs, scal, j, -1)
     scal[V_STARTED] += 1
     if tree.shape[0] > 0:
         _tree_set(tree, jobs, j, False)
@@ -413,11 +449,25 @@ def _fits_now(jobs, free, work, scal, j):
 
 
 @kernel
+def _prioritise(jobs, scal, j, step):
+    """Priority-Weighted: move the priority of every critical type job ``j`` needs by
+    ``step``, within [1, bound]."""
+    for k in range(N_RES):
+        if scal[V_CRIT + k] and jobs[j, J_REQ + k] > 0:
+            p = scal[V_PRIO + k] + step
+            scal[V_PRIO + k] = min(max(p, 1), scal[V_PBOUND])
+
+
+@kernel
 def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j, now, alloc):
     """Start job ``j`` now with allocator ``alloc`` if it fits; returns whether it did.
     Nodes are ordered and chosen only here, once the totals admit the job."""
     if not _fits_now(jobs, free, work, scal, j):
+        if alloc == PRIORITY_WEIGHTED:
+            _prioritise(jobs, scal, j, 1)
         return False
+    if alloc == PRIORITY_WEIGHTED:
+        _prioritise(jobs, scal, j, -1)
     used = _choose(jobs, cap, free, work, fkey, scal, j, alloc)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
         return False
@@ -452,7 +502,10 @@ def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
         order = work[W_IDENT]
         first = _first_fit_start(free, scal, jobs, j)
     else:
-        _order(alloc, free, cap, work[W_ORDER], fkey, work[W_TMP])
+        _order(
+            alloc, free, cap, work[W_ORDER], fkey, work[W_TMP], scal, jobs[j, J_UNITS],
+            jobs[j, J_REQ : J_REQ + N_RES],
+        )
         order = work[W_ORDER]
         first = 0
     return _place(
@@ -574,6 +627,8 @@ def new_state(
     sjf: bool = False,
     backfill_tree: bool = False,
     memo: np.ndarray | None = None,
+    critical: tuple[int, ...] = (1, 2),
+    priority_bound: int = 10,
 ) -> State:
     """Fresh engine state.  ``jobs``: int64 (n, N_JCOLS) with the input columns filled
     (J_SUBMIT … J_REQ_NODES, J_USER, J_QUEUE, J_PKEY…) and J_STATE PENDING or DROPPED;
@@ -606,6 +661,10 @@ def new_state(
     scal[V_TICK0] = first
     scal[V_PRED_KIND] = pred_kind
     scal[V_SJF] = int(sjf)
+    for k in critical:
+        scal[V_CRIT + k] = 1
+    scal[V_PRIO : V_PRIO + N_RES] = 1
+    scal[V_PBOUND] = priority_bound
     S = State(
         jobs=jobs,
         queue=np.empty(n, i64),
@@ -618,6 +677,8 @@ def new_state(
         work=work,
         fkey=np.zeros(m, np.float64),
         stack=np.empty(128, i64),
+        qkey=np.zeros(n, np.float64),
+        qwork=np.empty((2, n), i64),
         timeline=np.empty((tl_rows, N_TL), i64),
         tree=np.full((tree_rows, N_RES + 1), _INF, i64),
         memo=memo if memo is not None else np.zeros((1, 1), i64),

@@ -26,7 +26,8 @@ J_LEN = 16
 J_USER = 17
 J_QUEUE = 18
 J_PKEY = 19  # J_PKEY + i, i < 4: keys an online predictor precomputes (profile ids, ...)
-N_JCOLS = 23
+J_QWAIT = 23  # expected wait of the job's queue (s, >= 1): PRB's yardstick
+N_JCOLS = 24
 
 # Columns of State.run_list, int64 (n, N_RCOLS): one row per running job, rows sorted by
 # (key, job) so that reservations walk a contiguous array.
@@ -56,7 +57,13 @@ V_FREE = 16  # V_FREE + k: free amount of resource k over all nodes
 V_CAP = 20  # V_CAP + k: capacity of resource k over all nodes
 V_SHADOW = 24  # V_SHADOW + k: scratch totals for reservations
 V_HINT = 28  # V_HINT + k: no node below this index has any free resource k
-N_SCAL = 32
+V_WSUM = 32  # V_WSUM + k: sum over queued jobs of pred * units * request of k (Weighted)
+V_WPRED = 36  # sum over queued jobs of pred (Weighted)
+V_PRIO = 37  # V_PRIO + k: Priority-Weighted's priority of resource k (1 .. V_PBOUND)
+V_CRIT = 41  # V_CRIT + k: 1 when resource k is critical (Balanced, Priority-Weighted)
+V_PBOUND = 45  # Priority-Weighted's bound on priorities
+V_TMP = 46  # V_TMP + i, i < 16: scratch for kernels that need a few counters
+N_SCAL = 62
 
 # Rows of State.work, int64 (N_WORK, n_nodes): node buffers.
 W_ORDER = 0

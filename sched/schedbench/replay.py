@@ -15,10 +15,10 @@ import numba
 import numpy as np
 
 from . import engine, layout, predictors
-from .allocators import ALLOCATORS, _place
+from .allocators import ALLOCATORS, DEFAULT_CRITICAL, DEFAULT_PRIORITY_BOUND, _place
 from .errors import UsageError
 from .jobs import JobTable
-from .machine import Machine
+from .machine import RESOURCE_NAMES, Machine
 from .predictors import PREDICTORS
 from .schedulers import SCHEDULERS, needs_backfill_tree, needs_sjf_queue, run
 
@@ -143,6 +143,35 @@ def job_matrix(table: JobTable, status: np.ndarray) -> np.ndarray:
     return J
 
 
+def expected_queue_wait(table: JobTable, meta: dict | None = None) -> np.ndarray:
+    """Per job, the expected wait of its queue (s, >= 1), PRB's yardstick (Netti et al.
+    §2.2: "the average waiting time over a certain queue").
+
+    From ``meta["queue_expected_wait"]`` ({queue name: s}) with ``meta["queues"]``
+    ({queue name: code}) when the workload carries them (Eurora's ``system_queues``);
+    otherwise the mean logged wait (SWF field 3, where >= 0) of the job's queue in this
+    trace, else of the whole trace, else 1 s.
+    """
+    out = np.ones(table.n_jobs, dtype=np.int64)
+    meta = meta or {}
+    limits, codes = meta.get("queue_expected_wait"), meta.get("queues")
+    if limits and codes:
+        for name, code in codes.items():
+            if name in limits:
+                out[table.queue == code] = max(1, int(limits[name]))
+        return out
+    known = table.wait >= 0
+    if not known.any():
+        return out
+    overall = max(1, int(round(table.wait[known].mean())))
+    out[:] = overall
+    queues, inverse = np.unique(table.queue, return_inverse=True)
+    sums = np.bincount(inverse, weights=np.where(known, table.wait, 0), minlength=queues.size)
+    counts = np.bincount(inverse, weights=known, minlength=queues.size)
+    means = np.where(counts > 0, np.round(sums / np.maximum(counts, 1)), overall)
+    return np.maximum(1, means[inverse]).astype(np.int64)
+
+
 def build_state(
     table: JobTable,
     machine: Machine,
@@ -151,16 +180,27 @@ def build_state(
     period: int = 0,
     sjf: bool = False,
     backfill_tree: bool = False,
+    meta: dict | None = None,
+    critical: tuple[str, ...] = DEFAULT_CRITICAL,
+    priority_bound: int = DEFAULT_PRIORITY_BOUND,
 ) -> tuple[engine.State, np.ndarray]:
-    """Engine state for a replay, and the pre-replay status of every job."""
+    """Engine state for a replay, and the pre-replay status of every job.  ``meta``: the
+    workload's metadata (queue limits); ``critical``: resource names the Balanced and
+    Priority-Weighted allocators protect; ``priority_bound``: Priority-Weighted's bound."""
     _check_sorted(table)
     if period < 0:
         raise UsageError("the decision period must be >= 0 seconds")
+    if priority_bound < 1:
+        raise UsageError("the priority bound must be >= 1")
+    unknown = [c for c in critical if c not in RESOURCE_NAMES]
+    if unknown:
+        raise UsageError(f"unknown critical resource(s) {unknown}; choose from {', '.join(RESOURCE_NAMES)}")
     _lookup(PREDICTORS, predictor, "predictor")
     status = classify(table, machine)
     pred_kind, pred_keys, memo = predictors.prepare(table, predictor)
     J = job_matrix(table, status)
     J[:, layout.J_PKEY : layout.J_PKEY + pred_keys.shape[1]] = pred_keys
+    J[:, layout.J_QWAIT] = expected_queue_wait(table, meta)
     state = engine.new_state(
         J,
         machine.capacity,
@@ -169,6 +209,8 @@ def build_state(
         sjf=sjf,
         backfill_tree=backfill_tree,
         memo=memo,
+        critical=tuple(RESOURCE_NAMES.index(c) for c in critical),
+        priority_bound=priority_bound,
     )
     return state, status
 
@@ -221,15 +263,17 @@ def replay(
     allocator: str = "ff",
     predictor: str = "requested",
     progress=None,
+    **options,
 ) -> ReplayResult:
     """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a jitted
     ``scheduler+allocator`` pair (names from SCHEDULERS and ALLOCATORS).  ``progress``,
-    if given, is called with the number of started jobs from time to time."""
+    if given, is called with the number of started jobs from time to time; ``options``
+    (meta, critical, priority_bound) go to :func:`build_state`."""
     sched = _lookup(SCHEDULERS, scheduler, "scheduler")
     alloc = _lookup(ALLOCATORS, allocator, "allocator")
     S, status = build_state(
         table, machine, predictor,
-        sjf=needs_sjf_queue(sched), backfill_tree=needs_backfill_tree(sched),
+        sjf=needs_sjf_queue(sched), backfill_tree=needs_backfill_tree(sched), **options,
     )
     warm_up()
     t0 = time.perf_counter()

@@ -28,12 +28,13 @@ from __future__ import annotations
 import enum
 
 from ._jit import kernel
-from .allocators import N_RES, _fits
+from .allocators import _argsort_stable, _fits
 from .engine import (
     _advance,
     _choose,
     _commit,
     _fits_now,
+    _queue_compact,
     _queue_head,
     _record,
     _tree_next,
@@ -43,13 +44,18 @@ from .layout import (
     J_LEN,
     J_PRED,
     J_PTR,
+    J_QWAIT,
     J_REQ,
     J_REQ_NODES,
+    J_SUBMIT,
     J_UNITS,
+    N_RES,
     R_AMT,
     R_JOB,
     R_KEY,
     V_FREE,
+    V_QH,
+    V_QN,
     V_RN,
     V_SHADOW,
     V_STARTED,
@@ -65,12 +71,14 @@ class Scheduler(enum.IntEnum):
     FCFS = 0
     SJF = 1
     EASY = 2
+    PRB = 3
 
 
 SCHEDULERS: dict[str, Scheduler] = {
     "fcfs": Scheduler.FCFS,
     "sjf": Scheduler.SJF,
     "easy": Scheduler.EASY,
+    "prb": Scheduler.PRB,
 }
 
 
@@ -201,17 +209,54 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
 
 
 @kernel
-def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, sched, alloc):
+def _sort_queue(queue, qh, n, qkey, qwork):
+    """Stable sort of queue[qh : qh + n] by qkey[:n] (float64, ascending)."""
+    _argsort_stable(qkey[:n], qwork[0, :n], qwork[1, :n])
+    for r in range(n):
+        qwork[1, r] = queue[qh + qwork[0, r]]
+    for r in range(n):
+        queue[qh + r] = qwork[1, r]
+
+
+@kernel
+def _prb_order(jobs, queue, scal, qkey, qwork, now):
+    """Put the queue in PRB order: priority = wait / expected wait of the job's queue,
+    highest first; ties by demand = units x (cores + GPUs + MICs) per unit x pred,
+    smallest first; then (submit, id)."""
+    _queue_compact(jobs, queue, scal)
+    qh = scal[V_QH]
+    n = scal[V_QN]
+    for r in range(n):
+        qkey[r] = queue[qh + r]  # job index: (submit, id) order
+    _sort_queue(queue, qh, n, qkey, qwork)
+    for r in range(n):
+        j = queue[qh + r]
+        per_unit = jobs[j, J_REQ] + jobs[j, J_REQ + 1] + jobs[j, J_REQ + 2]
+        qkey[r] = float(jobs[j, J_UNITS] * per_unit) * float(jobs[j, J_PRED])
+    _sort_queue(queue, qh, n, qkey, qwork)
+    for r in range(n):
+        j = queue[qh + r]
+        qkey[r] = -float(now - jobs[j, J_SUBMIT]) / float(jobs[j, J_QWAIT])
+    _sort_queue(queue, qh, n, qkey, qwork)
+
+
+@kernel
+def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, qkey, qwork, tree, scal, now, sched, alloc):
     """One pass of scheduler ``sched`` with allocator ``alloc`` at ``now``.  FCFS and SJF
-    differ only in queue order, which the engine keeps on insertion."""
+    differ only in queue order, which the engine keeps on insertion; PRB reorders the
+    queue by priority at every pass and then starts jobs like them (in order while the
+    next fits, as SJF does in AccaSim)."""
     if sched == Scheduler.EASY:
         _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc)
+    elif sched == Scheduler.PRB:
+        _prb_order(jobs, queue, scal, qkey, qwork, now)
+        _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
     else:
         _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
 
 
 @kernel
-def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, timeline, tree, memo, scal, sched, alloc, max_passes):
+def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, qkey, qwork, timeline, tree, memo, scal, sched, alloc, max_passes):
     """Replay until the end or ``max_passes`` passes: advance to each decision point,
     run a pass, record the timeline.  Arrays as in :class:`schedbench.engine.State`.
     Returns the passes run; fewer than ``max_passes`` means the replay is over."""
@@ -220,7 +265,7 @@ def _run(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stac
         now = _advance(jobs, queue, run_list, heap, pool, free, tree, memo, scal)
         if now < 0:
             break
-        _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, sched, alloc)
+        _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, qkey, qwork, tree, scal, now, sched, alloc)
         _record(timeline, scal, now)
         passes += 1
     return passes

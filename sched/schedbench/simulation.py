@@ -69,7 +69,8 @@ class View(NamedTuple):
 
     time: s.  queue: job indices in queue order.  running: running job indices.
     free, capacity: int64 (n_nodes, 4) cores, GPUs, MICs, MiB.  submit, start, estimate,
-    pred (s), units, req_nodes, user, queue_id: int64 (n,); request: int64 (n, 4) per unit.
+    pred (s), units, req_nodes, user, queue_id, qwait (expected wait of the job's queue,
+    s): int64 (n,); request: int64 (n, 4) per unit.
     """
 
     time: int
@@ -86,6 +87,7 @@ class View(NamedTuple):
     req_nodes: np.ndarray
     user: np.ndarray
     queue_id: np.ndarray
+    qwait: np.ndarray
 
 
 class Policy(Protocol):
@@ -123,9 +125,12 @@ class Simulation:
         period: int = 0,
         queue_order: str = "fifo",
         scheduler: str | None = None,
+        **options,
     ):
         """``scheduler`` (a jitted scheduler's name) prepares the state for
-        :meth:`jitted_pass` with that scheduler and sets the queue order it needs."""
+        :meth:`jitted_pass` with that scheduler and sets the queue order it needs;
+        ``options`` (meta, critical, priority_bound) go to
+        :func:`schedbench.replay.build_state`."""
         if queue_order not in ("fifo", "sjf"):
             raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
         sched = None if scheduler is None else _lookup(SCHEDULERS, scheduler, "scheduler")
@@ -138,7 +143,7 @@ class Simulation:
         self.predictor = predictor
         self.state, self.status = build_state(
             table, machine, predictor, period=period, sjf=queue_order == "sjf",
-            backfill_tree=sched is not None and needs_backfill_tree(sched),
+            backfill_tree=sched is not None and needs_backfill_tree(sched), **options,
         )
         self.now: int | None = None
         J = self.state.jobs
@@ -153,6 +158,7 @@ class Simulation:
             req_nodes=_ro(J[:, J_REQ_NODES]),
             user=_ro(J[:, layout.J_USER]),
             queue_id=_ro(J[:, layout.J_QUEUE]),
+            qwait=_ro(J[:, layout.J_QWAIT]),
         )
         self.passes = 0
         self._started_in_pass = 0
@@ -253,7 +259,7 @@ class Simulation:
         before = int(S.scal[V_STARTED])
         _pass(
             S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.scratch, S.work,
-            S.fkey, S.stack, S.tree, S.scal, self.now, sched, self.alloc,
+            S.fkey, S.stack, S.qkey, S.qwork, S.tree, S.scal, self.now, sched, self.alloc,
         )
         self._started_in_pass += int(S.scal[V_STARTED]) - before
 

@@ -1,0 +1,157 @@
+"""Slow, obviously-correct references for node orders (Netti et al. §3) and PRB (§2.2),
+written from the paper in plain Python, and a Python dispatcher that uses them through the
+engine's decision interface so that whole replays can be compared with the jitted ones.
+
+Nothing here imports the allocator kernels.
+"""
+
+from __future__ import annotations
+
+RES = 4
+CRITICAL = (1, 2)  # GPUs and MICs
+
+
+def host(free_row, req) -> int:
+    """Units of per-unit request ``req`` a node with ``free_row`` can host."""
+    return min(free_row[k] // req[k] for k in range(RES) if req[k] > 0)
+
+
+def order_ff(free):
+    return list(range(len(free)))
+
+
+def order_bf(free):
+    return sorted(range(len(free)), key=lambda i: (free[i][0] + free[i][1] + free[i][2], i))
+
+
+def order_balanced(free, critical=CRITICAL):
+    """Null bin (no critical resource free) first; then one node at a time from the
+    currently largest bin, ties by type index, index order inside a bin."""
+    bins = {b: [] for b in [None, *critical]}
+    for i, row in enumerate(free):
+        have = [(row[k], k) for k in critical if row[k] > 0]
+        if not have:
+            bins[None].append(i)
+        else:
+            most = max(amount for amount, _ in have)
+            bins[min(k for amount, k in have if amount == most)].append(i)
+    order = list(bins.pop(None))
+    while any(bins.values()):
+        largest = max(len(nodes) for nodes in bins.values())
+        k = min(k for k, nodes in bins.items() if len(nodes) == largest)
+        order.append(bins[k].pop(0))
+    return order
+
+
+def order_weighted(free, cap, units, req, queued, prio=None):
+    """Rank R_i = sum_k w_k * imp_ik over types node i has; w_k = mean_req_k * load_k /
+    cap_k (times p_k for critical types under Priority-Weighted).  ``queued``: list of
+    (pred, units, per-unit request) of the jobs in the queue now."""
+    total_cap = [sum(row[k] for row in cap) for k in range(RES)]
+    total_free = [sum(row[k] for row in free) for k in range(RES)]
+    wpred = sum(p for p, _, _ in queued)
+    weights = []
+    for k in range(RES):
+        if total_cap[k] <= 0 or wpred <= 0:
+            weights.append(None)
+            continue
+        mean_req = sum(p * u * r[k] for p, u, r in queued) / wpred
+        load = (total_cap[k] - total_free[k]) / total_cap[k]
+        w = mean_req * load / total_cap[k]
+        if prio is not None and k in CRITICAL:
+            w *= prio[k]
+        weights.append(w)
+
+    def rank(i):
+        taken = min(host(free[i], req), units)
+        r = 0.0
+        for k in range(RES):
+            if cap[i][k] > 0 and weights[k] is not None:
+                r += weights[k] * (free[i][k] - taken * req[k])
+        return r
+
+    return sorted(range(len(free)), key=lambda i: (rank(i), i))
+
+
+def place(free, order, units, req, req_nodes):
+    """All-requested-computers-available placement: list of (node, units) or None."""
+    out = []
+    if req_nodes > 0:
+        per = units // req_nodes
+        for i in order:
+            if host(free[i], req) >= per:
+                out.append((i, per))
+                if len(out) == req_nodes:
+                    return out
+        return None
+    left = units
+    for i in order:
+        h = host(free[i], req)
+        if h > 0:
+            take = min(h, left)
+            out.append((i, take))
+            left -= take
+            if left == 0:
+                return out
+    return None
+
+
+class ReferenceDispatcher:
+    """FCFS / SJF / PRB with a reference allocator, as a ``decide(view)`` policy that
+    places jobs explicitly.  Priority-Weighted priorities move on every offer: +1 per
+    critical type the job needs when it does not fit, -1 when it is placed, in [1, 10]."""
+
+    def __init__(self, scheduler, allocator, bound=10):
+        self.scheduler = scheduler
+        self.allocator = allocator
+        self.prio = {k: 1 for k in CRITICAL}
+        self.bound = bound
+
+    def _order(self, view, free, j, queued):
+        req = [int(x) for x in view.request[j]]
+        units = int(view.units[j])
+        if self.allocator == "ff":
+            return order_ff(free)
+        if self.allocator == "bf":
+            return order_bf(free)
+        if self.allocator == "balanced":
+            return order_balanced(free)
+        prio = self.prio if self.allocator == "priority-weighted" else None
+        cap = [[int(x) for x in row] for row in view.capacity]
+        return order_weighted(free, cap, units, req, queued, prio)
+
+    def _sorted_queue(self, view):
+        q = [int(j) for j in view.queue]
+        if self.scheduler == "fcfs":
+            return q
+        if self.scheduler == "sjf":
+            return sorted(q, key=lambda j: (view.pred[j], j))
+
+        def demand(j):
+            per_unit = view.request[j][0] + view.request[j][1] + view.request[j][2]
+            return float(view.units[j] * per_unit) * float(view.pred[j])
+
+        return sorted(q, key=lambda j: (-float(view.time - view.submit[j]) / float(view.qwait[j]), demand(j), j))
+
+    def decide(self, view):
+        free = [[int(x) for x in row] for row in view.free]
+        queue = self._sorted_queue(view)
+        waiting = list(queue)
+        for j in queue:
+            req = [int(x) for x in view.request[j]]
+            units, req_nodes = int(view.units[j]), int(view.req_nodes[j])
+            queued = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]]) for q in waiting]
+            # whether a job fits does not depend on the order
+            fits = place(free, order_ff(free), units, req, req_nodes) is not None
+            if self.allocator == "priority-weighted":
+                for k in CRITICAL:
+                    if req[k] > 0:
+                        self.prio[k] = min(max(self.prio[k] + (-1 if fits else 1), 1), self.bound)
+            if not fits:
+                return
+            alloc = place(free, self._order(view, free, j, queued), units, req, req_nodes)
+            for node, count in alloc:
+                for k in range(RES):
+                    free[node][k] -= count * req[k]
+            waiting.remove(j)
+            yield j, [n for n, _ in alloc], [c for _, c in alloc]
