@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from .. import output, workload_io
-from ..allocators import ALLOCATORS
+from ..allocators import ALLOCATORS, DEFAULT_CRITICAL, DEFAULT_PRIORITY_BOUND
 from ..predictors import PREDICTORS
 from ..replay import replay
 from ..schedulers import SCHEDULERS
@@ -28,6 +28,15 @@ def register(sub) -> None:
     )
     p.add_argument("--predictor", "-p", choices=list(PREDICTORS), default="requested")
     p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
+    p.add_argument(
+        "--critical", default=",".join(DEFAULT_CRITICAL), metavar="TYPES",
+        help="comma-separated critical resource types for balanced and priority-weighted "
+        f"(default {','.join(DEFAULT_CRITICAL)})",
+    )
+    p.add_argument(
+        "--priority-bound", type=int, default=DEFAULT_PRIORITY_BOUND, metavar="N",
+        help=f"priority-weighted's bound on priorities (default {DEFAULT_PRIORITY_BOUND})",
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(func=_run)
@@ -51,7 +60,11 @@ def _run(args) -> int:
     table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
     bar, update = _progress(table.n_jobs, args.quiet)
     try:
-        result = replay(table, machine, args.scheduler, args.allocator, args.predictor, progress=update)
+        result = replay(
+            table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
+            meta=meta, critical=tuple(filter(None, args.critical.split(","))),
+            priority_bound=args.priority_bound,
+        )
     finally:
         if bar is not None:
             bar.close()

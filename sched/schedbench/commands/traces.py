@@ -65,6 +65,24 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=_info)
 
+    p = actions.add_parser(
+        "eurora", help="convert Eurora job instances (a file or a folder) to a Parquet job table"
+    )
+    p.add_argument("path", metavar="DIR|FILE", help="an instance file or a folder of overlapping instances")
+    p.add_argument("--nodes", metavar="FILE", help="node file (default: system_configs/nodes_#64 beside the instances)")
+    p.add_argument("--queues", metavar="FILE", help="queue file (default: system_configs/system_queues)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.parquet")
+    p.set_defaults(func=_eurora)
+
+
+def _eurora(args) -> int:
+    from ..workloads import eurora
+
+    table, meta = eurora.read_instances(args.path, args.nodes, args.queues)
+    jobs.write_parquet(table, args.output, meta)
+    print(f"wrote {table.n_jobs} jobs to {args.output} (machine {meta['machine']})")
+    return 0
+
 
 def _list(args) -> int:
     cat = catalog.load()
