@@ -3,7 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba
+# numba keys its cache on each file's own timestamp, so a kernel that calls into another
+# file can be served stale after an edit there: key the cache on all the package's sources.
+SRC_HASH := $(shell cat sched/schedbench/*.py | sha1sum | cut -c1-12)
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba/$(SRC_HASH)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test bench bench-perf bench-check bench-save lint clean
