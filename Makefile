@@ -9,7 +9,7 @@ SRC_HASH := $(shell cat sched/schedbench/*.py | sha1sum | cut -c1-12)
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba/$(SRC_HASH)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test bench bench-perf bench-check bench-save lint clean
+.PHONY: help setup test bench bench-perf bench-check bench-save study lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -47,6 +47,9 @@ bench-check: $(STAMP) ## run the hot-path timings and fail on a slowdown beyond 
 
 bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine) as BENCH_BASELINE
 	$(BIN)/python bench/check.py save --baseline $(BENCH_BASELINE)
+
+study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data (Tables 2-3)
+	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench
