@@ -24,6 +24,8 @@ Queue wall-times (used by both online predictors).  For queue ``q``:
   limit (its 6 h for ``parallel`` is above every request of that queue, which stop at 4 h),
   so it is not used.
 * ``default(q)``: ``meta["queue_default_walltime"][name]`` when given, else ``max(q)``.
+* ``meta`` reaches :func:`prepare` from ``schedbench predict`` (the Parquet table's
+  metadata); a replay prepares without it, so there the limits come from the table.
 * A job's *fallback* is its own estimate when it has one (field 9 > 0: as in PBS, the
   queue default only applies to jobs that ask for no wall time), else ``default(q)``.
 
