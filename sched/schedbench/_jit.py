@@ -14,3 +14,7 @@ from __future__ import annotations
 import numba
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+
+# Small helpers on the hot path are inlined at numba's IR level: each separately compiled
+# function costs about half a second of compile time, and these are a few lines each.
+inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")

@@ -40,7 +40,7 @@ import enum
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .layout import N_RES, V_CAP, V_CRIT, V_FREE, V_PRIO, V_TMP, V_WPRED, V_WSUM
 
 N_COMPUTE = 3  # resource columns that count as computing resources (not memory)
@@ -66,7 +66,7 @@ DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
 DEFAULT_PRIORITY_BOUND = 10
 
 
-@kernel
+@inline_kernel
 def _host(free, node, req):
     """Units node ``node`` can host: ``min`` over requested types of ``free[node, k] //
     req[k]``.  free: int64 (n_nodes, 4); req: int64 (4,), the per-unit request."""
@@ -247,7 +247,7 @@ def _place(free, order, first, units, req, req_nodes, out_node, out_count):
     return -1
 
 
-@kernel
+@inline_kernel
 def _totals_decide(units, req, req_nodes, free_total):
     """Fit test from the machine totals alone.
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .allocators import Allocator as _Allocator
 from .allocators import _fits, _order, _place
 from .layout import INF as _INF
@@ -142,7 +142,7 @@ class State(NamedTuple):
 # --------------------------------------------------------------------------- heap
 
 
-@kernel
+@inline_kernel
 def _heap_less(heap, a, b):
     if heap[a, 0] != heap[b, 0]:
         return heap[a, 0] < heap[b, 0]
@@ -151,7 +151,7 @@ def _heap_less(heap, a, b):
     return heap[a, 2] < heap[b, 2]
 
 
-@kernel
+@inline_kernel
 def _heap_swap(heap, a, b):
     for c in range(4):
         heap[a, c], heap[b, c] = heap[b, c], heap[a, c]
@@ -222,7 +222,7 @@ def _tree_set(tree, jobs, j, queued):
         i >>= 1
 
 
-@kernel
+@inline_kernel
 def _tree_ok(tree, i, scal, kind, extra, horizon):
     """Whether tree node ``i`` may hold a job that fits the free totals and, when ``kind``
     >= 0, uses at most ``extra`` of resource ``kind`` or has pred <= ``horizon``.  A
@@ -274,7 +274,7 @@ def _tree_next(tree, stack, scal, lo, kind, extra, horizon):
 # --------------------------------------------------------------------------- queue
 
 
-@kernel
+@inline_kernel
 def _queue_sums(jobs, scal, j, sign):
     """Add (sign 1) or remove (sign -1) job ``j`` from the queue's duration-weighted
     request sums (the Weighted allocators' mean request)."""
@@ -356,7 +356,7 @@ def _queue_head(jobs, queue, scal):
 # --------------------------------------------------------------------------- running set
 
 
-@kernel
+@inline_kernel
 def _run_pos(run_list, rn, key, j):
     """Position of (key, j) in the first ``rn`` rows of the sorted running list."""
     lo, hi = 0, rn
@@ -438,7 +438,7 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
     _push(heap, scal, now + jobs[j, J_RUN], Event.END, j)
 
 
-@kernel
+@inline_kernel
 def _fits_now(jobs, free, work, scal, j):
     """Whether queued job ``j`` fits on the free nodes now (totals first, nodes only when
     the totals cannot decide)."""
@@ -448,7 +448,7 @@ def _fits_now(jobs, free, work, scal, j):
     )
 
 
-@kernel
+@inline_kernel
 def _prioritise(jobs, scal, j, step):
     """Priority-Weighted: move the priority of every critical type job ``j`` needs by
     ``step``, within [1, bound]."""
@@ -475,7 +475,7 @@ def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j,
     return True
 
 
-@kernel
+@inline_kernel
 def _first_fit_start(free, scal, jobs, j):
     """First node index worth visiting in index order for job ``j``: past the leading
     nodes with none of some resource it requests.  Advances the per-type hints, which
@@ -540,7 +540,7 @@ def _finish(jobs, run_list, pool, free, memo, scal, j, now):
 # --------------------------------------------------------------------------- events
 
 
-@kernel
+@inline_kernel
 def _push_next_arrival(jobs, heap, scal):
     n = jobs.shape[0]
     i = scal[V_NEXT]

@@ -11,10 +11,10 @@ import enum
 import time
 from typing import NamedTuple
 
-import numba
 import numpy as np
 
 from . import engine, layout, predictors
+from ._jit import kernel
 from .allocators import ALLOCATORS, DEFAULT_CRITICAL, DEFAULT_PRIORITY_BOUND, _place
 from .errors import UsageError
 from .jobs import JobTable
@@ -69,28 +69,19 @@ def request_matrix(table: JobTable) -> np.ndarray:
     )
 
 
-@numba.njit(cache=True, nogil=True)
-def _too_wide(cap, units, req, req_nodes):
-    """bool (n,): jobs that cannot be placed even on the empty machine (cap: int64 (m, 4))."""
-    n = units.shape[0]
-    m = cap.shape[0]
-    order = np.arange(m)
-    out_node = np.empty(m, dtype=np.int64)
-    out_count = np.empty(m, dtype=np.int64)
-    total = cap.sum(axis=0)
-    wide = np.zeros(n, dtype=np.bool_)
-    for j in range(n):
+@kernel
+def _too_wide(cap, total, units, req, req_nodes, order, out_node, out_count, wide):
+    """Mark in ``wide`` (bool (n,)) the jobs no empty machine of capacity ``cap`` (int64
+    (m, 4), totals ``total``) can host; order, out_node, out_count: int64 (m,) buffers."""
+    for j in range(units.shape[0]):
+        wide[j] = False
         if units[j] <= 0:
             continue
-        over = False
         for k in range(4):
             if units[j] * req[j, k] > total[k]:
-                over = True
-        if over:
-            wide[j] = True
-        elif _place(cap, order, 0, units[j], req[j], req_nodes[j], out_node, out_count) < 0:
-            wide[j] = True
-    return wide
+                wide[j] = True
+        if not wide[j]:
+            wide[j] = _place(cap, order, 0, units[j], req[j], req_nodes[j], out_node, out_count) < 0
 
 
 def classify(table: JobTable, machine: Machine) -> np.ndarray:
@@ -102,7 +93,13 @@ def classify(table: JobTable, machine: Machine) -> np.ndarray:
     bad_shape = (table.req_nodes > 0) & (
         (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
     )
-    wide = _too_wide(machine.capacity, table.units, req, table.req_nodes) | bad_shape
+    m = machine.n_nodes
+    wide = np.empty(table.n_jobs, dtype=np.bool_)
+    _too_wide(
+        machine.capacity, machine.capacity.sum(axis=0), table.units, req, table.req_nodes,
+        np.arange(m, dtype=np.int64), np.empty(m, np.int64), np.empty(m, np.int64), wide,
+    )
+    wide |= bad_shape
     status[wide] = Status.DROPPED_TOO_WIDE
     status[no_size] = Status.DROPPED_NO_SIZE
     status[table.run < 0] = Status.DROPPED_NO_RUNTIME

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import enum
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .allocators import _argsort_stable, _fits
 from .engine import (
     _advance,
@@ -94,7 +94,7 @@ def _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tr
             return j
 
 
-@kernel
+@inline_kernel
 def _pool_type(jobs, j):
     """The resource type of a job made of single units of one type spread freely (its
     placement is decided by that type's total), else -1."""
@@ -109,7 +109,7 @@ def _pool_type(jobs, j):
     return kind
 
 
-@kernel
+@inline_kernel
 def _release(jobs, pool, scratch, scal, j, sign):
     """Add (sign 1) or remove (sign -1) running job ``j``'s allocation to scratch and the
     scratch totals."""
@@ -122,7 +122,7 @@ def _release(jobs, pool, scratch, scal, j, sign):
             scal[V_SHADOW + k] += amount
 
 
-@kernel
+@inline_kernel
 def _head_fits_scratch(jobs, scratch, work, scal, head):
     return _fits(
         scratch, scal[V_SHADOW : V_SHADOW + N_RES], jobs[head, J_UNITS],
