@@ -3,7 +3,7 @@
 * ``test_engine_easy_ff_100k``: a whole EASY + first-fit replay of a fixed, seeded
   100,000-job SWF-like trace on ``1024x(cores=8)``;
 * ``test_allocator[NAME]``: for every allocator of :data:`schedbench.allocators.ALLOCATORS`,
-  ``_order`` then ``_place`` (the jitted kernels, called from a jitted loop) for 500 jobs
+  ``_order`` then ``_place`` (the jitted kernels, called from a jitted loop) for 200 jobs
   of Eurora-like shapes on a 5,000-node heterogeneous machine, committing each placement
   (the machine starts again from its initial occupancy when a job does not fit);
 * ``test_calibration_numpy``: a fixed numpy workload (sorting 2M floats, single-threaded),
@@ -13,8 +13,9 @@
 Everything is compiled (or loaded from numba's cache) before it is timed.
 Run: ``make bench-perf`` (or ``pytest bench -m benchmark --benchmark-only``).
 
-``SCHEDBENCH_BENCH_DELAY_S``: seconds of sleep added to every timed engine replay; only
-for showing that ``make bench-check`` catches a slowdown, never set otherwise.
+``SCHEDBENCH_BENCH_SPIN_S``: seconds of busy CPU work added to every timed engine replay
+(CPU work, not a sleep: ``bench/check.py`` times CPU time); only for showing that
+``make bench-check`` catches a slowdown, never set otherwise.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from schedbench.workloads import eurora_like
 ENGINE_JOBS = 100_000
 ENGINE_MACHINE = "1024x(cores=8)"
 ALLOC_NODES_SPEC = "2000x(cores=16,mem=64G)+2000x(cores=16,gpus=2,mem=64G)+1000x(cores=32,mics=2,mem=128G)"
-ALLOC_JOBS = 500
-_DELAY_S = float(os.environ.get("SCHEDBENCH_BENCH_DELAY_S", "0") or 0)
+ALLOC_JOBS = 200
+_SPIN_S = float(os.environ.get("SCHEDBENCH_BENCH_SPIN_S", "0") or 0)
 
 
 # -- engine ---------------------------------------------------------------------------------
@@ -75,8 +76,10 @@ def engine_case():
 
 
 def _replay_easy_ff(table, machine):
-    if _DELAY_S:
-        time.sleep(_DELAY_S)
+    if _SPIN_S:
+        end = time.process_time() + _SPIN_S
+        while time.process_time() < end:
+            pass
     return replay(table, machine, "easy", "ff")
 
 
@@ -191,7 +194,7 @@ def alloc_case():
 @pytest.mark.parametrize("name", list(ALLOCATORS))
 def test_allocator(benchmark, alloc_case, name):
     drive, args = alloc_case
-    placed = benchmark.pedantic(drive, args=(int(ALLOCATORS[name]), *args), rounds=5, warmup_rounds=1)
+    placed = benchmark.pedantic(drive, args=(int(ALLOCATORS[name]), *args), rounds=15, warmup_rounds=1)
     assert 0 < placed <= ALLOC_JOBS
 
 

@@ -194,7 +194,7 @@ def build_state(
         raise UsageError(f"unknown critical resource(s) {unknown}; choose from {', '.join(RESOURCE_NAMES)}")
     _lookup(PREDICTORS, predictor, "predictor")
     status = classify(table, machine)
-    pred_kind, pred_keys, memo = predictors.prepare(table, predictor)
+    pred_kind, pred_keys, memo = predictors.prepare(table, predictor, meta)
     J = job_matrix(table, status)
     J[:, layout.J_PKEY : layout.J_PKEY + pred_keys.shape[1]] = pred_keys
     J[:, layout.J_QWAIT] = expected_queue_wait(table, meta)
