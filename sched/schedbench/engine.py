@@ -56,6 +56,7 @@ from .layout import (
     R_KEY,
     V_CAP,
     V_CRIT,
+    V_EASY_VALID,
     V_FREE,
     V_HINT,
     V_HN,
@@ -431,6 +432,7 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
         run_list[pos, R_AMT + k] = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
     scal[V_RN] = rn + 1
     scal[V_QN] -= 1
+    scal[V_EASY_VALID] = 0
     _queue_sums(jobs, scal, j, -1)
     scal[V_STARTED] += 1
     if tree.shape[0] > 0:
@@ -533,6 +535,7 @@ def _finish(jobs, run_list, pool, free, memo, scal, j, now):
         for c in range(N_RCOLS):
             run_list[r, c] = run_list[r + 1, c]
     scal[V_RN] = rn - 1
+    scal[V_EASY_VALID] = 0
     jobs[j, J_STATE] = JobState.DONE
     _learn(jobs, memo, scal, j, now)
 

@@ -63,7 +63,12 @@ V_PRIO = 37  # V_PRIO + k: Priority-Weighted's priority of resource k (1 .. V_PB
 V_CRIT = 41  # V_CRIT + k: 1 when resource k is critical (Balanced, Priority-Weighted)
 V_PBOUND = 45  # Priority-Weighted's bound on priorities
 V_TMP = 46  # V_TMP + i, i < 16: scratch for kernels that need a few counters
-N_SCAL = 62
+V_EASY_VALID = 62  # 1 while nothing ended or started since the last EASY pass ended
+V_EASY_HEAD = 63  # that pass's head, shadow time, final extra, and first unscanned index
+V_EASY_SHADOW = 64
+V_EASY_EXTRA = 65
+V_EASY_NEXT = 66
+N_SCAL = 67
 
 # Rows of State.work, int64 (N_WORK, n_nodes): node buffers.
 W_ORDER = 0

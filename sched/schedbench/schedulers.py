@@ -53,7 +53,13 @@ from .layout import (
     R_AMT,
     R_JOB,
     R_KEY,
+    V_EASY_EXTRA,
+    V_EASY_HEAD,
+    V_EASY_NEXT,
+    V_EASY_SHADOW,
+    V_EASY_VALID,
     V_FREE,
+    V_NEXT,
     V_QH,
     V_QN,
     V_RN,
@@ -173,9 +179,21 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
     if head < 0:
         return
     kind = _pool_type(jobs, head)
-    shadow, extra = _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind)
-    horizon = shadow - now
     c = head
+    if (
+        scal[V_EASY_VALID] and kind >= 0 and scal[V_EASY_HEAD] == head
+        and scal[V_EASY_SHADOW] > now
+    ):
+        # Nothing ended or started since the last pass, which had this head: the free
+        # resources, the shadow time and extra are those it ended with, and every job it
+        # scanned would be refused again (the horizon only shrank), so only jobs that
+        # arrived since need a look.
+        shadow = scal[V_EASY_SHADOW]
+        extra = scal[V_EASY_EXTRA]
+        c = scal[V_EASY_NEXT] - 1
+    else:
+        shadow, extra = _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind)
+    horizon = shadow - now
     while True:
         c = _tree_next(tree, stack, scal, c + 1, kind, extra, horizon)
         if c < 0:
@@ -206,6 +224,11 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
                         amount = work[W_COUNT, u] * jobs[c, J_REQ + k]
                         scratch[work[W_NODE, u], k] += amount
                         scal[V_SHADOW + k] += amount
+    scal[V_EASY_VALID] = 1
+    scal[V_EASY_HEAD] = head
+    scal[V_EASY_SHADOW] = shadow
+    scal[V_EASY_EXTRA] = extra
+    scal[V_EASY_NEXT] = scal[V_NEXT]
 
 
 @kernel
