@@ -212,9 +212,24 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     the file has none)."""
     import json
 
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     arrow = pq.read_table(path)
     raw = (arrow.schema.metadata or {}).get(_META_KEY)
     meta = json.loads(raw) if raw else {}
-    return from_polars(pl.from_arrow(arrow)), meta
+    extra = [c for c in arrow.column_names if c not in COLUMNS]
+    if extra:
+        raise ValueError(f"{path}: unknown job table columns: {extra}; expected a subset of {list(COLUMNS)}")
+    columns = {}
+    for name in arrow.column_names:
+        col = arrow.column(name)
+        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+            raise ValueError(f"{path}: column {name!r} must be numeric, not {col.type}")
+        if col.null_count:
+            col = pc.fill_null(col, -1)
+        # zero-copy for int64 columns without nulls: a big table is not held twice
+        columns[name] = col.to_numpy()
+    del arrow
+    return from_columns(len(next(iter(columns.values()))) if columns else 0, **columns), meta
