@@ -145,6 +145,8 @@ class State(NamedTuple):
 
 @inline_kernel
 def _heap_less(heap, a, b):
+    """Whether heap row ``a`` orders before row ``b``: (time, rank, sequence).  heap:
+    int64 (capacity, 4)."""
     if heap[a, 0] != heap[b, 0]:
         return heap[a, 0] < heap[b, 0]
     if heap[a, 1] != heap[b, 1]:
@@ -154,6 +156,7 @@ def _heap_less(heap, a, b):
 
 @inline_kernel
 def _heap_swap(heap, a, b):
+    """Exchange heap rows ``a`` and ``b``."""
     for c in range(4):
         heap[a, c], heap[b, c] = heap[b, c], heap[a, c]
 
