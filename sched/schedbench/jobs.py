@@ -26,10 +26,12 @@ processor count when positive, else the allocated one, each unit is one core, an
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import polars as pl
+
+if TYPE_CHECKING:
+    import polars as pl
 
 SWF_FIELDS: tuple[str, ...] = (
     "job_id",
@@ -109,6 +111,8 @@ class JobTable(NamedTuple):
         return all(np.array_equal(a, b) for a, b in zip(self, other, strict=True))
 
     def to_polars(self) -> pl.DataFrame:
+        import polars as pl
+
         return pl.DataFrame({name: col for name, col in zip(self._fields, self, strict=True)})
 
 
@@ -173,6 +177,8 @@ def from_polars(df: pl.DataFrame) -> JobTable:
     Missing columns are -1 (request columns are derived as for SWF); nulls become -1;
     extra columns are an error so that a misspelt column is never silently ignored.
     """
+    import polars as pl
+
     extra = [c for c in df.columns if c not in COLUMNS]
     if extra:
         raise ValueError(f"unknown job table columns: {extra}; expected a subset of {list(COLUMNS)}")
@@ -196,11 +202,14 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     import os
     from pathlib import Path
 
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
-    arrow = table.to_polars().to_arrow()
-    arrow = arrow.replace_schema_metadata({_META_KEY: json.dumps(meta or {}).encode()})
+    arrow = pa.table(
+        dict(zip(table._fields, table, strict=True)),
+        metadata={_META_KEY: json.dumps(meta or {}).encode()},
+    )
     tmp = path.with_name(f".{path.name}.tmp")
     pq.write_table(arrow, tmp)
     os.replace(tmp, path)
@@ -213,23 +222,41 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     import json
 
     import pyarrow as pa
-    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    arrow = pq.read_table(path)
-    raw = (arrow.schema.metadata or {}).get(_META_KEY)
+    pf = pq.ParquetFile(path)
+    schema = pf.schema_arrow
+    raw = (schema.metadata or {}).get(_META_KEY)
     meta = json.loads(raw) if raw else {}
-    extra = [c for c in arrow.column_names if c not in COLUMNS]
+    names = schema.names
+    extra = [c for c in names if c not in COLUMNS]
     if extra:
         raise ValueError(f"{path}: unknown job table columns: {extra}; expected a subset of {list(COLUMNS)}")
+    for name in names:
+        kind = schema.field(name).type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise ValueError(f"{path}: column {name!r} must be numeric, not {kind}")
+    n = pf.metadata.num_rows
+    # Column by column, each copied into its own int64 array as it is decoded: the file's
+    # Arrow buffers (one column at a time) are the only copy besides the table itself.
     columns = {}
-    for name in arrow.column_names:
-        col = arrow.column(name)
-        if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
-            raise ValueError(f"{path}: column {name!r} must be numeric, not {col.type}")
+    for name in names:
+        col = pf.read(columns=[name], use_threads=False).column(0)
         if col.null_count:
+            import pyarrow.compute as pc  # a heavy import: only for columns with nulls
+
             col = pc.fill_null(col, -1)
-        # zero-copy for int64 columns without nulls: a big table is not held twice
-        columns[name] = col.to_numpy()
-    del arrow
-    return from_columns(len(next(iter(columns.values()))) if columns else 0, **columns), meta
+        out = np.empty(n, dtype=np.int64)
+        at = 0
+        for chunk in col.chunks:
+            values = chunk.to_numpy(zero_copy_only=False)
+            if values.dtype.kind == "f":
+                values = np.trunc(values)
+            out[at : at + values.shape[0]] = values
+            at += values.shape[0]
+        del col
+        columns[name] = out
+    # give the decoding buffers back to the system now, not at exit (a large table's
+    # buffers would otherwise stay resident through the replay)
+    pa.default_memory_pool().release_unused()
+    return from_columns(n if columns else 0, **columns), meta

@@ -13,7 +13,8 @@ Inputs (as written by a replay):
   row closes the observed interval and gets no weight of its own.
 - ``totals``: machine capacity summed over nodes, ``{"cores", "gpus", "mics", "mem"}``.
 
-Every job metric is computed over the jobs whose status is ``"replayed"`` only.  Each function
+Every job metric is computed over the jobs whose status is ``"replayed"`` only (a frame
+without a ``status`` column is taken to hold replayed jobs only).  Each function
 returns plain Python numbers, and ``None`` where the metric is undefined (no job to average,
 a zero-length interval, a zero capacity); no function returns NaN or infinity.  The formulas
 are in the docstrings; :func:`summary` gathers them in one JSON-serialisable dict.
@@ -57,6 +58,10 @@ numpy's default ``percentile(..., method="linear")``."""
 
 
 def _replayed(jobs: pl.DataFrame) -> pl.DataFrame:
+    """The replayed jobs; a frame without a ``status`` column is taken as replayed jobs
+    only (:func:`summary` filters once and hands such a frame to the other metrics)."""
+    if "status" not in jobs.columns:
+        return jobs
     return jobs.filter(pl.col("status") == "replayed")
 
 
@@ -78,19 +83,35 @@ def _resource_seconds(k: str) -> pl.Expr:
     return pl.col("size").cast(pl.Float64) * pl.col(k).cast(pl.Float64) * pl.col("run")
 
 
+def _by_time(timeline: pl.DataFrame) -> pl.DataFrame:
+    """The timeline sorted by time (stable); itself when it already is (a replay's is)."""
+    if timeline.height < 2 or timeline.get_column("time").is_sorted():
+        return timeline
+    return timeline.sort("time", maintain_order=True)
+
+
+def _time_weighted_means(timeline: pl.DataFrame, values: Mapping[str, pl.Expr]) -> dict[str, float | None]:
+    """For each named value v: sum_i v_i (t_{i+1} - t_i) / (t_last - t_first) over the rows
+    sorted by time; None when the timeline is empty or its span is 0 (a single instant).
+    One pass over the timeline for all the values."""
+    if timeline.height == 0 or not values:
+        return dict.fromkeys(values)
+    tl = _by_time(timeline)
+    dt = pl.col("time").diff().shift(-1)
+    row = tl.select(
+        *((v.cast(pl.Float64) * dt).sum().alias(f"v{i}") for i, v in enumerate(values.values())),
+        (pl.col("time").max() - pl.col("time").min()).alias("span"),
+    ).row(0)
+    span = row[-1]
+    if not span:
+        return dict.fromkeys(values)
+    return {name: _float(w / span) for name, w in zip(values, row, strict=False)}
+
+
 def _time_weighted_mean(timeline: pl.DataFrame, value: pl.Expr) -> float | None:
     """sum_i v_i (t_{i+1} - t_i) / (t_last - t_first) over the rows sorted by time; None when
     the timeline is empty or its span is 0 (a single instant)."""
-    if timeline.height == 0:
-        return None
-    tl = timeline.sort("time", maintain_order=True)
-    weighted, span = tl.select(
-        (value.cast(pl.Float64) * pl.col("time").diff().shift(-1)).sum(),
-        pl.col("time").max() - pl.col("time").min(),
-    ).row(0)
-    if not span:
-        return None
-    return _float(weighted / span)
+    return _time_weighted_means(timeline, {"v": value})["v"]
 
 
 # -- counts -------------------------------------------------------------------------------
@@ -147,12 +168,8 @@ def slowdown(jobs: pl.DataFrame) -> float | None:
     Jobs with run time 0 are left out (their ratio is undefined); this is the slowdown of
     Netti et al., Sec. 4.1.  None when no replayed job has r_j > 0.
     """
-    v = (
-        _replayed(jobs)
-        .filter(pl.col("run") > 0)
-        .select(((pl.col("wait") + pl.col("run")) / pl.col("run")).mean())
-        .item()
-    )
+    r = pl.col("run")
+    v = _replayed(jobs).select(((pl.col("wait") + r) / r).filter(r > 0).mean()).item()
     return _float(v)
 
 
@@ -278,11 +295,12 @@ def load_ratio(timeline: pl.DataFrame, totals: Mapping[str, int]) -> dict[str, f
     None for a type with cap_k = 0, and for every type when the timeline is empty or spans a
     single instant.
     """
+    caps = {k: int(totals[k]) for k in RESOURCES}
+    means = _time_weighted_means(timeline, {k: pl.col(f"used_{k}") for k in RESOURCES if caps[k] > 0})
     out: dict[str, float | None] = {}
     for k in RESOURCES:
-        cap = int(totals[k])
-        m = _time_weighted_mean(timeline, pl.col(f"used_{k}")) if cap > 0 else None
-        out[k] = None if m is None else _float(m / cap)
+        m = means.get(k)
+        out[k] = None if m is None else _float(m / caps[k])
     return out
 
 
@@ -337,8 +355,12 @@ def fairness(jobs: pl.DataFrame) -> float | None:
     It measures equality of treatment, not its level.  F = 1 when every x_u is 0 (everyone
     is treated the same).  None when no user has a replayed job.
     """
+    return _jain(per_user_wait(jobs))
+
+
+def _jain(per_user: pl.DataFrame) -> float | None:
     s, s2, n = (
-        per_user_wait(jobs)
+        per_user
         .select(
             pl.col("mean_wait").sum(),
             (pl.col("mean_wait") ** 2).sum().alias("s2"),
@@ -363,6 +385,10 @@ def _label(jobs: pl.DataFrame, column: str) -> str | None:
     return None if v is None else str(v)
 
 
+_JOB_COLUMNS = ("submit", "end", "wait", "run", "size", "user", *RESOURCES)
+"""The columns of ``jobs`` the metrics read (besides ``status``)."""
+
+
 def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int]) -> dict:
     """Every scalar metric of one replay, in a flat JSON-serialisable dict of str, int,
     float or None (never NaN): scheduler, allocator, ``jobs_<outcome>`` counts, wait_mean,
@@ -370,19 +396,28 @@ def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int
     soner_utilisation, queue_mean (time-weighted), queue_mean_per_instant, queue_max,
     offered_load_<k> and load_ratio_<k> per resource type, users, fairness_jain_wait."""
     out: dict = {"scheduler": _label(jobs, "scheduler"), "allocator": _label(jobs, "allocator")}
-    out.update({f"jobs_{k}": v for k, v in counts(jobs).items()})
-    rep = _replayed(jobs)
+    n_by = counts(jobs)
+    out.update({f"jobs_{k}": v for k, v in n_by.items()})
+    # Only the columns the metrics read, filtered once (all rows, without a copy, when
+    # every job was replayed): a large jobs frame is never copied whole.
+    wanted = [c for c in _JOB_COLUMNS if c in jobs.columns]
+    if n_by["replayed"] == jobs.height:
+        rep = jobs.select(wanted)
+    else:
+        rep = jobs.lazy().filter(pl.col("status") == "replayed").select(wanted).collect()
     out.update({f"wait_{k}": v for k, v in wait_stats(rep).items()})
     out["slowdown_mean"] = slowdown(rep)
     out["bsld_mean"] = bounded_slowdown(rep)
     out["makespan"] = makespan(rep)
     out["utilisation"] = utilisation(rep, totals)
     out["soner_utilisation"] = soner_utilisation(rep, totals)
-    out["queue_mean"] = mean_queue_length(timeline)
-    out["queue_mean_per_instant"] = mean_queue_length_per_instant(timeline)
-    out["queue_max"] = max_queue_length(timeline)
+    tl = _by_time(timeline)
+    out["queue_mean"] = mean_queue_length(tl)
+    out["queue_mean_per_instant"] = mean_queue_length_per_instant(tl)
+    out["queue_max"] = max_queue_length(tl)
     out.update({f"offered_load_{k}": v for k, v in offered_load(rep, totals).items()})
-    out.update({f"load_ratio_{k}": v for k, v in load_ratio(timeline, totals).items()})
-    out["users"] = per_user_wait(rep).height
-    out["fairness_jain_wait"] = fairness(rep)
+    out.update({f"load_ratio_{k}": v for k, v in load_ratio(tl, totals).items()})
+    per_user = per_user_wait(rep)
+    out["users"] = per_user.height
+    out["fairness_jain_wait"] = _jain(per_user)
     return out

@@ -23,36 +23,49 @@ from .machine import RESOURCE_NAMES
 from .replay import STATUS_NAMES, ReplayResult, Status
 
 
+def _status_strings(status: np.ndarray) -> pl.Series:
+    codes = pl.Series("status", status)
+    return codes.replace_strict(list(range(len(STATUS_NAMES))), list(STATUS_NAMES), return_dtype=pl.String)
+
+
 def jobs_frame(result: ReplayResult) -> pl.DataFrame:
+    """The ``jobs.parquet`` frame.  Integer columns share memory with the result's and
+    the table's numpy arrays where they can (polars wraps contiguous int64 arrays without
+    copying); only ``wait``, the null masks and the string columns are new."""
     t = result.table
+    n = t.n_jobs
     idle = np.flatnonzero(result.start < 0)
 
+    def col(name: str, values: np.ndarray) -> pl.Series:
+        return pl.Series(name, values, dtype=pl.Int64)
+
     def masked(name: str, values: np.ndarray) -> pl.Series:
-        s = pl.Series(name, values, dtype=pl.Int64)
+        s = col(name, values)
         return s.scatter(idle, None) if idle.size else s
 
+    wait = result.start - t.submit
     return pl.DataFrame(
         [
-            pl.Series("job_id", t.job_id),
-            pl.Series("submit", t.submit),
+            col("job_id", t.job_id),
+            col("submit", t.submit),
             masked("start", result.start),
             masked("end", result.end),
-            masked("wait", result.start - t.submit),
-            pl.Series("run", t.run),
-            pl.Series("size", t.units),
-            pl.Series("cores", t.unit_cores),
-            pl.Series("gpus", t.unit_gpus),
-            pl.Series("mics", t.unit_mics),
-            pl.Series("mem", t.unit_mem),
-            pl.Series("estimate", t.estimate),
+            masked("wait", wait),
+            col("run", t.run),
+            col("size", t.units),
+            col("cores", t.unit_cores),
+            col("gpus", t.unit_gpus),
+            col("mics", t.unit_mics),
+            col("mem", t.unit_mem),
+            col("estimate", t.estimate),
             masked("pred", result.pred),
-            pl.Series("user", t.user),
-            pl.Series("group", t.group),
-            pl.Series("queue", t.queue),
-            pl.Series("nodes_used", result.nodes_used),
-            pl.Series("status", np.asarray(STATUS_NAMES)[result.status]),
-            pl.Series("scheduler", [result.scheduler] * t.n_jobs, dtype=pl.String),
-            pl.Series("allocator", [result.allocator] * t.n_jobs, dtype=pl.String),
+            col("user", t.user),
+            col("group", t.group),
+            col("queue", t.queue),
+            col("nodes_used", result.nodes_used),
+            _status_strings(result.status),
+            pl.repeat(result.scheduler, n, dtype=pl.String, eager=True).alias("scheduler"),
+            pl.repeat(result.allocator, n, dtype=pl.String, eager=True).alias("allocator"),
         ]
     )
 

@@ -60,13 +60,14 @@ class ReplayResult(NamedTuple):
         return f"{self.scheduler}+{self.allocator}"
 
 
-def request_matrix(table: JobTable) -> np.ndarray:
-    """Per-unit request, int64 (n, 4): cores, GPUs, MICs, MiB."""
-    return np.ascontiguousarray(
-        np.stack([table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem], axis=1)
-        .clip(min=0)
-        .astype(np.int64)
-    )
+def request_matrix(table: JobTable, out: np.ndarray | None = None) -> np.ndarray:
+    """Per-unit request, int64 (n, 4): cores, GPUs, MICs, MiB (negative amounts are 0).
+    Written into ``out`` (an int64 (n, 4) array or view) when given."""
+    if out is None:
+        out = np.empty((table.n_jobs, 4), dtype=np.int64)
+    for k, col in enumerate((table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem)):
+        np.maximum(col, 0, out=out[:, k], casting="unsafe")
+    return out
 
 
 @kernel
@@ -84,12 +85,14 @@ def _too_wide(cap, total, units, req, req_nodes, order, out_node, out_count, wid
             wide[j] = _place(cap, order, 0, units[j], req[j], req_nodes[j], out_node, out_count) < 0
 
 
-def classify(table: JobTable, machine: Machine) -> np.ndarray:
+def classify(table: JobTable, machine: Machine, req: np.ndarray | None = None) -> np.ndarray:
     """Status of every job before the replay: jobs with a negative run time, no size or
-    a request no empty machine can host are left out (in that order of reasons)."""
-    req = request_matrix(table)
+    a request no empty machine can host are left out (in that order of reasons).
+    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
+    if req is None:
+        req = request_matrix(table)
     status = np.full(table.n_jobs, Status.REPLAYED, dtype=np.int8)
-    no_size = (table.units <= 0) | (req[:, :3].sum(axis=1) <= 0)
+    no_size = (table.units <= 0) | ((req[:, 0] <= 0) & (req[:, 1] <= 0) & (req[:, 2] <= 0))
     bad_shape = (table.req_nodes > 0) & (
         (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
     )
@@ -119,22 +122,29 @@ def _lookup(table: dict, name: str, what: str):
         raise UsageError(f"unknown {what} {name!r}; choose from {', '.join(table)}") from None
 
 
-def job_matrix(table: JobTable, status: np.ndarray) -> np.ndarray:
+def job_matrix(table: JobTable, status: np.ndarray, req: np.ndarray | None = None) -> np.ndarray:
     """The engine's int64 (n, N_JCOLS) job matrix for ``table``; jobs whose ``status`` is
     not REPLAYED are marked DROPPED.  The scheduler's estimate is the table's estimate
-    when positive, else the run time (spec: field 9 when > 0, otherwise the run time)."""
+    when positive, else the run time (spec: field 9 when > 0, otherwise the run time).
+    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
     n = table.n_jobs
     J = np.zeros((n, layout.N_JCOLS), dtype=np.int64)
     J[:, layout.J_SUBMIT] = table.submit
     J[:, layout.J_RUN] = table.run
-    J[:, layout.J_EST] = np.where(table.estimate > 0, table.estimate, table.run)
+    np.copyto(J[:, layout.J_EST], table.run)
+    np.copyto(J[:, layout.J_EST], table.estimate, where=table.estimate > 0)
     J[:, layout.J_UNITS] = table.units
-    J[:, layout.J_REQ : layout.J_REQ + 4] = request_matrix(table)
-    J[:, layout.J_REQ_NODES] = np.where(table.req_nodes > 0, table.req_nodes, -1)
+    if req is None:
+        request_matrix(table, out=J[:, layout.J_REQ : layout.J_REQ + 4])
+    else:
+        J[:, layout.J_REQ : layout.J_REQ + 4] = req
+    J[:, layout.J_REQ_NODES] = -1
+    np.copyto(J[:, layout.J_REQ_NODES], table.req_nodes, where=table.req_nodes > 0)
     J[:, layout.J_PRED] = -1
     J[:, layout.J_START] = -1
     J[:, layout.J_END] = -1
-    J[:, layout.J_STATE] = np.where(status == Status.REPLAYED, engine.JobState.PENDING, engine.JobState.DROPPED)
+    J[:, layout.J_STATE] = engine.JobState.PENDING
+    J[status != Status.REPLAYED, layout.J_STATE] = engine.JobState.DROPPED
     J[:, layout.J_USER] = table.user
     J[:, layout.J_QUEUE] = table.queue
     return J
@@ -193,10 +203,13 @@ def build_state(
     if unknown:
         raise UsageError(f"unknown critical resource(s) {unknown}; choose from {', '.join(RESOURCE_NAMES)}")
     _lookup(PREDICTORS, predictor, "predictor")
-    status = classify(table, machine)
+    req = request_matrix(table)  # built once, for classify and the job matrix
+    status = classify(table, machine, req)
+    J = job_matrix(table, status, req)
+    del req
     pred_kind, pred_keys, memo = predictors.prepare(table, predictor, meta)
-    J = job_matrix(table, status)
     J[:, layout.J_PKEY : layout.J_PKEY + pred_keys.shape[1]] = pred_keys
+    del pred_keys
     J[:, layout.J_QWAIT] = expected_queue_wait(table, meta)
     state = engine.new_state(
         J,
