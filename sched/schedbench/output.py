@@ -109,7 +109,7 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
 
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
-    df.write_parquet(tmp, compression="zstd", statistics=True)
+    df.write_parquet(tmp, compression="zstd", compression_level=1, statistics=True)
     os.replace(tmp, path)
 
 

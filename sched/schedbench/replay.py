@@ -122,6 +122,10 @@ def _lookup(table: dict, name: str, what: str):
         raise UsageError(f"unknown {what} {name!r}; choose from {', '.join(table)}") from None
 
 
+_BLOCK_ROWS = 4096
+"""Rows of the job matrix filled at a time (4096 x 24 int64 = 768 KiB)."""
+
+
 def job_matrix(table: JobTable, status: np.ndarray, req: np.ndarray | None = None) -> np.ndarray:
     """The engine's int64 (n, N_JCOLS) job matrix for ``table``; jobs whose ``status`` is
     not REPLAYED are marked DROPPED.  The scheduler's estimate is the table's estimate
@@ -129,24 +133,29 @@ def job_matrix(table: JobTable, status: np.ndarray, req: np.ndarray | None = Non
     ``req``: the table's :func:`request_matrix`, when the caller has it already."""
     n = table.n_jobs
     J = np.zeros((n, layout.N_JCOLS), dtype=np.int64)
-    J[:, layout.J_SUBMIT] = table.submit
-    J[:, layout.J_RUN] = table.run
-    np.copyto(J[:, layout.J_EST], table.run)
-    np.copyto(J[:, layout.J_EST], table.estimate, where=table.estimate > 0)
-    J[:, layout.J_UNITS] = table.units
     if req is None:
-        request_matrix(table, out=J[:, layout.J_REQ : layout.J_REQ + 4])
-    else:
-        J[:, layout.J_REQ : layout.J_REQ + 4] = req
-    J[:, layout.J_REQ_NODES] = -1
-    np.copyto(J[:, layout.J_REQ_NODES], table.req_nodes, where=table.req_nodes > 0)
-    J[:, layout.J_PRED] = -1
-    J[:, layout.J_START] = -1
-    J[:, layout.J_END] = -1
-    J[:, layout.J_STATE] = engine.JobState.PENDING
-    J[status != Status.REPLAYED, layout.J_STATE] = engine.JobState.DROPPED
-    J[:, layout.J_USER] = table.user
-    J[:, layout.J_QUEUE] = table.queue
+        req = request_matrix(table)
+    # Filled by blocks of rows that stay in cache: a column-at-a-time fill of the whole
+    # matrix would stream it from memory once per column.
+    for lo in range(0, n, _BLOCK_ROWS):
+        hi = min(n, lo + _BLOCK_ROWS)
+        Jb = J[lo:hi]
+        run, est, nodes = table.run[lo:hi], table.estimate[lo:hi], table.req_nodes[lo:hi]
+        Jb[:, layout.J_SUBMIT] = table.submit[lo:hi]
+        Jb[:, layout.J_RUN] = run
+        np.copyto(Jb[:, layout.J_EST], run)
+        np.copyto(Jb[:, layout.J_EST], est, where=est > 0)
+        Jb[:, layout.J_UNITS] = table.units[lo:hi]
+        Jb[:, layout.J_REQ : layout.J_REQ + 4] = req[lo:hi]
+        Jb[:, layout.J_REQ_NODES] = -1
+        np.copyto(Jb[:, layout.J_REQ_NODES], nodes, where=nodes > 0)
+        Jb[:, layout.J_PRED] = -1
+        Jb[:, layout.J_START] = -1
+        Jb[:, layout.J_END] = -1
+        Jb[:, layout.J_STATE] = engine.JobState.PENDING
+        Jb[status[lo:hi] != Status.REPLAYED, layout.J_STATE] = engine.JobState.DROPPED
+        Jb[:, layout.J_USER] = table.user[lo:hi]
+        Jb[:, layout.J_QUEUE] = table.queue[lo:hi]
     return J
 
 

@@ -85,8 +85,7 @@ import tomllib
 import traceback
 import uuid
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .allocators import ALLOCATORS
@@ -94,6 +93,9 @@ from .errors import DataError, UsageError
 from .predictors import PREDICTORS
 from .schedulers import SCHEDULERS
 from .workloads import GENERATORS
+
+if TYPE_CHECKING:
+    import polars as pl
 
 TOP_KEYS = frozenset({"name", "description", "schedulers", "allocators", "predictors", "seeds", "machines", "workloads"})
 RESERVED_WORKLOAD_KEYS = frozenset({"name", "generator", "trace", "machine", "machines", "seeds", "limit"})
@@ -390,6 +392,8 @@ def _write_json(obj, path: Path) -> None:
 def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
     """Run one configuration and write it under ``results``; returns its row of
     runs.parquet.  Exceptions of the run are caught and recorded (status "failed")."""
+    import polars as pl
+
     from . import output, replay
 
     results = Path(results)
@@ -497,6 +501,8 @@ def finished(results: str | os.PathLike) -> dict[str, dict]:
 
 def write_runs_table(results: str | os.PathLike) -> pl.DataFrame:
     """Rebuild ``results/runs.parquet`` from the run directories and return it."""
+    import polars as pl
+
     rows = list(finished(results).values())
     first = ["run_id", "status", "error", "workload", "scheduler", "allocator", "predictor", "label", "seed", "machine"]
     if rows:
@@ -562,6 +568,7 @@ def sweep(
     scheduler instead.  ``progress``: tqdm bar on stderr (None: only on a terminal).
     Returns counts: ``total, skipped, ran, failed`` (failed among those run now),
     ``failed_total``."""
+    import polars as pl
     from tqdm import tqdm
 
     results = Path(results).resolve()

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 
 from . import jobs, machine, swf
 from .errors import UsageError
-from .fetch import resolve
 
 
 def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
@@ -22,7 +22,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
     """
     if limit is not None and limit <= 0:
         raise UsageError("--limit must be a positive number of jobs")
-    path = resolve(trace)
+    path = _resolve(trace)
     t0 = time.perf_counter()
     meta: dict = {"trace": str(path)}
     if path.suffix == ".parquet":
@@ -46,6 +46,17 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
     if limit is not None:
         table = table.head(limit)
     return table, mach, meta, parse_s
+
+
+def _resolve(trace: str) -> Path:
+    """:func:`schedbench.fetch.resolve`, without importing the downloader (http.client,
+    the catalog) for the usual case of an existing file."""
+    path = Path(trace).expanduser()
+    if path.exists():
+        return path
+    from .fetch import resolve
+
+    return resolve(trace)
 
 
 def _sorted(table: jobs.JobTable) -> bool:

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from .. import catalog, fetch, jobs, swf
+from .. import jobs, swf
 
 
 def _count(text: str) -> int:
@@ -85,6 +85,8 @@ def _eurora(args) -> int:
 
 
 def _list(args) -> int:
+    from .. import catalog, fetch
+
     cat = catalog.load()
     cache = fetch.cache_dir()
     rows = [("", "name", "jobs", "MaxProcs", "size", "period", "sha256")]
@@ -108,6 +110,8 @@ def _list(args) -> int:
 
 
 def _fetch(args) -> int:
+    from .. import catalog, fetch
+
     cat = catalog.load()
     entries = [cat.find(name) for name in args.names]  # all names checked before any download
     for entry in entries:
@@ -157,6 +161,8 @@ def summarise(table: jobs.JobTable, header: swf.SWFHeader) -> dict:
 
 
 def _info(args) -> int:
+    from .. import fetch
+
     path = fetch.resolve(args.log)
     table, header = swf.read(path)
     summary = summarise(table, header)
