@@ -1,0 +1,157 @@
+"""End-to-end replay timings and memory: what a user of ``schedbench replay`` waits for.
+
+* ``test_replay_hpc2n_easy_ff``: :func:`schedbench.replay.replay` of the HPC2N-2002-2.2
+  cleaned log (202,871 jobs, ``../shared/traces/swf``) with EASY + first-fit, in this
+  process, the log parsed and the kernels compiled (or loaded from numba's cache) before
+  the timing; ``extra_info`` has the jobs replayed per second of the engine's loop;
+* ``test_cli_replay_hpc2n``: the whole ``schedbench replay HPC2N... -o DIR -q`` command
+  in a fresh interpreter, warm (one untimed run first fills numba's cache and the page
+  cache): imports, parse, replay, the three files and exit.  Target: under 2 s of wall
+  time on the 2-core development machine (not asserted: wall time depends on the load);
+* ``test_cli_replay_1m_peak_rss``: peak resident memory (the child's ``ru_maxrss``) of
+  ``schedbench replay`` of a seeded 1,000,000-job Parquet table on ``256x(cores=4)``,
+  generated once per session.  Asserted under 1 GiB (the engine issue's target).
+
+The two command benchmarks run a subprocess: under ``bench/check.py``, which times CPU
+time of the pytest process (``time.process_time``), their timings hold only the parent's
+share and say little; their wall time, the child's CPU time and its peak memory are in
+``extra_info`` (``--benchmark-json``).  Both are skipped when the shared HPC2N log is
+absent (the 1M-job one needs no shared file).
+
+Run: ``.venv/bin/python -m pytest bench/test_bench_replay.py -m benchmark --benchmark-only``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from schedbench import jobs, workload_io
+from schedbench.replay import Status, replay, warm_up
+
+HPC2N = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
+needs_hpc2n = pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
+
+MILLION = 1_000_000
+MILLION_MACHINE = "256x(cores=4)"
+PEAK_RSS_LIMIT = 1 << 30  # bytes: the engine issue's target for the 1M-job replay
+
+
+# -- in process -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hpc2n_case():
+    table, machine, meta, _ = workload_io.load(str(HPC2N))
+    warm_up()
+    replay(table.head(2000), machine, "easy", "ff", meta=meta)  # compile outside the timing
+    return table, machine, meta
+
+
+@needs_hpc2n
+@pytest.mark.benchmark
+def test_replay_hpc2n_easy_ff(benchmark, hpc2n_case):
+    table, machine, meta = hpc2n_case
+    result = benchmark.pedantic(
+        replay, args=(table, machine, "easy", "ff"), kwargs={"meta": meta}, rounds=5, warmup_rounds=1
+    )
+    replayed = int(np.count_nonzero(result.status == Status.REPLAYED))
+    assert replayed == table.n_jobs
+    benchmark.extra_info["jobs"] = table.n_jobs
+    benchmark.extra_info["jobs_replayed"] = replayed
+    benchmark.extra_info["simulate_s"] = result.simulate_s
+    benchmark.extra_info["jobs_per_s"] = replayed / result.simulate_s
+    stats = getattr(benchmark, "stats", None)
+    if stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["jobs_per_s_whole_call"] = replayed / stats.stats.min
+
+
+# -- the command, in a subprocess -------------------------------------------------------------
+
+
+def _run_cli(args: list[str], workdir: Path) -> dict:
+    """Run ``python -m schedbench ARGS`` and return its wall time, CPU time and peak RSS
+    (from ``wait4``: this child's own, not the maximum over earlier children)."""
+    out_path, err_path = workdir / "stdout.txt", workdir / "stderr.txt"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "schedbench", *args], stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise AssertionError(f"schedbench {' '.join(args)} exited {proc.returncode}:\n{err_path.read_text()}")
+    return {
+        "wall_s": wall,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "max_rss_bytes": usage.ru_maxrss * 1024,  # Linux reports KiB
+    }
+
+
+def _record(benchmark, runs: list[dict], outdir: Path) -> None:
+    summary = json.loads((outdir / "summary.json").read_text())
+    walls = sorted(r["wall_s"] for r in runs)
+    benchmark.extra_info["wall_s_min"] = walls[0]
+    benchmark.extra_info["wall_s_median"] = walls[len(walls) // 2]
+    benchmark.extra_info["cpu_s_min"] = min(r["cpu_s"] for r in runs)
+    benchmark.extra_info["max_rss_bytes"] = max(r["max_rss_bytes"] for r in runs)
+    benchmark.extra_info["jobs_input"] = summary["jobs_input"]
+    for key in ("parse_s", "simulate_s", "write_s", "jobs_per_s"):
+        benchmark.extra_info[key] = summary["timings"].get(key)
+
+
+@needs_hpc2n
+@pytest.mark.benchmark
+def test_cli_replay_hpc2n(benchmark, tmp_path):
+    outdir = tmp_path / "run"
+    args = ["replay", str(HPC2N), "-s", "easy", "-a", "ff", "-o", str(outdir), "-q"]
+    runs: list[dict] = []
+
+    def once():
+        runs.append(_run_cli(args, tmp_path))
+
+    benchmark.pedantic(once, rounds=5, warmup_rounds=1)
+    _record(benchmark, runs[1:] or runs, outdir)
+
+
+@pytest.fixture(scope="session")
+def million_job_table(tmp_path_factory) -> Path:
+    """A seeded 1,000,000-job Parquet table: power-of-two widths up to 128 cores,
+    lognormal run times, over-estimated requests, arrivals at 85 % offered load of 1,024
+    cores."""
+    rng = np.random.default_rng(0)
+    n = MILLION
+    size = np.minimum(2 ** rng.integers(0, 8, n), 128)
+    run = np.minimum(rng.lognormal(5.5, 1.8, n), 200000).astype(np.int64)
+    span = (size * run).sum() / (0.85 * 1024)
+    submit = np.sort(rng.uniform(0, span, n)).astype(np.int64)
+    estimate = (run * rng.uniform(1, 5, n)).astype(np.int64) + 60
+    table = jobs.from_columns(
+        submit=submit, run=run, procs_req=size, time_req=estimate, user=rng.integers(0, 300, n)
+    )
+    path = tmp_path_factory.mktemp("bench-replay") / "million.parquet"
+    jobs.write_parquet(table, path, {"machine": MILLION_MACHINE})
+    return path
+
+
+@pytest.mark.benchmark
+def test_cli_replay_1m_peak_rss(benchmark, million_job_table, tmp_path):
+    outdir = tmp_path / "run"
+    args = ["replay", str(million_job_table), "-s", "easy", "-a", "ff", "-o", str(outdir), "-q"]
+    runs: list[dict] = []
+
+    def once():
+        runs.append(_run_cli(args, tmp_path))
+
+    benchmark.pedantic(once, rounds=1, warmup_rounds=0)
+    _record(benchmark, runs, outdir)
+    peak = max(r["max_rss_bytes"] for r in runs)
+    benchmark.extra_info["max_rss_mib"] = peak / 2**20
+    assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak / 2**20:.0f} MiB, target under 1 GiB"
