@@ -3,10 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-# numba keys its cache on each file's own timestamp, so a kernel that calls into another
-# file can be served stale after an edit there: key the cache on all the package's sources.
-SRC_HASH := $(shell cat sched/schedbench/*.py | sha1sum | cut -c1-12)
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba/$(SRC_HASH)
+# numba's compiled kernels (schedbench keys a subfolder on its own sources: see _jit.py)
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test bench bench-perf bench-check bench-save study lint clean

@@ -11,7 +11,35 @@ drops the zero-division checks of integer divisions, which kernels guard themsel
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
 import numba
+
+
+def _cache_dir() -> str:
+    """numba's cache folder for this exact package source.
+
+    numba keys each cached function on its own file's timestamp, so a kernel that calls
+    into another module is served stale after that module alone changes (a ``git pull``,
+    an edit).  Keying the folder on a digest of every source file of the package rules
+    that out.  The root is ``$NUMBA_CACHE_DIR`` when set, else the user cache directory.
+    """
+    digest = hashlib.sha1()
+    here = Path(__file__).resolve().parent
+    for path in sorted(here.rglob("*.py")):
+        digest.update(path.relative_to(here).as_posix().encode())
+        digest.update(path.read_bytes())
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("schedbench")
+    return os.path.join(root, f"numba-{digest.hexdigest()[:12]}")
+
+
+numba.config.CACHE_DIR = _cache_dir()
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 

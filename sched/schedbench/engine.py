@@ -31,7 +31,6 @@ import numpy as np
 from ._jit import inline_kernel, kernel
 from .allocators import Allocator as _Allocator
 from .allocators import _fits, _order, _place
-from .layout import INF as _INF
 from .layout import (
     J_END,
     J_LEN,
@@ -105,6 +104,10 @@ class JobState(enum.IntEnum):
 
 
 PRIORITY_WEIGHTED = int(_Allocator.PRIORITY_WEIGHTED)
+# EASY's min-tree holds int32 (cores, GPUs, MICs, pred) per job: half the memory of int64.
+TREE_PRED = 3
+_TREE_INF = np.int32(np.iinfo(np.int32).max)
+_TREE_CLAMP = np.iinfo(np.int32).max - 1
 
 
 class State(NamedTuple):
@@ -115,9 +118,10 @@ class State(NamedTuple):
     (R_* columns) sorted by (start + pred, index).  heap (n + 4, 4): rows (time, rank, sequence, job).  pool (p,
     3): (node, units, job) allocation segments of running jobs.  cap, free, scratch (m,
     4).  work (N_WORK, m): node buffers; fkey (m,) float64: node sort keys; stack (128,):
-    the backfill tree walk; qkey (n,) float64 and qwork (2, n): queue sorting buffers.  timeline (rows, N_TL).  tree (2P, 5): min-tree over
-    job indices of (request totals per type, pred) of queued jobs, for EASY's backfill
-    scan (no rows when unused).  memo: an online predictor's memory.
+    the backfill tree walk; qkey (n,) float64 and qwork (2, n): queue sorting buffers.
+    timeline (N_TL, rows), column-major so that each column is contiguous.  tree (2P, 4) int32: min-tree over job indices of (request
+    totals of cores, GPUs, MICs; pred) of queued jobs, for EASY's backfill scan (no rows
+    when unused).  memo: an online predictor's memory.
     scal (N_SCAL,): counters and totals (V_*).
     """
 
@@ -210,16 +214,18 @@ def _pop(heap, scal):
 
 @kernel
 def _tree_set(tree, jobs, j, queued):
-    """Set leaf ``j`` of the min-tree to job j's (units * request per type, pred) when
-    ``queued``, else to +inf, and update its ancestors."""
+    """Set leaf ``j`` of the min-tree to job j's (units * request of cores, GPUs, MICs,
+    pred) when ``queued``, else to +inf (int32 max), and update its ancestors.  Values
+    are clamped below the int32 sentinel: a clamped value only prunes less."""
     size = tree.shape[0] >> 1
     i = size + j
-    for k in range(N_RES):
-        tree[i, k] = jobs[j, J_UNITS] * jobs[j, J_REQ + k] if queued else _INF
-    tree[i, N_RES] = jobs[j, J_PRED] if queued else _INF
+    for k in range(TREE_PRED):
+        v = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+        tree[i, k] = min(v, _TREE_CLAMP) if queued else _TREE_INF
+    tree[i, TREE_PRED] = min(jobs[j, J_PRED], _TREE_CLAMP) if queued else _TREE_INF
     i >>= 1
     while i >= 1:
-        for k in range(N_RES + 1):
+        for k in range(TREE_PRED + 1):
             a = tree[2 * i, k]
             b = tree[2 * i + 1, k]
             tree[i, k] = a if a < b else b
@@ -230,11 +236,12 @@ def _tree_set(tree, jobs, j, queued):
 def _tree_ok(tree, i, scal, kind, extra, horizon):
     """Whether tree node ``i`` may hold a job that fits the free totals and, when ``kind``
     >= 0, uses at most ``extra`` of resource ``kind`` or has pred <= ``horizon``.  A
-    necessary condition at inner nodes (per-type minima), exact at leaves."""
-    for k in range(N_RES):
+    necessary condition at inner nodes (per-type minima), exact at leaves (memory is
+    left to the exact fit test)."""
+    for k in range(TREE_PRED):
         if tree[i, k] > scal[V_FREE + k]:
             return False
-    if kind >= 0 and tree[i, kind] > extra and tree[i, N_RES] > horizon:
+    if kind >= 0 and tree[i, kind] > extra and tree[i, TREE_PRED] > horizon:
         return False
     return True
 
@@ -607,15 +614,15 @@ def _record(timeline, scal, now):
     """One timeline row per decision instant (a later pass at the same instant overwrites
     it): queue length, running jobs and the used amount of each resource."""
     row = scal[V_TL]
-    if row > 0 and timeline[row - 1, 0] == now:
+    if row > 0 and timeline[0, row - 1] == now:
         row -= 1
-    elif row >= timeline.shape[0]:
+    elif row >= timeline.shape[1]:
         return  # sized from the trace: every row is a distinct event instant
-    timeline[row, 0] = now
-    timeline[row, 1] = scal[V_QN]
-    timeline[row, 2] = scal[V_RN]
+    timeline[0, row] = now
+    timeline[1, row] = scal[V_QN]
+    timeline[2, row] = scal[V_RN]
     for k in range(N_RES):
-        timeline[row, 3 + k] = scal[V_CAP + k] - scal[V_FREE + k]
+        timeline[3 + k, row] = scal[V_CAP + k] - scal[V_FREE + k]
     scal[V_TL] = row + 1
     scal[V_LAST_PASS] = now
     scal[V_PASSES] += 1
@@ -685,8 +692,8 @@ def new_state(
         stack=np.empty(128, i64),
         qkey=np.zeros(n, np.float64),
         qwork=np.empty((2, n), i64),
-        timeline=np.empty((tl_rows, N_TL), i64),
-        tree=np.full((tree_rows, N_RES + 1), _INF, i64),
+        timeline=np.empty((N_TL, tl_rows), i64),
+        tree=np.full((tree_rows, TREE_PRED + 1), _TREE_INF, np.int32),
         memo=memo if memo is not None else np.zeros((1, 1), i64),
         scal=scal,
     )

@@ -80,7 +80,7 @@ W_COUNT2 = 5
 W_TMP = 6
 N_WORK = 7
 
-# Columns of State.timeline, int64 (rows, 7): time, queue, running, used cores, GPUs,
+# Rows of State.timeline, int64 (7, capacity): time, queue, running, used cores, GPUs,
 # MICs, MiB.
 N_TL = 3 + N_RES
 INF = np.iinfo(np.int64).max

@@ -240,8 +240,8 @@ def result_from_state(S, status, table, machine, scheduler, allocator, predictor
     never = (status == Status.REPLAYED) & (J[:, layout.J_START] < 0)
     status[never] = Status.NOT_STARTED
     rows = int(S.scal[layout.V_TL])
-    tl = S.timeline[:rows]  # views: only the rows written were ever touched in memory
-    timeline = {"time": tl[:, 0], "queue": tl[:, 1], "running": tl[:, 2], "used": tl[:, 3:]}
+    tl = S.timeline[:, :rows]  # views: only the rows written were ever touched in memory
+    timeline = {"time": tl[0], "queue": tl[1], "running": tl[2], "used": tl[3:].T}
     return ReplayResult(
         table, machine, scheduler, allocator, predictor,
         J[:, layout.J_START].copy(), J[:, layout.J_END].copy(), J[:, layout.J_PRED].copy(),

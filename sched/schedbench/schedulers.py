@@ -30,6 +30,7 @@ import enum
 from ._jit import inline_kernel, kernel
 from .allocators import _argsort_stable, _fits
 from .engine import (
+    JobState,
     _advance,
     _choose,
     _commit,
@@ -47,6 +48,7 @@ from .layout import (
     J_QWAIT,
     J_REQ,
     J_REQ_NODES,
+    J_STATE,
     J_SUBMIT,
     J_UNITS,
     N_RES,
@@ -198,7 +200,7 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
         c = _tree_next(tree, stack, scal, c + 1, kind, extra, horizon)
         if c < 0:
             break
-        if not _fits_now(jobs, free, work, scal, c):
+        if jobs[c, J_STATE] != JobState.QUEUED or not _fits_now(jobs, free, work, scal, c):
             continue
         if jobs[c, J_PRED] <= horizon:
             _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, c, now, alloc)

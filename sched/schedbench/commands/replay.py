@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import os
 import sys
 
 from .. import workload_io
@@ -75,22 +74,9 @@ def _freeze_heap_at_exit() -> None:
 
 def _import_output():
     """``schedbench.output``, imported once there is something to write (it brings in
-    polars, a fifth of a second).  Polars allocates with jemalloc, which keeps freed pages
-    for 10 s by default: the frames' temporaries would then pile up in the resident set
-    of a large replay (about 80 MB at 1M jobs), so when polars is first loaded here its
-    allocator is told to return them at once (unless the user configured it)."""
-    if "polars" in sys.modules:
-        from .. import output
+    polars, a fifth of a second)."""
+    from .. import output
 
-        return output
-    key = "_RJEM_MALLOC_CONF"
-    had = key in os.environ
-    os.environ.setdefault(key, "dirty_decay_ms:0,muzzy_decay_ms:0")
-    try:
-        from .. import output
-    finally:
-        if not had:
-            del os.environ[key]  # read once, when polars starts: child processes do not inherit it
     return output
 
 
