@@ -416,15 +416,19 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
     jobs[j, J_LEN] = used
     scal[V_POOL] = p + used
     for u in range(used):
-        node = work[W_NODE, u]
-        cnt = work[W_COUNT, u]
-        pool[p + u, 0] = node
-        pool[p + u, 1] = cnt
+        pool[p + u, 0] = work[W_NODE, u]
+        pool[p + u, 1] = work[W_COUNT, u]
         pool[p + u, 2] = j
-        for k in range(N_RES):
-            amount = cnt * jobs[j, J_REQ + k]
-            free[node, k] -= amount
-            scal[V_FREE + k] -= amount
+    for k in range(N_RES):  # type by type: most jobs request one or two types
+        r = jobs[j, J_REQ + k]
+        if r == 0:
+            continue
+        total = 0
+        for u in range(used):
+            amount = work[W_COUNT, u] * r
+            free[work[W_NODE, u], k] -= amount
+            total += amount
+        scal[V_FREE + k] -= total
     jobs[j, J_START] = now
     jobs[j, J_END] = now + jobs[j, J_RUN]
     jobs[j, J_NODES] = used
@@ -530,15 +534,22 @@ def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
 def _finish(jobs, run_list, pool, free, memo, scal, j, now):
     """Job ``j`` ends at ``now``: free its nodes, leave the running set, teach predictors."""
     p = jobs[j, J_PTR]
-    for u in range(jobs[j, J_LEN]):
-        node = pool[p + u, 0]
-        cnt = pool[p + u, 1]
-        for k in range(N_RES):
-            amount = cnt * jobs[j, J_REQ + k]
+    n_used = jobs[j, J_LEN]
+    for k in range(N_RES):
+        r = jobs[j, J_REQ + k]
+        if r == 0:
+            continue
+        total = 0
+        lowest = scal[V_HINT + k]
+        for u in range(n_used):
+            node = pool[p + u, 0]
+            amount = pool[p + u, 1] * r
             free[node, k] += amount
-            scal[V_FREE + k] += amount
-            if amount > 0 and node < scal[V_HINT + k]:
-                scal[V_HINT + k] = node
+            total += amount
+            if node < lowest:
+                lowest = node
+        scal[V_FREE + k] += total
+        scal[V_HINT + k] = lowest
     rn = scal[V_RN]
     pos = _run_pos(run_list, rn, jobs[j, J_RUN_KEY], j)
     for r in range(pos, rn - 1):
