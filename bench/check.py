@@ -11,10 +11,12 @@ do not count as a slowdown of ours:
 
     change = (t / t_calibration) / (t_base / t_calibration_base) - 1  >  band
 
-The default band, 0.35 (35 %), was chosen from repeated runs on a shared 2-core machine,
-where the ratios of unchanged code moved by up to about 20 % between sessions (the
-allocator timings are the noisiest); a real regression of a hot path is usually a
-factor, not a few per cent.  Use ``--band`` (``make bench-check BENCH_BAND=0.2``) on a
+The default band, 1.0 (a ratio may double before the check fails), was chosen from
+repeated runs on the shared 2-core machines these benchmarks run on: unchanged code moved
+by up to 35 % in one session and by up to 89 % between two consecutive sessions (the
+calibration sped up by 18 % while the numba kernels slowed down by 30-55 %: they react
+differently to what the neighbours on the host do).  A regression worth catching in a
+hot path is a factor, not a few per cent.  Use ``--band`` (``make bench-check BENCH_BAND=0.2``) on a
 quiet machine.  A speed-up beyond the band is reported but does not fail: save a new
 baseline then.  Benchmarks new since the baseline are listed and not judged; benchmarks
 of the baseline that did not run fail the check (a renamed or dropped hot path should be
@@ -26,7 +28,7 @@ numba versions) so that a comparison across machines is visible as such.
 Usage::
 
     python bench/check.py save    [--baseline bench/baselines/baseline.json] [--json RESULTS]
-    python bench/check.py compare [--baseline ...] [--json RESULTS] [--band 0.35]
+    python bench/check.py compare [--baseline ...] [--json RESULTS] [--band 1.0]
 
 Without ``--json`` the benchmarks are run first (``pytest bench -m benchmark
 --benchmark-only``); with it, a ``--benchmark-json`` file of an earlier run is used.
@@ -49,7 +51,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_BASELINE = HERE / "baselines" / "baseline.json"
 CALIBRATION = "test_calibration_numpy"
-DEFAULT_BAND = 0.35
+DEFAULT_BAND = 1.0
 TIMER = "time.process_time"
 
 
@@ -93,10 +95,16 @@ def run_benchmarks(json_path: Path) -> None:
 
 
 def read_results(json_path: Path) -> dict[str, dict]:
-    """``{name: {"min": s, "median": s, "rounds": n}}`` of a pytest-benchmark JSON file."""
+    """``{name: {"min": s, "median": s, "rounds": n}}`` of a pytest-benchmark JSON file.
+
+    Benchmarks that time a child process (``extra_info["judged"]`` false) are left out:
+    this process's CPU timer does not see the child's work; their figures are in their
+    extra_info."""
     data = json.loads(Path(json_path).read_text())
     out = {}
     for b in data.get("benchmarks", []):
+        if b.get("extra_info", {}).get("judged") is False:
+            continue
         stats = b["stats"]
         out[b["name"]] = {"min": stats["min"], "median": stats["median"], "rounds": stats["rounds"]}
     return out
