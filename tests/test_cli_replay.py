@@ -83,3 +83,19 @@ def test_console_script_runs(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "summary.json").exists()
+
+
+def test_replay_with_a_decision_period(tmp_path):
+    table = jobs.from_columns(
+        submit=np.array([3, 4, 11, 12]), run=np.array([10, 0, 5, 5]),
+        procs_req=np.array([1, 1, 4, 1]), time_req=np.array([20, 20, 20, 20]),
+    )
+    src = tmp_path / "w.parquet"
+    jobs.write_parquet(table, src, {"machine": "4x(cores=1)"})
+    out = tmp_path / "run"
+    assert main(["replay", str(src), "-s", "easy", "--period", "5", "-o", str(out), "-q"]) == 0
+    frame = pl.read_parquet(out / "jobs.parquet")
+    # decisions only at 3, 8, 13, 18: job 2 (submitted at 4) waits for the tick at 8;
+    # job 3 (4 cores) starts at 13 when job 1 ends; job 4 waits for job 3 to end at 18
+    assert frame["start"].to_list() == [3, 8, 13, 18]
+    assert main(["replay", str(src), "--period", "-1", "-o", str(out), "-q"]) == 2

@@ -39,6 +39,11 @@ def register(sub) -> None:
         "--priority-bound", type=int, default=DEFAULT_PRIORITY_BOUND, metavar="N",
         help=f"priority-weighted's bound on priorities (default {DEFAULT_PRIORITY_BOUND})",
     )
+    p.add_argument(
+        "--period", type=int, default=0, metavar="S",
+        help="decide only every S seconds from the first submission (as IPSCHED's 5 s "
+        "cycle) instead of at every event instant (default 0: every event)",
+    )
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     p.set_defaults(func=_run)
@@ -88,7 +93,7 @@ def _run(args) -> int:
         result = replay(
             table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
             meta=meta, critical=tuple(filter(None, args.critical.split(","))),
-            priority_bound=args.priority_bound,
+            priority_bound=args.priority_bound, period=args.period,
         )
     finally:
         if bar is not None:
