@@ -118,20 +118,20 @@ def _pool_type(jobs, j):
 
 
 @inline_kernel
-def _release(jobs, pool, scratch, scal, j, sign):
-    """Add (sign 1) or remove (sign -1) running job ``j``'s allocation to scratch and the
-    scratch totals."""
-    p = jobs[j, J_PTR]
-    for u in range(jobs[j, J_LEN]):
-        node = pool[p + u, 0]
+def _add_to_scratch(jobs, j, nodes, counts, first, n, scratch, scal, sign):
+    """Add (sign 1) or take away (sign -1) job ``j``'s units ``counts[first:first + n]``
+    on nodes ``nodes[first:first + n]`` to the shadow-time resources (scratch, (m, 4), and
+    their totals in scal[V_SHADOW:])."""
+    for u in range(first, first + n):
         for k in range(N_RES):
-            amount = sign * pool[p + u, 1] * jobs[j, J_REQ + k]
-            scratch[node, k] += amount
+            amount = sign * counts[u] * jobs[j, J_REQ + k]
+            scratch[nodes[u], k] += amount
             scal[V_SHADOW + k] += amount
 
 
 @inline_kernel
 def _head_fits_scratch(jobs, scratch, work, scal, head):
+    """Whether the head's allocation would succeed on the shadow-time resources."""
     return _fits(
         scratch, scal[V_SHADOW : V_SHADOW + N_RES], jobs[head, J_UNITS],
         jobs[head, J_REQ : J_REQ + N_RES], jobs[head, J_REQ_NODES], work[W_IDENT],
@@ -167,7 +167,8 @@ def _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind):
     while r < rn:
         pe = max(run_list[r, R_KEY], now)
         while r < rn and max(run_list[r, R_KEY], now) == pe:
-            _release(jobs, pool, scratch, scal, run_list[r, R_JOB], 1)
+            j = run_list[r, R_JOB]
+            _add_to_scratch(jobs, j, pool[:, 0], pool[:, 1], jobs[j, J_PTR], jobs[j, J_LEN], scratch, scal, 1)
             r += 1
         if _head_fits_scratch(jobs, scratch, work, scal, head):
             return pe, 0
@@ -213,19 +214,11 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
             # Node-feasible reservation: place c as it would start now, take its nodes out
             # of the shadow-time resources, keep it only if the head still fits there.
             used = _choose(jobs, cap, free, work, fkey, scal, c, alloc)
-            for u in range(used):
-                for k in range(N_RES):
-                    amount = work[W_COUNT, u] * jobs[c, J_REQ + k]
-                    scratch[work[W_NODE, u], k] -= amount
-                    scal[V_SHADOW + k] -= amount
+            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, scratch, scal, -1)
             if _head_fits_scratch(jobs, scratch, work, scal, head):
                 _commit(jobs, run_list, heap, pool, free, work, tree, scal, c, now, used)
             else:
-                for u in range(used):
-                    for k in range(N_RES):
-                        amount = work[W_COUNT, u] * jobs[c, J_REQ + k]
-                        scratch[work[W_NODE, u], k] += amount
-                        scal[V_SHADOW + k] += amount
+                _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, scratch, scal, 1)
     scal[V_EASY_VALID] = 1
     scal[V_EASY_HEAD] = head
     scal[V_EASY_SHADOW] = shadow
