@@ -153,6 +153,33 @@ def from_columns(n: int | None = None, **columns) -> JobTable:
     return derive_swf_request(table, keep=set(columns))
 
 
+def core_gpu_table(
+    submit, run, units, unit_cores, unit_gpus, req_nodes, executable, estimate_factor: float = 1.0
+) -> JobTable:
+    """A table of synthetic core/GPU jobs (no MICs or memory): the estimate is the run
+    time times ``estimate_factor`` rounded up; procs_req = units x cores per unit;
+    ``executable`` labels the job's type (its class in the generator)."""
+    estimate = np.ceil(np.asarray(run) * estimate_factor).astype(np.int64)
+    n = estimate.shape[0]
+    units = np.asarray(units, dtype=np.int64)
+    unit_cores = np.asarray(unit_cores, dtype=np.int64)
+    return from_columns(
+        n,
+        submit=submit,
+        run=run,
+        procs_req=units * unit_cores,
+        time_req=estimate,
+        executable=executable,
+        units=units,
+        unit_cores=unit_cores,
+        unit_gpus=unit_gpus,
+        unit_mics=np.zeros(n, dtype=np.int64),
+        unit_mem=np.zeros(n, dtype=np.int64),
+        req_nodes=req_nodes,
+        estimate=estimate,
+    )
+
+
 def derive_swf_request(table: JobTable, keep: set[str] | frozenset[str] = frozenset()) -> JobTable:
     """Fill the request columns of an SWF table in place (columns named in ``keep`` stay).
 

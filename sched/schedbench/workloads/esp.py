@@ -189,22 +189,8 @@ def generate(
     req_nodes = np.concatenate([req_nodes, np.full(n_z, -1, dtype=np.int64)])
     submit = np.concatenate([submit, z_submit])
 
-    estimate = np.ceil(run * estimate_factor).astype(np.int64)
-    n = run.shape[0]
-    return jobs.from_columns(
-        n,
-        submit=submit,
-        run=run,
-        procs_req=units * unit_cores,
-        time_req=estimate,
-        executable=type_no,
-        units=units,
-        unit_cores=unit_cores,
-        unit_gpus=unit_gpus,
-        unit_mics=np.zeros(n, dtype=np.int64),
-        unit_mem=np.zeros(n, dtype=np.int64),
-        req_nodes=req_nodes,
-        estimate=estimate,
+    return jobs.core_gpu_table(
+        submit, run, units, unit_cores, unit_gpus, req_nodes, type_no, estimate_factor
     )
 
 

@@ -153,22 +153,7 @@ def generate(
     units = np.where(fixed, cores // np.maximum(per_node, 1), cores)
     unit_cores = np.where(fixed, per_node, 1)
     req_nodes = np.where(fixed, units, -1)
-    estimate = np.ceil(run * estimate_factor).astype(np.int64)
-    return jobs.from_columns(
-        n,
-        submit=submit,
-        run=run,
-        procs_req=units * unit_cores,
-        time_req=estimate,
-        executable=kind,
-        units=units,
-        unit_cores=unit_cores,
-        unit_gpus=gpus,
-        unit_mics=np.zeros(n, dtype=np.int64),
-        unit_mem=np.zeros(n, dtype=np.int64),
-        req_nodes=req_nodes,
-        estimate=estimate,
-    )
+    return jobs.core_gpu_table(submit, run, units, unit_cores, gpus, req_nodes, kind, estimate_factor)
 
 
 def size_step(machine: Machine) -> int:
