@@ -165,7 +165,7 @@ def _heap_swap(heap, a, b):
         heap[a, c], heap[b, c] = heap[b, c], heap[a, c]
 
 
-@kernel
+@inline_kernel
 def _push(heap, scal, time, rank, job):
     """Push an event (time s, :class:`Event` rank, job index or -1); the sequence number
     makes equal (time, rank) events leave in push order."""
@@ -185,7 +185,7 @@ def _push(heap, scal, time, rank, job):
             break
 
 
-@kernel
+@inline_kernel
 def _pop(heap, scal):
     """Remove the smallest event; returns (time, rank, job)."""
     t, r, j = heap[0, 0], heap[0, 1], heap[0, 3]
@@ -324,7 +324,7 @@ def _enqueue(jobs, queue, tree, memo, scal, j, now):
         _tree_set(tree, jobs, j, True)
 
 
-@kernel
+@inline_kernel
 def _queue_tidy(jobs, queue, scal):
     """Skip started jobs at the head; compact when holes outnumber queued jobs (amortised
     O(1) per start, order kept)."""
@@ -357,7 +357,7 @@ def _queue_compact(jobs, queue, scal):
     scal[V_QSPAN] = w - qh
 
 
-@kernel
+@inline_kernel
 def _queue_head(jobs, queue, scal):
     """First queued job in queue order, or -1."""
     _queue_tidy(jobs, queue, scal)
