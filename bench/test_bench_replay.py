@@ -108,18 +108,26 @@ def _record(benchmark, runs: list[dict], outdir: Path) -> None:
         benchmark.extra_info[key] = summary["timings"].get(key)
 
 
-@needs_hpc2n
-@pytest.mark.benchmark
-def test_cli_replay_hpc2n(benchmark, tmp_path):
+def _bench_cli_replay(benchmark, trace, tmp_path, rounds: int, warmup_rounds: int) -> list[dict]:
+    """Time ``schedbench replay TRACE -s easy -a ff`` in a child process; record the
+    measured runs (the warm-up excluded) in extra_info and return them."""
     outdir = tmp_path / "run"
-    args = ["replay", str(HPC2N), "-s", "easy", "-a", "ff", "-o", str(outdir), "-q"]
+    args = ["replay", str(trace), "-s", "easy", "-a", "ff", "-o", str(outdir), "-q"]
     runs: list[dict] = []
 
     def once():
         runs.append(_run_cli(args, tmp_path))
 
-    benchmark.pedantic(once, rounds=5, warmup_rounds=1)
-    _record(benchmark, runs[1:] or runs, outdir)
+    benchmark.pedantic(once, rounds=rounds, warmup_rounds=warmup_rounds)
+    measured = runs[warmup_rounds:] or runs
+    _record(benchmark, measured, outdir)
+    return measured
+
+
+@needs_hpc2n
+@pytest.mark.benchmark
+def test_cli_replay_hpc2n(benchmark, tmp_path):
+    _bench_cli_replay(benchmark, HPC2N, tmp_path, rounds=5, warmup_rounds=1)
 
 
 @pytest.fixture(scope="session")
@@ -144,15 +152,7 @@ def million_job_table(tmp_path_factory) -> Path:
 
 @pytest.mark.benchmark
 def test_cli_replay_1m_peak_rss(benchmark, million_job_table, tmp_path):
-    outdir = tmp_path / "run"
-    args = ["replay", str(million_job_table), "-s", "easy", "-a", "ff", "-o", str(outdir), "-q"]
-    runs: list[dict] = []
-
-    def once():
-        runs.append(_run_cli(args, tmp_path))
-
-    benchmark.pedantic(once, rounds=1, warmup_rounds=0)
-    _record(benchmark, runs, outdir)
+    runs = _bench_cli_replay(benchmark, million_job_table, tmp_path, rounds=1, warmup_rounds=0)
     peak = max(r["max_rss_bytes"] for r in runs)
     benchmark.extra_info["max_rss_mib"] = peak / 2**20
     assert peak < PEAK_RSS_LIMIT, f"peak RSS {peak / 2**20:.0f} MiB, target under 1 GiB"

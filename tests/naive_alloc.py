@@ -96,6 +96,17 @@ def place(free, order, units, req, req_nodes):
     return None
 
 
+def fits_empty(table, capacity) -> list[bool]:
+    """Per job of a JobTable: can it be placed on the empty machine of node ``capacity``
+    (rows of cores, GPUs, MICs, MiB)?  The reference placement, in index order."""
+    cap = [[int(x) for x in row] for row in capacity]
+    out = []
+    for j in range(table.n_jobs):
+        unit = [int(table.unit_cores[j]), int(table.unit_gpus[j]), int(table.unit_mics[j]), int(table.unit_mem[j])]
+        out.append(place(cap, order_ff(cap), int(table.units[j]), unit, int(table.req_nodes[j])) is not None)
+    return out
+
+
 class ReferenceDispatcher:
     """FCFS / SJF / PRB with a reference allocator, as a ``decide(view)`` policy that
     places jobs explicitly.  Priority-Weighted priorities move on every offer: +1 per

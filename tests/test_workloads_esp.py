@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_alloc import fits_empty
 from schedbench import cli, jobs, machine
 from schedbench.errors import UsageError
 from schedbench.workloads import esp
@@ -21,21 +22,6 @@ LETTERS = [name for name, *_ in esp.JOB_TYPES]  # executable k is LETTERS[k - 1]
 def gen(variant="original", seed=0, m=MACHINE_L, **kw):
     return esp.generate(variant, m, np.random.default_rng(seed), **kw)
 
-
-def fits_empty(table: jobs.JobTable, m: machine.Machine) -> np.ndarray:
-    """Per job: can it be placed on the empty machine (replay-semantics host rule)?"""
-    cap = m.capacity
-    ok = np.zeros(table.n_jobs, dtype=bool)
-    for j in range(table.n_jobs):
-        unit = np.array([table.unit_cores[j], table.unit_gpus[j], table.unit_mics[j], table.unit_mem[j]])
-        asked = unit > 0
-        hosts = np.min(cap[:, asked] // unit[asked], axis=1)
-        if table.req_nodes[j] > 0:
-            per_node = table.units[j] // table.req_nodes[j]
-            ok[j] = int((hosts >= per_node).sum()) >= table.req_nodes[j]
-        else:
-            ok[j] = int(hosts.sum()) >= table.units[j]
-    return ok
 
 
 def table_work(variant: str) -> float:
@@ -164,7 +150,7 @@ def test_estimates():
 def test_every_job_fits_on_the_empty_machine(variant, spec, seed):
     m = machine.parse(spec)
     t = esp.generate(variant, m, np.random.default_rng(seed))
-    assert fits_empty(t, m).all()
+    assert all(fits_empty(t, m.capacity))
     fixed = t.req_nodes > 0
     assert np.all(t.units[fixed] % t.req_nodes[fixed] == 0)
     assert np.all(t.units >= 1) and np.all(t.run > 0)
@@ -174,7 +160,7 @@ def test_fit_helper_can_fail():
     m = machine.parse("4x(cores=8,gpus=2)")
     t = jobs.from_columns(2, run=np.array([1, 1]), units=np.array([33, 5]), unit_cores=np.array([1, 8]),
                           unit_gpus=np.array([0, 2]), req_nodes=np.array([-1, 5]))
-    assert fits_empty(t, m).tolist() == [False, False]
+    assert fits_empty(t, m.capacity) == [False, False]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive_alloc import fits_empty
 from schedbench import cli, jobs, machine
 from schedbench.errors import UsageError
 from schedbench.workloads import soner
@@ -18,20 +19,6 @@ N = 4000
 def gen(wtype="V", n=N, seed=0, m=MACHINE_L, **kw):
     return soner.generate(wtype, n, m, np.random.default_rng(seed), **kw)
 
-
-def fits_empty(table: jobs.JobTable, m: machine.Machine) -> np.ndarray:
-    """Per job: can it be placed on the empty machine (replay-semantics host rule)?"""
-    cap = m.capacity
-    ok = np.zeros(table.n_jobs, dtype=bool)
-    for j in range(table.n_jobs):
-        unit = np.array([table.unit_cores[j], table.unit_gpus[j], table.unit_mics[j], table.unit_mem[j]])
-        asked = unit > 0
-        hosts = np.min(cap[:, asked] // unit[asked], axis=1)
-        if table.req_nodes[j] > 0:
-            ok[j] = int((hosts >= table.units[j] // table.req_nodes[j]).sum()) >= table.req_nodes[j]
-        else:
-            ok[j] = int(hosts.sum()) >= table.units[j]
-    return ok
 
 
 @pytest.mark.parametrize("wtype", list(soner.MIXES))
@@ -110,7 +97,7 @@ def test_determinism_and_common_random_numbers():
 def test_every_job_fits_on_the_empty_machine(wtype, spec, seed):
     m = machine.parse(spec)
     t = soner.generate(wtype, 200, m, np.random.default_rng(seed))
-    assert fits_empty(t, m).all()
+    assert all(fits_empty(t, m.capacity))
     assert np.all((t.units * t.unit_cores) % soner.size_step(m) == 0)
     fixed = t.req_nodes > 0
     assert np.all(t.units[fixed] % t.req_nodes[fixed] == 0)
