@@ -271,7 +271,7 @@ def _totals_decide(units, req, req_nodes, free_total):
     return -1
 
 
-@kernel
+@inline_kernel
 def _fits(free, free_total, units, req, req_nodes, ident, out_node, out_count):
     """Whether the job fits on ``free`` now (order-independent, so nodes are visited in
     index order ``ident``); scans nodes only when the totals cannot decide.  Buffers as

@@ -50,7 +50,6 @@ from .layout import (
     N_SCAL,
     N_TL,
     N_WORK,
-    R_AMT,
     R_JOB,
     R_KEY,
     V_CAP,
@@ -212,7 +211,7 @@ def _pop(heap, scal):
 # --------------------------------------------------------------------------- backfill tree
 
 
-@kernel
+@inline_kernel
 def _tree_set(tree, jobs, j, queued):
     """Set leaf ``j`` of the min-tree to job j's (units * request of cores, GPUs, MICs,
     pred) when ``queued``, else to +inf (int32 max), and update its ancestors.  Values
@@ -225,10 +224,16 @@ def _tree_set(tree, jobs, j, queued):
     tree[i, TREE_PRED] = min(jobs[j, J_PRED], _TREE_CLAMP) if queued else _TREE_INF
     i >>= 1
     while i >= 1:
+        same = True
         for k in range(TREE_PRED + 1):
             a = tree[2 * i, k]
             b = tree[2 * i + 1, k]
-            tree[i, k] = a if a < b else b
+            m = a if a < b else b
+            if m != tree[i, k]:
+                tree[i, k] = m
+                same = False
+        if same:  # the minima above depend on this node only through its values
+            break
         i >>= 1
 
 
@@ -246,7 +251,7 @@ def _tree_ok(tree, i, scal, kind, extra, horizon):
     return True
 
 
-@kernel
+@inline_kernel
 def _tree_next(tree, stack, scal, lo, kind, extra, horizon):
     """Smallest queued job index >= ``lo`` that passes :func:`_tree_ok`, or -1.  Jobs it
     skips cannot start in this pass: the free totals and ``extra`` only shrink."""
@@ -295,7 +300,7 @@ def _queue_sums(jobs, scal, j, sign):
         scal[V_WSUM + k] += sign * p * jobs[j, J_UNITS] * jobs[j, J_REQ + k]
 
 
-@kernel
+@inline_kernel
 def _enqueue(jobs, queue, tree, memo, scal, j, now):
     """Job ``j`` joins the queue.  FIFO order is arrival order (an append); SJF order
     (pred, submit, id) is kept by insertion (equal preds keep arrival order)."""
@@ -442,8 +447,6 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
             run_list[r, c] = run_list[r - 1, c]
     run_list[pos, R_KEY] = key
     run_list[pos, R_JOB] = j
-    for k in range(N_RES):
-        run_list[pos, R_AMT + k] = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
     scal[V_RN] = rn + 1
     scal[V_QN] -= 1
     scal[V_EASY_VALID] = 0
@@ -474,7 +477,7 @@ def _prioritise(jobs, scal, j, step):
             scal[V_PRIO + k] = min(max(p, 1), scal[V_PBOUND])
 
 
-@kernel
+@inline_kernel
 def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j, now, alloc):
     """Start job ``j`` now with allocator ``alloc`` if it fits; returns whether it did.
     Nodes are ordered and chosen only here, once the totals admit the job."""
@@ -510,7 +513,7 @@ def _first_fit_start(free, scal, jobs, j):
     return first
 
 
-@kernel
+@inline_kernel
 def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
     """Place job ``j`` on the free nodes with allocator ``alloc`` into work[W_NODE] /
     work[W_COUNT] without committing; returns the nodes used or -1."""
@@ -530,7 +533,7 @@ def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
     )
 
 
-@kernel
+@inline_kernel
 def _finish(jobs, run_list, pool, free, memo, scal, j, now):
     """Job ``j`` ends at ``now``: free its nodes, leave the running set, teach predictors."""
     p = jobs[j, J_PTR]
@@ -592,7 +595,7 @@ def _next_tick(jobs, scal, now):
     return -1
 
 
-@kernel
+@inline_kernel
 def _advance(jobs, queue, run_list, heap, pool, free, tree, memo, scal):
     """Process events up to the next decision point; returns its time, or -1 when the
     replay is over.  Every event instant is a decision point, or, in the periodic mode,
@@ -620,7 +623,7 @@ def _advance(jobs, queue, run_list, heap, pool, free, tree, memo, scal):
     return -1
 
 
-@kernel
+@inline_kernel
 def _record(timeline, scal, now):
     """One timeline row per decision instant (a later pass at the same instant overwrites
     it): queue length, running jobs and the used amount of each resource."""

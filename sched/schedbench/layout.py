@@ -33,8 +33,7 @@ N_JCOLS = 24
 # (key, job) so that reservations walk a contiguous array.
 R_KEY = 0  # start + pred
 R_JOB = 1
-R_AMT = 2  # R_AMT + k: the job's total amount of resource k (units * per-unit request)
-N_RCOLS = 6
+N_RCOLS = 2
 
 # Entries of State.scal, int64 (N_SCAL,).
 V_QN = 0  # jobs in the queue

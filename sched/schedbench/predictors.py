@@ -78,7 +78,7 @@ import enum
 import numba
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .layout import J_EST, J_PKEY, J_RUN, J_SUBMIT, N_JCOLS, N_SCAL, V_PRED_KIND
 
 
@@ -186,7 +186,7 @@ def prepare(table, predictor: str, meta: dict | None = None) -> tuple[int, np.nd
     return int(kind), keys, memo
 
 
-@kernel
+@inline_kernel
 def _predict(jobs, memo, scal, j, now):
     """Duration the scheduler believes for job ``j`` (s), asked when it joins the queue."""
     kind = scal[V_PRED_KIND]
@@ -219,7 +219,7 @@ def _predict(jobs, memo, scal, j, now):
     return jobs[j, J_EST]
 
 
-@kernel
+@inline_kernel
 def _learn(jobs, memo, scal, j, now):
     """Job ``j`` ended at ``now``: the hook where online predictors learn."""
     kind = scal[V_PRED_KIND]

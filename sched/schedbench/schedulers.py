@@ -30,6 +30,7 @@ import enum
 from ._jit import inline_kernel, kernel
 from .allocators import _argsort_stable, _fits
 from .engine import (
+    PRIORITY_WEIGHTED,
     JobState,
     _advance,
     _choose,
@@ -39,6 +40,7 @@ from .engine import (
     _queue_head,
     _record,
     _tree_next,
+    _prioritise,
     _try_start,
 )
 from .layout import (
@@ -52,7 +54,6 @@ from .layout import (
     J_SUBMIT,
     J_UNITS,
     N_RES,
-    R_AMT,
     R_JOB,
     R_KEY,
     V_EASY_EXTRA,
@@ -90,7 +91,7 @@ SCHEDULERS: dict[str, Scheduler] = {
 }
 
 
-@kernel
+@inline_kernel
 def _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc):
     """Start queued jobs in queue order while the next fits; returns the first job that
     does not fit, or -1 when the queue emptied."""
@@ -139,7 +140,7 @@ def _head_fits_scratch(jobs, scratch, work, scal, head):
     )
 
 
-@kernel
+@inline_kernel
 def _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind):
     """Shadow time of ``head``: release running jobs in (predicted end, index) order, a
     whole group of equal predicted ends at a time, until the head fits.  With ``kind`` >= 0
@@ -154,7 +155,8 @@ def _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind):
         while r < rn:
             pe = max(run_list[r, R_KEY], now)
             while r < rn and max(run_list[r, R_KEY], now) == pe:
-                avail += run_list[r, R_AMT + kind]
+                j = run_list[r, R_JOB]
+                avail += jobs[j, J_UNITS] * jobs[j, J_REQ + kind]
                 r += 1
             if avail >= units:
                 return pe, avail - units
@@ -176,11 +178,10 @@ def _shadow(jobs, run_list, pool, free, scratch, work, scal, head, now, kind):
 
 
 @kernel
-def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc):
-    """One EASY pass (spec "EASY"; on nodes, see the module docstring)."""
-    head = _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
-    if head < 0:
-        return
+def _backfill(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc, head):
+    """EASY's backfill scan behind the blocked ``head`` (spec "EASY"; on nodes, see the
+    module docstring).  Every candidate that starts is placed by one :func:`_choose` and
+    committed by one :func:`_commit` call site, so both inline once here."""
     kind = _pool_type(jobs, head)
     c = head
     if (
@@ -203,22 +204,27 @@ def _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
             break
         if jobs[c, J_STATE] != JobState.QUEUED or not _fits_now(jobs, free, work, scal, c):
             continue
-        if jobs[c, J_PRED] <= horizon:
-            _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, c, now, alloc)
-        elif kind >= 0:
-            use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
-            if use <= extra:
-                _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, c, now, alloc)
+        node_check = False
+        if jobs[c, J_PRED] > horizon:
+            if kind >= 0:
+                use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
+                if use > extra:
+                    continue
                 extra -= use
-        else:
-            # Node-feasible reservation: place c as it would start now, take its nodes out
-            # of the shadow-time resources, keep it only if the head still fits there.
-            used = _choose(jobs, cap, free, work, fkey, scal, c, alloc)
-            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, scratch, scal, -1)
-            if _head_fits_scratch(jobs, scratch, work, scal, head):
-                _commit(jobs, run_list, heap, pool, free, work, tree, scal, c, now, used)
             else:
+                # Node-feasible reservation: place c as it would start now, take its
+                # nodes out of the shadow-time resources, keep it only if the head
+                # still fits there.
+                node_check = True
+        used = _choose(jobs, cap, free, work, fkey, scal, c, alloc)
+        if node_check:
+            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, scratch, scal, -1)
+            if not _head_fits_scratch(jobs, scratch, work, scal, head):
                 _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, scratch, scal, 1)
+                continue
+        if alloc == PRIORITY_WEIGHTED:
+            _prioritise(jobs, scal, c, -1)
+        _commit(jobs, run_list, heap, pool, free, work, tree, scal, c, now, used)
     scal[V_EASY_VALID] = 1
     scal[V_EASY_HEAD] = head
     scal[V_EASY_SHADOW] = shadow
@@ -258,19 +264,18 @@ def _prb_order(jobs, queue, scal, qkey, qwork, now):
     _sort_queue(queue, qh, n, qkey, qwork)
 
 
-@kernel
+@inline_kernel
 def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, qkey, qwork, tree, scal, now, sched, alloc):
     """One pass of scheduler ``sched`` with allocator ``alloc`` at ``now``.  FCFS and SJF
     differ only in queue order, which the engine keeps on insertion; PRB reorders the
-    queue by priority at every pass and then starts jobs like them (in order while the
-    next fits, as SJF does in AccaSim)."""
-    if sched == Scheduler.EASY:
-        _easy(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc)
-    elif sched == Scheduler.PRB:
+    queue by priority first; all of them then start jobs in order while the next fits (as
+    SJF does in AccaSim), and EASY goes on to backfill behind the job that did not fit.
+    One call site per step keeps the inlined loop small (see :mod:`schedbench._jit`)."""
+    if sched == Scheduler.PRB:
         _prb_order(jobs, queue, scal, qkey, qwork, now)
-        _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
-    else:
-        _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
+    head = _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
+    if sched == Scheduler.EASY and head >= 0:
+        _backfill(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc, head)
 
 
 @kernel
