@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_alloc import ReferenceDispatcher, order_balanced
-from schedbench import jobs, machine, replay
+from schedbench import jobs, layout, machine, replay, schedulers
 from schedbench.simulation import Simulation
 from schedbench.workloads import eurora_like
 
@@ -94,3 +94,32 @@ def test_prb_expected_waits_from_eurora_queues_and_from_the_trace():
     t = jobs.from_columns(submit=np.arange(4), run=np.ones(4), procs_req=np.ones(4),
                           queue=np.array([1, 1, 2, 3]), wait=np.array([10, 30, -1, 4]))
     assert replay.expected_queue_wait(t).tolist() == [20, 20, 15, 4]
+
+
+def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
+    """A job backfilled through EASY's node-feasible reservation is allocated, so it
+    counts -1 for the critical types it needs, like every other allocation.
+
+    Three nodes of (8 cores, 3 GPUs); jobs ask units of (2 cores, 1 GPU), C one of (1, 1).
+    At t=0 A (3 units) and B (3) start: the GPU priority stays 1.  At t=1 the head H (5
+    units, two resource types, so the reservation is node-feasible) does not fit (+1 -> 2);
+    its shadow time is A's predicted end, 100, where node 0 and node 2 host 6 units.  C
+    (predicted 500 s, past the shadow) fits now on node 2 and leaves it hosting 2 of them,
+    so H still fits at 100: C starts at 1 and the priority goes back to 1."""
+    table = jobs.from_columns(
+        submit=np.array([0, 0, 1, 1]),
+        run=np.array([100, 1000, 10, 500]),
+        estimate=np.array([100, 1000, 10, 500]),
+        units=np.array([3, 3, 5, 1]),
+        unit_cores=np.array([2, 2, 2, 1]),
+        unit_gpus=np.array([1, 1, 1, 1]),
+        unit_mics=np.zeros(4, np.int64),
+        unit_mem=np.zeros(4, np.int64),
+        req_nodes=np.zeros(4, np.int64),
+    )
+    m = machine.from_spec("3x(cores=8,gpus=3)")
+    sched = replay.SCHEDULERS["easy"]
+    S, _ = replay.build_state(table, m, backfill_tree=True)
+    assert schedulers._run(*S, int(sched), int(replay.ALLOCATORS["priority-weighted"]), 2) == 2
+    assert S.jobs[:, layout.J_START].tolist() == [0, 0, -1, 1]
+    assert S.scal[layout.V_PRIO + 1] == 1
