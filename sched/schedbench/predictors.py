@@ -78,7 +78,7 @@ import enum
 import numba
 import numpy as np
 
-from ._jit import inline_kernel, kernel
+from ._jit import inline_kernel
 from .layout import J_EST, J_PKEY, J_RUN, J_SUBMIT, N_JCOLS, N_SCAL, V_PRED_KIND
 
 

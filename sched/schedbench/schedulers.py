@@ -36,11 +36,11 @@ from .engine import (
     _choose,
     _commit,
     _fits_now,
+    _prioritise,
     _queue_compact,
     _queue_head,
     _record,
     _tree_next,
-    _prioritise,
     _try_start,
 )
 from .layout import (
