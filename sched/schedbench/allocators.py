@@ -279,4 +279,5 @@ def _fits(free, free_total, units, req, req_nodes, ident, out_node, out_count):
     d = _totals_decide(units, req, req_nodes, free_total)
     if d >= 0:
         return d == 1
-    return _place(free, ident, 0, units, req, req_nodes, out_node, out_count) >= 0
+    # np.int64(0), not 0: a literal argument would compile a second copy of _place
+    return _place(free, ident, np.int64(0), units, req, req_nodes, out_node, out_count) >= 0

@@ -526,7 +526,7 @@ def _choose(jobs, cap, free, work, fkey, scal, j, alloc):
             jobs[j, J_REQ : J_REQ + N_RES],
         )
         order = work[W_ORDER]
-        first = 0
+        first = np.int64(0)  # not a literal: that would compile a second _place
     return _place(
         free, order, first, jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
         work[W_NODE], work[W_COUNT],

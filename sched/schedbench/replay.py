@@ -82,7 +82,7 @@ def _too_wide(cap, total, units, req, req_nodes, order, out_node, out_count, wid
             if units[j] * req[j, k] > total[k]:
                 wide[j] = True
         if not wide[j]:
-            wide[j] = _place(cap, order, 0, units[j], req[j], req_nodes[j], out_node, out_count) < 0
+            wide[j] = _place(cap, order, np.int64(0), units[j], req[j], req_nodes[j], out_node, out_count) < 0
 
 
 def classify(table: JobTable, machine: Machine, req: np.ndarray | None = None) -> np.ndarray:
