@@ -100,8 +100,8 @@ def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
     first = {}
     while sim.advance() is not None:
         head = schedulers._start_in_order(
-            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.tree,
-            S.scal, sim.now, sim.alloc,
+            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.scal,
+            sim.now, sim.alloc,
         )
         if head >= 0:
             kind = schedulers._pool_type(S.jobs, head)

@@ -119,8 +119,8 @@ class State(NamedTuple):
     4).  work (N_WORK, m): node buffers; fkey (m,) float64: node sort keys; stack (128,):
     the backfill tree walk; qkey (n,) float64 and qwork (2, n): queue sorting buffers.
     timeline (N_TL, rows), column-major so that each column is contiguous.  tree (2P, 4) int32: min-tree over job indices of (request
-    totals of cores, GPUs, MICs; pred) of queued jobs, for EASY's backfill scan (no rows
-    when unused).  memo: an online predictor's memory.
+    totals of cores, GPUs, MICs; pred) of queued jobs (and of jobs started in order, see
+    :func:`_tree_set`), for EASY's backfill scan (no rows when unused).  memo: an online predictor's memory.
     scal (N_SCAL,): counters and totals (V_*).
     """
 
@@ -214,8 +214,14 @@ def _pop(heap, scal):
 @inline_kernel
 def _tree_set(tree, jobs, j, queued):
     """Set leaf ``j`` of the min-tree to job j's (units * request of cores, GPUs, MICs,
-    pred) when ``queued``, else to +inf (int32 max), and update its ancestors.  Values
-    are clamped below the int32 sentinel: a clamped value only prunes less."""
+    pred) when ``queued``, else to +inf (int32 max), and update its ancestors up to the
+    first one that does not change.  Values are clamped below the int32 sentinel: a
+    clamped value only prunes less.
+
+    A job that starts keeps its leaf unless it started behind the head (EASY's backfill,
+    a Python policy): jobs started in queue order sit at indices below the head, and
+    every backfill scan starts after the head, so no scan ever covers them.  A stale leaf
+    could only weaken pruning, never admit a job: the scan checks each job's state."""
     size = tree.shape[0] >> 1
     i = size + j
     for k in range(TREE_PRED):
@@ -412,8 +418,9 @@ def _compact_pool(jobs, run_list, pool, scal):
 
 
 @kernel
-def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
-    """Start job ``j`` at ``now`` on the ``used`` nodes of work[W_NODE] / work[W_COUNT]."""
+def _commit(jobs, run_list, heap, pool, free, work, scal, j, now, used):
+    """Start job ``j`` at ``now`` on the ``used`` nodes of work[W_NODE] / work[W_COUNT].
+    EASY's min-tree keeps the leaf of j: see :func:`_tree_set` for who clears it."""
     if scal[V_POOL] + used > pool.shape[0]:
         _compact_pool(jobs, run_list, pool, scal)
     p = scal[V_POOL]
@@ -452,8 +459,6 @@ def _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
     scal[V_EASY_VALID] = 0
     _queue_sums(jobs, scal, j, -1)
     scal[V_STARTED] += 1
-    if tree.shape[0] > 0:
-        _tree_set(tree, jobs, j, False)
     _push(heap, scal, now + jobs[j, J_RUN], Event.END, j)
 
 
@@ -478,7 +483,7 @@ def _prioritise(jobs, scal, j, step):
 
 
 @inline_kernel
-def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j, now, alloc):
+def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, scal, j, now, alloc):
     """Start job ``j`` now with allocator ``alloc`` if it fits; returns whether it did.
     Nodes are ordered and chosen only here, once the totals admit the job."""
     if not _fits_now(jobs, free, work, scal, j):
@@ -490,7 +495,7 @@ def _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j,
     used = _choose(jobs, cap, free, work, fkey, scal, j, alloc)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
         return False
-    _commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used)
+    _commit(jobs, run_list, heap, pool, free, work, scal, j, now, used)
     return True
 
 

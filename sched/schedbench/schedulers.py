@@ -41,6 +41,7 @@ from .engine import (
     _queue_head,
     _record,
     _tree_next,
+    _tree_set,
     _try_start,
 )
 from .layout import (
@@ -92,14 +93,14 @@ SCHEDULERS: dict[str, Scheduler] = {
 
 
 @inline_kernel
-def _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc):
+def _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, scal, now, alloc):
     """Start queued jobs in queue order while the next fits; returns the first job that
     does not fit, or -1 when the queue emptied."""
     while True:
         j = _queue_head(jobs, queue, scal)
         if j < 0:
             return -1
-        if not _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, tree, scal, j, now, alloc):
+        if not _try_start(jobs, run_list, heap, pool, cap, free, work, fkey, scal, j, now, alloc):
             return j
 
 
@@ -224,7 +225,8 @@ def _backfill(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey,
                 continue
         if alloc == PRIORITY_WEIGHTED:
             _prioritise(jobs, scal, c, -1)
-        _commit(jobs, run_list, heap, pool, free, work, tree, scal, c, now, used)
+        _commit(jobs, run_list, heap, pool, free, work, scal, c, now, used)
+        _tree_set(tree, jobs, c, False)
     scal[V_EASY_VALID] = 1
     scal[V_EASY_HEAD] = head
     scal[V_EASY_SHADOW] = shadow
@@ -273,7 +275,7 @@ def _pass(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, sta
     One call site per step keeps the inlined loop small (see :mod:`schedbench._jit`)."""
     if sched == Scheduler.PRB:
         _prb_order(jobs, queue, scal, qkey, qwork, now)
-    head = _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, tree, scal, now, alloc)
+    head = _start_in_order(jobs, queue, run_list, heap, pool, cap, free, work, fkey, scal, now, alloc)
     if sched == Scheduler.EASY and head >= 0:
         _backfill(jobs, queue, run_list, heap, pool, cap, free, scratch, work, fkey, stack, tree, scal, now, alloc, head)
 

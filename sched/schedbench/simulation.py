@@ -101,10 +101,17 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def _place_explicit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used):
+def _place_explicit(jobs, run_list, heap, pool, free, work, scal, j, now, used):
     """Start job ``j`` on the ``used`` (node, units) pairs already in work[W_NODE] /
     work[W_COUNT] (validated by the caller)."""
-    engine._commit(jobs, run_list, heap, pool, free, work, tree, scal, j, now, used)
+    engine._commit(jobs, run_list, heap, pool, free, work, scal, j, now, used)
+
+
+@kernel
+def _tree_clear(tree, jobs, j):
+    """Clear job ``j``'s leaf of EASY's min-tree (a policy may start any queued job)."""
+    if tree.shape[0] > 0:
+        engine._tree_set(tree, jobs, j, False)
 
 
 class Simulation:
@@ -202,14 +209,15 @@ class Simulation:
             raise PolicyError(f"job index {j} is not queued at time {self.now}")
         if nodes is None:
             ok = engine._try_start(
-                S.jobs, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.tree,
-                S.scal, j, self.now, self.alloc,
+                S.jobs, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.scal, j,
+                self.now, self.alloc,
             )
             if not ok:
                 raise PolicyError(f"job index {j} does not fit at time {self.now}")
         else:
             used = self._check_placement(j, nodes, counts)
-            _place_explicit(S.jobs, S.run_list, S.heap, S.pool, S.free, S.work, S.tree, S.scal, j, self.now, used)
+            _place_explicit(S.jobs, S.run_list, S.heap, S.pool, S.free, S.work, S.scal, j, self.now, used)
+        _tree_clear(S.tree, S.jobs, j)
         self._started_in_pass += 1
 
     def _check_placement(self, j: int, nodes, counts) -> int:
