@@ -118,9 +118,10 @@ class State(NamedTuple):
     3): (node, units, job) allocation segments of running jobs.  cap, free, scratch (m,
     4).  work (N_WORK, m): node buffers; fkey (m,) float64: node sort keys; stack (128,):
     the backfill tree walk; qkey (n,) float64 and qwork (2, n): queue sorting buffers.
-    timeline (N_TL, rows), column-major so that each column is contiguous.  tree (2P, 4) int32: min-tree over job indices of (request
-    totals of cores, GPUs, MICs; pred) of queued jobs (and of jobs started in order, see
-    :func:`_tree_set`), for EASY's backfill scan (no rows when unused).  memo: an online predictor's memory.
+    timeline (N_TL, rows), column-major so that each column is contiguous.  tree (2P, 4)
+    int32: min-tree over job indices of (request totals of cores, GPUs, MICs; pred) of
+    queued jobs (and of jobs started in order, see :func:`_tree_set`), for EASY's
+    backfill scan (no rows when unused).  memo: an online predictor's memory.
     scal (N_SCAL,): counters and totals (V_*).
     """
 

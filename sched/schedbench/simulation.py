@@ -27,7 +27,6 @@ from typing import NamedTuple, Protocol
 import numpy as np
 
 from . import engine, layout
-from ._jit import kernel
 from .allocators import ALLOCATORS, N_RES, _fits
 from .engine import (
     JobState,
@@ -98,20 +97,6 @@ def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-@kernel
-def _place_explicit(jobs, run_list, heap, pool, free, work, scal, j, now, used):
-    """Start job ``j`` on the ``used`` (node, units) pairs already in work[W_NODE] /
-    work[W_COUNT] (validated by the caller)."""
-    engine._commit(jobs, run_list, heap, pool, free, work, scal, j, now, used)
-
-
-@kernel
-def _tree_clear(tree, jobs, j):
-    """Clear job ``j``'s leaf of EASY's min-tree (a policy may start any queued job)."""
-    if tree.shape[0] > 0:
-        engine._tree_set(tree, jobs, j, False)
 
 
 class Simulation:
@@ -216,8 +201,10 @@ class Simulation:
                 raise PolicyError(f"job index {j} does not fit at time {self.now}")
         else:
             used = self._check_placement(j, nodes, counts)
-            _place_explicit(S.jobs, S.run_list, S.heap, S.pool, S.free, S.work, S.scal, j, self.now, used)
-        _tree_clear(S.tree, S.jobs, j)
+            # the nodes and counts are in work[W_NODE] / work[W_COUNT], validated above
+            engine._commit(S.jobs, S.run_list, S.heap, S.pool, S.free, S.work, S.scal, j, self.now, used)
+        if S.tree.shape[0] > 0:  # a policy may start any queued job: clear its leaf
+            engine._tree_set(S.tree, S.jobs, j, False)
         self._started_in_pass += 1
 
     def _check_placement(self, j: int, nodes, counts) -> int:
