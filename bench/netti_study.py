@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedbench import machine, metrics, output, predictors, replay
+from schedbench import machine, metrics, predictors, replay, results
 from schedbench.workloads import eurora, eurora_like
 
 SCHEDULERS = ("sjf", "easy", "prb", "fcfs")
@@ -29,8 +29,8 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces" / "eurora" / 
 
 def _measure(table, mach, meta, scheduler, allocator, predictor):
     r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta)
-    jobs = output.jobs_frame(r)
-    timeline = output.timeline_frame(r)
+    jobs = results.jobs_frame(r)
+    timeline = results.timeline_frame(r)
     return metrics.slowdown(jobs), metrics.mean_queue_length_per_instant(timeline)
 
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_alloc import ReferenceDispatcher, order_balanced
-from schedbench import jobs, layout, machine, replay, schedulers
+from schedbench import jobs, layout, machine, replay
+from schedbench.schedulers.prb import expected_queue_wait
 from schedbench.simulation import Simulation
 from schedbench.workloads import eurora_like
 
@@ -31,7 +32,7 @@ def test_balanced_order_by_hand():
     sim = Simulation(table, mach, allocator="balanced")
     sim.advance()
     sim.start(0)
-    assert sim.state.free[1, 0] == 15  # the first node of the null bin
+    assert sim.core.free[1, 0] == 15  # the first node of the null bin
 
 
 def _workload(n, seed, load):
@@ -86,14 +87,14 @@ def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, allocat
 
 def test_prb_expected_waits_from_eurora_queues_and_from_the_trace():
     table, mach, meta = _workload(100, 1, 1.0)
-    waits = replay.expected_queue_wait(table, meta)
+    waits = expected_queue_wait(table, meta)
     codes = meta["queues"]
     for name, seconds in meta["queue_expected_wait"].items():
         if name in codes:
             assert (waits[table.queue == codes[name]] == max(1, seconds)).all()
     t = jobs.from_columns(submit=np.arange(4), run=np.ones(4), procs_req=np.ones(4),
                           queue=np.array([1, 1, 2, 3]), wait=np.array([10, 30, -1, 4]))
-    assert replay.expected_queue_wait(t).tolist() == [20, 20, 15, 4]
+    assert expected_queue_wait(t).tolist() == [20, 20, 15, 4]
 
 
 def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
@@ -118,8 +119,10 @@ def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
         req_nodes=np.zeros(4, np.int64),
     )
     m = machine.from_spec("3x(cores=8,gpus=3)")
-    sched = replay.SCHEDULERS["easy"]
-    S, _ = replay.build_state(table, m, backfill_tree=True)
-    assert schedulers._run(*S, int(sched), int(replay.ALLOCATORS["priority-weighted"]), 2) == 2
-    assert S.jobs[:, layout.J_START].tolist() == [0, 0, -1, 1]
-    assert S.scal[layout.V_PRIO + 1] == 1
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted")
+    for _ in range(2):
+        sim.advance()
+        sim.jitted_pass()
+        sim.end_pass()
+    assert sim.core.jobs[:, layout.J_START].tolist() == [0, 0, -1, 1]
+    assert sim.alloc.prio[1] == 1

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs, layout, machine, output, replay, schedulers
+from schedbench import jobs, layout, machine, replay, results
+from schedbench.schedulers.easy import E_HEAD, E_SHADOW, E_STARTED
 from schedbench.simulation import PolicyError, Simulation
 from schedbench.workloads import eurora_like
 
@@ -64,18 +65,18 @@ def test_invariants_between_passes(trace, scheduler, allocator):
     table, mach = trace
     sim = Simulation(table, mach, allocator=allocator, scheduler=scheduler)
     while sim.advance() is not None:
-        sim.jitted_pass(scheduler)
-        free = sim.state.free
-        assert (free >= 0).all() and (free <= sim.state.cap).all(), f"t={sim.now}"
+        sim.jitted_pass()
+        free = sim.core.free
+        assert (free >= 0).all() and (free <= sim.core.cap).all(), f"t={sim.now}"
         sim.end_pass()
-    stepped = sim.state.jobs[:, layout.J_START]
+    stepped = sim.core.jobs[:, layout.J_START]
     r = replay.replay(table, mach, scheduler, allocator)
     np.testing.assert_array_equal(stepped, r.start)
     ran = r.status == replay.Status.REPLAYED
     assert (r.start[ran] >= table.submit[ran]).all()
     np.testing.assert_array_equal(r.end[ran], r.start[ran] + table.run[ran])
     assert (r.start[~ran] == -1).all()
-    frame = output.jobs_frame(r)
+    frame = results.jobs_frame(r)
     assert frame.height == table.n_jobs
     np.testing.assert_array_equal(frame["job_id"].to_numpy(), table.job_id)
 
@@ -93,25 +94,18 @@ def test_fcfs_starts_in_queue_order(trace):
 @given(node_tables(), st.sampled_from(["ff", "bf"]))
 def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
     """With --predictor actual no job outlives its prediction, so EASY's guarantee holds:
-    the head starts no later than the shadow time of its first reservation."""
+    the head starts no later than the shadow time of its first reservation (EASY's state
+    keeps the head and shadow time of its last backfill pass)."""
     table, mach = trace
     sim = Simulation(table, mach, allocator=allocator, predictor="actual", scheduler="easy")
-    S = sim.state
     first = {}
     while sim.advance() is not None:
-        head = schedulers._start_in_order(
-            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.scal,
-            sim.now, sim.alloc,
-        )
-        if head >= 0:
-            kind = schedulers._pool_type(S.jobs, head)
-            shadow, _ = schedulers._shadow(
-                S.jobs, S.run_list, S.pool, S.free, S.scratch, S.work, S.scal, head, sim.now, kind
-            )
-            first.setdefault(int(head), int(shadow))
-        sim.jitted_pass("easy")
+        sim.jitted_pass()
+        escal = sim.sched.scal
+        if escal[E_STARTED] >= 0:  # a backfill pass has run
+            first.setdefault(int(escal[E_HEAD]), int(escal[E_SHADOW]))
         sim.end_pass()
-    start = S.jobs[:, layout.J_START]
+    start = sim.core.jobs[:, layout.J_START]
     late = {j: (int(start[j]), s) for j, s in first.items() if start[j] > s}
     assert not late, f"heads started after their first shadow time: {late}"
 
@@ -167,11 +161,11 @@ def test_explicit_placement_and_policy_errors():
     with pytest.raises(PolicyError, match="lacks"):
         sim.start(0, nodes=[0], counts=[2])
     sim.start(0, nodes=[2, 1], counts=[1, 1])
-    assert (sim.state.free[:, 0] == [2, 0, 0]).all()
+    assert (sim.core.free[:, 0] == [2, 0, 0]).all()
     with pytest.raises(PolicyError, match="not queued"):
         sim.start(0)
     sim.start(1)  # the allocator takes node 0
-    assert (sim.state.free[:, 0] == [1, 0, 0]).all()
+    assert (sim.core.free[:, 0] == [1, 0, 0]).all()
     view = sim.view()
     with pytest.raises(ValueError):
         view.free[0, 0] = 9
@@ -191,7 +185,7 @@ def test_policy_that_never_starts_leaves_jobs_not_started():
 def test_replay_outputs_are_byte_identical(tmp_path):
     table, mach = _eurora_like(500)
     for name in ("a", "b"):
-        output.write_run(replay.replay(table, mach, "easy", "bf"), tmp_path / name)
+        results.write_run(replay.replay(table, mach, "easy", "bf"), tmp_path / name)
     for f in ("jobs.parquet", "timeline.parquet"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
 

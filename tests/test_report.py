@@ -8,8 +8,7 @@ import polars as pl
 import pytest
 
 from schedbench import cli, report, sweep
-from schedbench.allocators import ALLOCATORS
-from schedbench.schedulers import SCHEDULERS
+from schedbench.registry import ALLOCATORS, SCHEDULERS
 
 SCHEDS = list(SCHEDULERS)[:2]
 ALLOCS = list(ALLOCATORS)[:2]

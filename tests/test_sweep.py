@@ -15,9 +15,8 @@ import polars as pl
 import pytest
 
 from schedbench import cli, sweep
-from schedbench.allocators import ALLOCATORS
 from schedbench.errors import UsageError
-from schedbench.schedulers import SCHEDULERS
+from schedbench.registry import ALLOCATORS, SCHEDULERS
 
 SMALL = "16x(cores=8,gpus=2)"
 SCHEDS = list(SCHEDULERS)[:2]

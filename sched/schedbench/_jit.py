@@ -1,33 +1,46 @@
-"""The one decorator every engine kernel uses.
+"""The decorators every engine kernel uses, numba's cache folder, and the compile notice.
 
 ``kernel`` is ``numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)``.
 Why ``_nrt=False``: the engine's hot path is many small calls that pass arrays around in
 branchy loops, where numba's reference-count pruning cannot remove the atomic incref /
 decref it emits for every array on every call; measured here, a fit test went from about
 150 ns to 20 ns per call without them.  The price is that kernels may not allocate: every
-buffer lives in the engine state, allocated once in Python.  ``error_model="numpy"``
+buffer lives in a state namedtuple, allocated once in Python.  ``error_model="numpy"``
 drops the zero-division checks of integer divisions, which kernels guard themselves.
 
 ``inline_kernel`` adds ``inline="always"`` (numba IR-level inlining).  Even without
 reference counts, a call between kernels costs tens of nanoseconds: numba passes every
-array as its unpacked struct (nine machine words for a 2-d array), and the engine's steps
-take ten or more arrays.  The replay loop (:func:`schedbench.schedulers._run`) therefore
-inlines every step it runs at each event: advance, finish, enqueue, predict, learn, the
-pass, the in-order start, the fit test, placement and the timeline row.  Inlining
-copies a function's IR at each call site and numba's compile time grows with the copies,
-so a function is inlined only where it has one or two call sites in the loop; the rest
-(``_commit``, ``_backfill``, the allocators' orderings) stay separate kernels.  Measured on
-HPC2N with EASY + first-fit: 0.25 s per replay with the per-event steps as separate
-kernels, 0.16 s inlined, at an unchanged cold compile (about 25 s).
+array as its unpacked struct (nine machine words for a 2-d array), and a namedtuple state
+as all of its arrays.  So the small per-event steps (heap, queue, fit test, placement,
+timeline row) are inlined where they are called.  Inlining copies a function's IR at each
+call site, once per level of nesting, and numba's compile time grows with the copies, so
+the big steps stay separate kernels: :func:`schedbench.core.steps._advance` (all events of
+one instant), ``_commit`` (a start), EASY's ``_backfill`` and the allocators' orderings.
+Each scheduler's loop is its own cached kernel, so a run compiles only its scheduler and
+allocator (:mod:`schedbench.core.hooks`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import pickle
+import sys
 from pathlib import Path
 
 import numba
+from numba.core import caching, event
+
+
+def cache_root() -> str:
+    """numba's cache root: ``$NUMBA_CACHE_DIR`` when set, else the user cache directory
+    (``~/.cache/schedbench`` on Linux).  ``make`` and the bare command line use the same."""
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("schedbench")
+    return root
 
 
 def _cache_dir() -> str:
@@ -36,19 +49,14 @@ def _cache_dir() -> str:
     numba keys each cached function on its own file's timestamp, so a kernel that calls
     into another module is served stale after that module alone changes (a ``git pull``,
     an edit).  Keying the folder on a digest of every source file of the package rules
-    that out.  The root is ``$NUMBA_CACHE_DIR`` when set, else the user cache directory.
+    that out.
     """
     digest = hashlib.sha1()
     here = Path(__file__).resolve().parent
     for path in sorted(here.rglob("*.py")):
         digest.update(path.relative_to(here).as_posix().encode())
         digest.update(path.read_bytes())
-    root = os.environ.get("NUMBA_CACHE_DIR")
-    if not root:
-        import platformdirs
-
-        root = platformdirs.user_cache_dir("schedbench")
-    return os.path.join(root, f"numba-{digest.hexdigest()[:12]}")
+    return os.path.join(cache_root(), f"numba-{digest.hexdigest()[:12]}")
 
 
 numba.config.CACHE_DIR = _cache_dir()
@@ -57,3 +65,52 @@ kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 
 # See the module docstring for which kernels are inlined and why.
 inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
+
+
+# --------------------------------------------------------------------------- cache index
+
+_load_index = caching.IndexDataCacheFile._load_index
+
+
+def _load_index_tolerantly(self):
+    """numba's cache index, or an empty one when it names a class this process cannot
+    import.  A loop's index lists every signature it was compiled for; a plug-in's state
+    class defined in a module that is not importable here (a test file, another
+    environment sharing the cache) would otherwise make every later load of that loop
+    fail.  An empty index only means a recompile."""
+    try:
+        return _load_index(self)
+    except (AttributeError, ImportError, pickle.UnpicklingError, EOFError):
+        return {}
+
+
+caching.IndexDataCacheFile._load_index = _load_index_tolerantly
+
+
+# --------------------------------------------------------------------------- compile notice
+
+
+class _CompileNotice(event.Listener):
+    """Says once on stderr, when numba starts compiling (not when it loads from its
+    cache), that it is doing so."""
+
+    def __init__(self, message: str):
+        self.message = message
+        self.said = False
+
+    def on_start(self, ev):
+        if not self.said:
+            self.said = True
+            print(self.message, file=sys.stderr, flush=True)
+
+    def on_end(self, ev):
+        pass
+
+
+def notify_compiles(what: str):
+    """A context manager under which the first numba compile prints one line on stderr
+    ("compiling the kernels for WHAT ..."); loads from the cache print nothing."""
+    message = (
+        f"schedbench: compiling the kernels for {what} (once; cached in {cache_root()}) ..."
+    )
+    return event.install_listener("numba:compile", _CompileNotice(message))

@@ -120,6 +120,18 @@ COLUMNS: tuple[str, ...] = JobTable._fields
 assert COLUMNS == SWF_FIELDS + REQUEST_FIELDS
 
 
+def digest(table: JobTable) -> str:
+    """SHA-256 (hex) of the table's contents: every column's name and little-endian int64
+    values, in column order.  Equal tables give equal digests on any machine."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name, col in zip(COLUMNS, table, strict=True):
+        h.update(name.encode())
+        h.update(np.ascontiguousarray(col, dtype="<i8").tobytes())
+    return h.hexdigest()
+
+
 def empty(n: int) -> JobTable:
     """A table of ``n`` jobs with every field -1 (unknown)."""
     return JobTable(*(np.full(n, -1, dtype=np.int64) for _ in COLUMNS))

@@ -1,85 +1,95 @@
-"""Memory layout of the engine state: column and slot indices shared by every kernel.
+"""The engine's job matrix: its columns, the job states, and how a job table fills it.
 
-Kept in one module so that the engine, the schedulers, the allocators and the predictors
-index the same arrays the same way.
+A leaf module (numpy only): the core, the schedulers, the allocators and the predictors
+all index the same int64 matrix the same way, without importing each other.
 """
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-N_RES = 4  # resource types: cores, GPUs, MICs, memory (MiB)
+if TYPE_CHECKING:
+    from .jobs import JobTable
 
-# Columns of State.jobs, int64 (n_jobs, N_JCOLS); times in s, memory in MiB.
+N_RES = 4  # resource types: cores, GPUs, MICs, memory (MiB)
+N_COMPUTE = 3  # resource columns that count as computing resources (not memory)
+
+# Columns of the job matrix, int64 (n_jobs, N_JCOLS); times in s, memory in MiB.
 J_SUBMIT = 0
 J_RUN = 1  # actual duration
 J_EST = 2  # user's estimate (> 0)
 J_UNITS = 3
 J_REQ = 4  # J_REQ + k: per-unit request of resource k (cores, GPUs, MICs, MiB)
 J_REQ_NODES = 8  # -1: free spread; > 0: exactly that many nodes of units/req_nodes units
-J_PRED = 9  # duration the scheduler believes, fixed at submission
+J_PRED = 9  # duration the scheduler believes, fixed when the job joins the queue
 J_START = 10
 J_END = 11
 J_STATE = 12  # JobState
 J_NODES = 13  # nodes used
-J_RUN_KEY = 14  # start + pred, the running-set order
-J_PTR = 15  # allocation segment in State.pool
-J_LEN = 16
-J_USER = 17
+J_RUN_KEY = 14  # start + pred, the running list's order
+J_PTR = 15  # first row of the job's allocation in the core's allocation log
+J_USER = 16
+J_GROUP = 17
 J_QUEUE = 18
-J_PKEY = 19  # J_PKEY + i, i < 4: keys an online predictor precomputes (profile ids, ...)
-J_QWAIT = 23  # expected wait of the job's queue (s, >= 1): PRB's yardstick
-N_JCOLS = 24
+N_JCOLS = 19
 
-# Columns of State.run_list, int64 (n, N_RCOLS): one row per running job, rows sorted by
-# (key, job) so that reservations walk a contiguous array.
-R_KEY = 0  # start + pred
-R_JOB = 1
-N_RCOLS = 2
-
-# Entries of State.scal, int64 (N_SCAL,).
-V_QN = 0  # jobs in the queue
-V_QH = 1  # queue head offset in State.queue
-V_QSPAN = 2  # queue entries from the head, holes (started jobs) included
-V_RN = 3  # running jobs
-V_NEXT = 4  # next job index to arrive
-V_HN = 5  # heap size
-V_SEQ = 6  # event sequence counter
-V_POOL = 7  # allocation pool fill
-V_TL = 8  # timeline rows
-V_LAST_PASS = 9  # time of the last pass (-1: none)
-V_PERIOD = 10  # decision period in s (0: decide at every event instant)
-V_TICK0 = 11  # origin of the decision period
-V_PASSES = 12
-V_STARTED = 13
-V_PRED_KIND = 14  # schedbench.predictors.Predictor
-V_SJF = 15  # 1: the queue is kept in (pred, submit, id) order
-V_FREE = 16  # V_FREE + k: free amount of resource k over all nodes
-V_CAP = 20  # V_CAP + k: capacity of resource k over all nodes
-V_SHADOW = 24  # V_SHADOW + k: scratch totals for reservations
-V_HINT = 28  # V_HINT + k: no node below this index has any free resource k
-V_WSUM = 32  # V_WSUM + k: sum over queued jobs of pred * units * request of k (Weighted)
-V_WPRED = 36  # sum over queued jobs of pred (Weighted)
-V_PRIO = 37  # V_PRIO + k: Priority-Weighted's priority of resource k (1 .. V_PBOUND)
-V_CRIT = 41  # V_CRIT + k: 1 when resource k is critical (Balanced, Priority-Weighted)
-V_PBOUND = 45  # Priority-Weighted's bound on priorities
-V_TMP = 46  # V_TMP + i, i < 16: scratch for kernels that need a few counters
-V_EASY_VALID = 62  # 1 while nothing ended or started since the last EASY pass ended
-V_EASY_HEAD = 63  # that pass's head, shadow time, final extra, and first unscanned index
-V_EASY_SHADOW = 64
-V_EASY_EXTRA = 65
-V_EASY_NEXT = 66
-N_SCAL = 67
-
-# Rows of State.work, int64 (N_WORK, n_nodes): node buffers.
-W_ORDER = 0
-W_IDENT = 1
-W_NODE = 2
-W_COUNT = 3
-W_NODE2 = 4
-W_COUNT2 = 5
-W_TMP = 6
-N_WORK = 7
-
-# Rows of State.timeline, int64 (7, capacity): time, queue, running, used cores, GPUs,
-# MICs, MiB.
-N_TL = 3 + N_RES
 INF = np.iinfo(np.int64).max
+
+
+class JobState(enum.IntEnum):
+    PENDING = 0
+    QUEUED = 1
+    RUNNING = 2
+    DONE = 3
+    DROPPED = 4
+
+
+def request_matrix(table: JobTable, out: np.ndarray | None = None) -> np.ndarray:
+    """Per-unit request, int64 (n, 4): cores, GPUs, MICs, MiB (negative amounts are 0).
+    Written into ``out`` (an int64 (n, 4) array or view) when given."""
+    if out is None:
+        out = np.empty((table.n_jobs, N_RES), dtype=np.int64)
+    for k, col in enumerate((table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem)):
+        np.maximum(col, 0, out=out[:, k], casting="unsafe")
+    return out
+
+
+_BLOCK_ROWS = 4096
+"""Rows of the job matrix filled at a time (4096 x 19 int64 = 608 KiB)."""
+
+
+def job_matrix(table: JobTable, dropped: np.ndarray, req: np.ndarray | None = None) -> np.ndarray:
+    """The int64 (n, N_JCOLS) job matrix of ``table``; rows where ``dropped`` (bool (n,))
+    is true are marked DROPPED.  The scheduler's estimate is the table's estimate when
+    positive, else the run time (spec: field 9 when > 0, otherwise the run time).
+    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
+    n = table.n_jobs
+    J = np.zeros((n, N_JCOLS), dtype=np.int64)
+    if req is None:
+        req = request_matrix(table)
+    # Filled by blocks of rows that stay in cache: a column-at-a-time fill of the whole
+    # matrix would stream it from memory once per column.
+    for lo in range(0, n, _BLOCK_ROWS):
+        hi = min(n, lo + _BLOCK_ROWS)
+        Jb = J[lo:hi]
+        run, est, nodes = table.run[lo:hi], table.estimate[lo:hi], table.req_nodes[lo:hi]
+        Jb[:, J_SUBMIT] = table.submit[lo:hi]
+        Jb[:, J_RUN] = run
+        np.copyto(Jb[:, J_EST], run)
+        np.copyto(Jb[:, J_EST], est, where=est > 0)
+        Jb[:, J_UNITS] = table.units[lo:hi]
+        Jb[:, J_REQ : J_REQ + N_RES] = req[lo:hi]
+        Jb[:, J_REQ_NODES] = -1
+        np.copyto(Jb[:, J_REQ_NODES], nodes, where=nodes > 0)
+        Jb[:, J_PRED] = -1
+        Jb[:, J_START] = -1
+        Jb[:, J_END] = -1
+        Jb[:, J_STATE] = JobState.PENDING
+        Jb[dropped[lo:hi], J_STATE] = JobState.DROPPED
+        Jb[:, J_USER] = table.user[lo:hi]
+        Jb[:, J_GROUP] = table.group[lo:hi]
+        Jb[:, J_QUEUE] = table.queue[lo:hi]
+    return J

@@ -58,9 +58,9 @@ prediction from exceeding what the scheduler would allow; where no estimate exis
 queue limit plays that role.  Their corrections of predictions that a running job
 outlives are not modelled: here a prediction is fixed at submission.
 
-A predictor's per-job keys are precomputed in Python by :func:`prepare` into the
-engine's ``J_PKEY`` columns, and its memory is the engine's ``memo`` array; the kernels
-below read and write nothing else.  Key columns (``J_PKEY + i``):
+A predictor is a :class:`PredictorState`: its kind, per-job keys precomputed in Python
+by :func:`prepare`, and its memory; the kernels below read the job matrix and write
+nothing but that memory.  Key columns (``keys[:, i]``):
 
 * ``user-profile``: 0 exact-profile slot, 1 similar-profile slot (-1: none), 2 fallback,
   3 ``max(q)``; memo (exact + similar profiles, 1).
@@ -74,12 +74,13 @@ below read and write nothing else.  Key columns (``J_PKEY + i``):
 from __future__ import annotations
 
 import enum
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from ._jit import inline_kernel
-from .layout import J_EST, J_PKEY, J_RUN, J_SUBMIT, N_JCOLS, N_SCAL, V_PRED_KIND
+from .layout import J_EST, J_RUN, J_SUBMIT, job_matrix
 
 
 class Predictor(enum.IntEnum):
@@ -97,6 +98,15 @@ PREDICTORS: dict[str, Predictor] = {
 }
 
 N_KEYS = 4
+
+
+class PredictorState(NamedTuple):
+    """A predictor's state: kind int64 (1,) (:class:`Predictor`), keys int64 (n, N_KEYS)
+    per job (see the module docstring), memo int64 (slots, c): what it has learnt."""
+
+    kind: np.ndarray
+    keys: np.ndarray
+    memo: np.ndarray
 
 
 def _dense_ids(*cols: np.ndarray) -> np.ndarray:
@@ -144,15 +154,18 @@ def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray]:
     return qdef, qmax
 
 
-def prepare(table, predictor: str, meta: dict | None = None) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(kind, keys, memo)`` for a replay of ``table``: keys int64 (n, 4) go to the
-    engine's J_PKEY columns, memo is the predictor's initial memory (int64, 2-D).
-    ``meta``: the table's metadata (queue names and wall-time limits), optional."""
+def prepare(table, predictor: str, meta: dict | None = None) -> PredictorState:
+    """The initial state of ``predictor`` for a replay of ``table``.  ``meta``: the
+    table's metadata (queue names and wall-time limits), optional."""
     kind = PREDICTORS[predictor]
     n = table.n_jobs
+
+    def state(keys, memo):
+        return PredictorState(np.array([int(kind)], dtype=np.int64), keys, memo)
+
+    if kind in (Predictor.REQUESTED, Predictor.ACTUAL) or n == 0:  # no keys, no memory
+        return state(np.full((1, N_KEYS), -1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64))
     keys = np.full((n, N_KEYS), -1, dtype=np.int64)
-    if kind in (Predictor.REQUESTED, Predictor.ACTUAL) or n == 0:
-        return int(kind), keys, np.zeros((1, 1), dtype=np.int64)
     qdef, qmax = _queue_limits(table, meta)
     est = own_estimate(table)
     has_est = est > 0
@@ -176,43 +189,44 @@ def prepare(table, predictor: str, meta: dict | None = None) -> tuple[int, np.nd
         keys[:, 0] = np.where(known, exact, -1)
         keys[:, 1] = np.where(known, n_exact + similar, -1)
         keys[:, 3] = qmax
-        memo = np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64)
-        return int(kind), keys, memo
+        return state(keys, np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64))
     # USER_MEAN2
     users = _dense_ids(table.user)
     keys[:, 0] = np.where(known, users, -1)
     keys[:, 3] = np.where(has_est, np.minimum(est, qmax), qmax).clip(min=1)
-    memo = np.full((int(users.max()) + 1, 2), -1, dtype=np.int64)
-    return int(kind), keys, memo
+    return state(keys, np.full((int(users.max()) + 1, 2), -1, dtype=np.int64))
 
 
 @inline_kernel
-def _predict(jobs, memo, scal, j, now):
-    """Duration the scheduler believes for job ``j`` (s), asked when it joins the queue."""
-    kind = scal[V_PRED_KIND]
+def _predict(pred, jobs, j, now):
+    """Duration (s) predictor ``pred`` believes for job ``j`` of the job matrix ``jobs``,
+    asked when the job joins the queue."""
+    kind = pred.kind[0]
+    keys = pred.keys
+    memo = pred.memo
     if kind == Predictor.ACTUAL:
         return jobs[j, J_RUN]
     if kind == Predictor.USER_PROFILE:
-        p = jobs[j, J_PKEY + 2]
-        exact = jobs[j, J_PKEY]
-        similar = jobs[j, J_PKEY + 1]
+        p = keys[j, 2]
+        exact = keys[j, 0]
+        similar = keys[j, 1]
         if exact >= 0 and memo[exact, 0] >= 0:
             p = memo[exact, 0]
         elif similar >= 0 and memo[similar, 0] >= 0:
             p = memo[similar, 0]
-        cap = jobs[j, J_PKEY + 3]
+        cap = keys[j, 3]
         if p > cap:
             p = cap
         return p if p >= 1 else 1
     if kind == Predictor.USER_MEAN2:
-        p = jobs[j, J_PKEY + 2]
-        u = jobs[j, J_PKEY]
+        p = keys[j, 2]
+        u = keys[j, 0]
         if u >= 0 and memo[u, 0] >= 0:
             if memo[u, 1] >= 0:
                 p = (memo[u, 0] + memo[u, 1] + 1) // 2
             else:
                 p = memo[u, 0]
-        cap = jobs[j, J_PKEY + 3]
+        cap = keys[j, 3]
         if p > cap:
             p = cap
         return p if p >= 1 else 1
@@ -220,19 +234,22 @@ def _predict(jobs, memo, scal, j, now):
 
 
 @inline_kernel
-def _learn(jobs, memo, scal, j, now):
-    """Job ``j`` ended at ``now``: the hook where online predictors learn."""
-    kind = scal[V_PRED_KIND]
+def _learn(pred, jobs, j, now):
+    """Job ``j`` ended at ``now``: where online predictors learn (they write only
+    ``pred.memo``)."""
+    kind = pred.kind[0]
+    keys = pred.keys
+    memo = pred.memo
     if kind == Predictor.USER_PROFILE:
         run = jobs[j, J_RUN]
-        exact = jobs[j, J_PKEY]
-        similar = jobs[j, J_PKEY + 1]
+        exact = keys[j, 0]
+        similar = keys[j, 1]
         if exact >= 0:
             memo[exact, 0] = run
         if similar >= 0:
             memo[similar, 0] = run
     elif kind == Predictor.USER_MEAN2:
-        u = jobs[j, J_PKEY]
+        u = keys[j, 0]
         if u >= 0:
             memo[u, 1] = memo[u, 0]
             memo[u, 0] = jobs[j, J_RUN]
@@ -242,7 +259,7 @@ def _learn(jobs, memo, scal, j, now):
 
 
 @numba.njit(cache=True, nogil=True)
-def _offline(jobs, memo, scal, learn_order, learn_key, out):
+def _offline(jobs, pred, learn_order, learn_key, out):
     """Predict every job with a run time in index (submit) order, feeding it first the
     learn events whose key is below its submission key (see :func:`evaluate`)."""
     n = jobs.shape[0]
@@ -254,9 +271,9 @@ def _offline(jobs, memo, scal, learn_order, learn_key, out):
         t = jobs[j, J_SUBMIT]
         while k < nl and learn_key[k] < 3 * t + 1:
             e = learn_order[k]
-            _learn(jobs, memo, scal, e, learn_key[k] // 3)
+            _learn(pred, jobs, e, learn_key[k] // 3)
             k += 1
-        out[j] = _predict(jobs, memo, scal, j, t)
+        out[j] = _predict(pred, jobs, j, t)
 
 
 def historical_end(table) -> np.ndarray:
@@ -275,23 +292,15 @@ def evaluate(table, predictor: str, meta: dict | None = None) -> np.ndarray:
     that ran for some time and end at ``t`` teach before the jobs submitted at ``t`` are
     predicted, zero-length jobs ending at ``t`` teach after them (they start at ``t``,
     after the arrivals); equal keys in job order."""
-    from .replay import job_matrix
-
     n = table.n_jobs
-    kind, keys, memo = prepare(table, predictor, meta)
-    J = job_matrix(table, np.zeros(n, dtype=np.int8))
-    assert J.shape[1] == N_JCOLS
-    J[:, J_PKEY : J_PKEY + N_KEYS] = keys
-    scal = np.zeros(N_SCAL, dtype=np.int64)
-    scal[V_PRED_KIND] = kind
+    state = prepare(table, predictor, meta)
+    J = job_matrix(table, np.zeros(n, dtype=np.bool_))
     live = np.flatnonzero(table.run >= 0)
     end = historical_end(table)[live]
     key = 3 * end + np.where(table.run[live] > 0, 0, 2)
     order = np.argsort(key, kind="stable")
     out = np.full(n, -1, dtype=np.int64)
-    _offline(
-        J, memo, scal, np.ascontiguousarray(live[order]), np.ascontiguousarray(key[order]), out
-    )
+    _offline(J, state, np.ascontiguousarray(live[order]), np.ascontiguousarray(key[order]), out)
     return out
 
 

@@ -25,10 +25,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from .allocators import ALLOCATORS
 from .errors import DataError
 from .predictors import PREDICTORS
-from .schedulers import SCHEDULERS
+from .registry import ALLOCATORS, SCHEDULERS
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,11 @@ seconds, as IPSCHED's 5 s cycle), hands the policy a read-only :class:`View`, ap
 starts in order and continues.  A start that does not fit raises :class:`PolicyError`.
 
 The view shows what a real scheduler knows: the queue, the running jobs with their start
-times, the free resources of every node, and each job's request, estimate and prediction;
-never actual run times.
+times and nodes, the free resources of every node, and each job's request, estimate and
+prediction; never actual run times.
+
+Register a policy with :func:`schedbench.registry.register_scheduler` (``kind="python"``,
+a factory ``factory(sim, **options) -> policy``) and ``schedbench replay -s NAME`` runs it.
 """
 
 from __future__ import annotations
@@ -26,35 +29,33 @@ from typing import NamedTuple, Protocol
 
 import numpy as np
 
-from . import engine, layout
-from .allocators import ALLOCATORS, N_RES, _fits
-from .engine import (
-    JobState,
-)
+from . import core as core_mod
+from . import registry
+from .core import api
+from .core.state import C_HN, C_NEXT, C_QH, C_QN, C_QSPAN, C_RN, C_STARTED, W_COUNT, W_NODE
+from .core.heap import Event
 from .errors import SchedbenchError, UsageError
 from .jobs import JobTable
 from .layout import (
+    J_EST,
+    J_GROUP,
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_QUEUE,
     J_REQ,
     J_REQ_NODES,
+    J_START,
     J_STATE,
+    J_SUBMIT,
     J_UNITS,
-    R_JOB,
-    V_HN,
-    V_NEXT,
-    V_QH,
-    V_QN,
-    V_QSPAN,
-    V_RN,
-    V_STARTED,
-    W_COUNT,
-    W_COUNT2,
-    W_IDENT,
-    W_NODE,
-    W_NODE2,
+    J_USER,
+    N_RES,
+    JobState,
 )
 from .machine import Machine
-from .replay import ReplayResult, _lookup, build_state, result_from_state
-from .schedulers import SCHEDULERS, _pass, needs_backfill_tree, needs_sjf_queue
+from .prepare import ReplayResult, build, provenance, result
+from .schedulers.prb import expected_queue_wait
 
 
 class PolicyError(SchedbenchError):
@@ -68,8 +69,11 @@ class View(NamedTuple):
 
     time: s.  queue: job indices in queue order.  running: running job indices.
     free, capacity: int64 (n_nodes, 4) cores, GPUs, MICs, MiB.  submit, start, estimate,
-    pred (s), units, req_nodes, user, queue_id, qwait (expected wait of the job's queue,
-    s): int64 (n,); request: int64 (n, 4) per unit.
+    pred (s), units, req_nodes, user, group, queue_id, qwait (expected wait of the job's
+    queue, s): int64 (n,); request: int64 (n, 4) per unit.  alloc_start, alloc_count
+    int64 (n,) and alloc_log int32 (rows, 2): a started job j ran or runs on the (node,
+    units) rows ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]``
+    (:meth:`nodes_of`).
     """
 
     time: int
@@ -85,12 +89,30 @@ class View(NamedTuple):
     request: np.ndarray
     req_nodes: np.ndarray
     user: np.ndarray
+    group: np.ndarray
     queue_id: np.ndarray
     qwait: np.ndarray
+    alloc_start: np.ndarray
+    alloc_count: np.ndarray
+    alloc_log: np.ndarray
+
+    def nodes_of(self, job: int) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, units per node) of a started job, in allocation order."""
+        if self.start[job] < 0:
+            raise PolicyError(f"job index {job} has not started")
+        rows = self.alloc_log[self.alloc_start[job] : self.alloc_start[job] + self.alloc_count[job]]
+        return rows[:, 0], rows[:, 1]
 
 
 class Policy(Protocol):
     def decide(self, view: View) -> Iterable: ...
+
+
+class PolicyDriven(NamedTuple):
+    """The scheduler state of a run whose decisions a Python policy makes (no kernel
+    implements a pass for it)."""
+
+    flag: np.ndarray
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -117,40 +139,63 @@ class Simulation:
         period: int = 0,
         queue_order: str = "fifo",
         scheduler: str | None = None,
-        **options,
+        meta: dict | None = None,
+        options: dict | None = None,
+        **more_options,
     ):
-        """``scheduler`` (a jitted scheduler's name) prepares the state for
-        :meth:`jitted_pass` with that scheduler and sets the queue order it needs;
-        ``options`` (meta, critical, priority_bound) go to
-        :func:`schedbench.replay.build_state`."""
+        """``scheduler`` (a jitted scheduler's name) builds its state for
+        :meth:`jitted_pass` and takes the queue order it needs; ``options`` (and keyword
+        arguments): allocator and scheduler options by name (see :mod:`schedbench.registry`);
+        ``meta``: the workload's metadata."""
         if queue_order not in ("fifo", "sjf"):
             raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
-        sched = None if scheduler is None else _lookup(SCHEDULERS, scheduler, "scheduler")
-        if sched is not None and needs_sjf_queue(sched):
-            queue_order = "sjf"
+        if period < 0:
+            raise UsageError("the decision period must be >= 0 seconds")
+        alloc_entry = registry.allocator(allocator)
+        sched_entry = None
+        if scheduler is not None:
+            sched_entry = registry.scheduler(scheduler)
+            if sched_entry.kind is not registry.Kind.JITTED:
+                raise UsageError(f"{scheduler!r} is a Python policy: pass it to run(), not as scheduler=")
+        given = {**(options or {}), **more_options}
+        self.scheduler_options, self.allocator_options = registry.split_options(
+            sched_entry or alloc_entry, alloc_entry, given
+        )
+        if sched_entry is None:
+            self.scheduler_options = {}
         self.allocator = allocator
-        self.alloc = int(_lookup(ALLOCATORS, allocator, "allocator"))
+        self.scheduler = scheduler
         self.table = table
         self.machine = machine
         self.predictor = predictor
-        self.state, self.status = build_state(
-            table, machine, predictor, period=period, sjf=queue_order == "sjf",
-            backfill_tree=sched is not None and needs_backfill_tree(sched), **options,
-        )
+        self.period = period
+        prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta)
+        order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
+        if sched_entry is not None:
+            jitted = sched_entry.load()(prep.setup, **self.scheduler_options)
+            self.sched, order = jitted.state, jitted.queue_order
+        else:
+            self.sched = PolicyDriven(np.zeros(1, dtype=np.int64))
+        self.pred, self.alloc, self.status = prep.pred, prep.alloc, prep.status
+        self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order)
+        core_mod.arm(self.core)
         self.now: int | None = None
-        J = self.state.jobs
+        J = self.core.jobs
         self._static = dict(
-            capacity=_ro(self.state.cap),
-            submit=_ro(J[:, layout.J_SUBMIT]),
-            start=_ro(J[:, layout.J_START]),
-            estimate=_ro(J[:, layout.J_EST]),
-            pred=_ro(J[:, layout.J_PRED]),
+            capacity=_ro(self.core.cap),
+            submit=_ro(J[:, J_SUBMIT]),
+            start=_ro(J[:, J_START]),
+            estimate=_ro(J[:, J_EST]),
+            pred=_ro(J[:, J_PRED]),
             units=_ro(J[:, J_UNITS]),
             request=_ro(J[:, J_REQ : J_REQ + N_RES]),
             req_nodes=_ro(J[:, J_REQ_NODES]),
-            user=_ro(J[:, layout.J_USER]),
-            queue_id=_ro(J[:, layout.J_QUEUE]),
-            qwait=_ro(J[:, layout.J_QWAIT]),
+            user=_ro(J[:, J_USER]),
+            group=_ro(J[:, J_GROUP]),
+            queue_id=_ro(J[:, J_QUEUE]),
+            qwait=_ro(expected_queue_wait(table, meta)),
+            alloc_start=_ro(J[:, J_PTR]),
+            alloc_count=_ro(J[:, J_NODES]),
         )
         self.passes = 0
         self._started_in_pass = 0
@@ -159,61 +204,55 @@ class Simulation:
 
     def advance(self) -> int | None:
         """Process events up to the next decision point; its time, or None at the end."""
-        S = self.state
-        t = engine._advance(S.jobs, S.queue, S.run_list, S.heap, S.pool, S.free, S.tree, S.memo, S.scal)
+        if not core_mod.log_room(self.core):
+            self.core = core_mod.grow_log(self.core)
+        t = api.advance(self.core, self.pred, self.sched, self.alloc)
         self.now = None if t < 0 else int(t)
         self._started_in_pass = 0
         return self.now
 
     def queue(self) -> np.ndarray:
-        S = self.state
-        engine._queue_tidy(S.jobs, S.queue, S.scal)
-        qh, span = int(S.scal[V_QH]), int(S.scal[V_QSPAN])
-        q = S.queue[qh : qh + span]
-        return q[S.jobs[q, J_STATE] == JobState.QUEUED].copy()
+        C = self.core
+        api.queue_tidy(C.jobs, C.queue, C.scal)
+        qh, span = int(C.scal[C_QH]), int(C.scal[C_QSPAN])
+        q = C.queue[qh : qh + span]
+        return q[C.jobs[q, J_STATE] == JobState.QUEUED].copy()
 
     def view(self) -> View:
-        S = self.state
-        rn = int(S.scal[V_RN])
+        C = self.core
+        rn = int(C.scal[C_RN])
         return View(
             time=self.now,
             queue=_ro(self.queue()),
-            running=_ro(S.run_list[:rn, R_JOB].copy()),
-            free=_ro(S.free.copy()),
+            running=_ro(C.run_list[:rn, 1].copy()),
+            free=_ro(C.free.copy()),
+            alloc_log=_ro(C.log),
             **self._static,
         )
 
     def start(self, job: int, nodes=None, counts=None) -> None:
         """Start queued ``job`` now: on the allocator's nodes, or on ``nodes`` with
         ``counts`` units each."""
-        S = self.state
+        C = self.core
         j = int(job)
         if self.now is None:
             raise PolicyError("no decision point: call advance() first")
-        if not 0 <= j < S.jobs.shape[0] or S.jobs[j, J_STATE] != JobState.QUEUED:
+        if not 0 <= j < C.jobs.shape[0] or C.jobs[j, J_STATE] != JobState.QUEUED:
             raise PolicyError(f"job index {j} is not queued at time {self.now}")
-        if nodes is None:
-            ok = engine._try_start(
-                S.jobs, S.run_list, S.heap, S.pool, S.cap, S.free, S.work, S.fkey, S.scal, j,
-                self.now, self.alloc,
-            )
-            if not ok:
-                raise PolicyError(f"job index {j} does not fit at time {self.now}")
-        else:
-            used = self._check_placement(j, nodes, counts)
-            # the nodes and counts are in work[W_NODE] / work[W_COUNT], validated above
-            engine._commit(S.jobs, S.run_list, S.heap, S.pool, S.free, S.work, S.scal, j, self.now, used)
-        if S.tree.shape[0] > 0:  # a policy may start any queued job: clear its leaf
-            engine._tree_set(S.tree, S.jobs, j, False)
+        if not core_mod.log_room(C):
+            self.core = C = core_mod.grow_log(C)
+        used = -1 if nodes is None else self._check_placement(j, nodes, counts)
+        if not api.start_from_policy(C, self.sched, self.alloc, j, self.now, used):
+            raise PolicyError(f"job index {j} does not fit at time {self.now}")
         self._started_in_pass += 1
 
     def _check_placement(self, j: int, nodes, counts) -> int:
-        S = self.state
+        C = self.core
         nodes = np.asarray(nodes, dtype=np.int64).ravel()
         counts = np.asarray(counts, dtype=np.int64).ravel()
-        req = S.jobs[j, J_REQ : J_REQ + N_RES]
-        units, req_nodes = int(S.jobs[j, J_UNITS]), int(S.jobs[j, J_REQ_NODES])
-        m = S.cap.shape[0]
+        req = C.jobs[j, J_REQ : J_REQ + N_RES]
+        units, req_nodes = int(C.jobs[j, J_UNITS]), int(C.jobs[j, J_REQ_NODES])
+        m = C.cap.shape[0]
         problem = None
         if nodes.shape != counts.shape or nodes.size == 0:
             problem = "nodes and counts must be non-empty and of equal length"
@@ -223,57 +262,55 @@ class Simulation:
             problem = f"counts must be positive and sum to the job's {units} units"
         elif req_nodes > 0 and (nodes.size != req_nodes or np.any(counts != units // req_nodes)):
             problem = f"the job fixes {req_nodes} nodes of {units // req_nodes} units"
-        elif np.any(S.free[nodes] < counts[:, None] * req[None, :]):
+        elif np.any(C.free[nodes] < counts[:, None] * req[None, :]):
             problem = "a node lacks the free resources"
         if problem:
             raise PolicyError(f"placement of job index {j} at time {self.now}: {problem}")
-        S.work[W_NODE, : nodes.size] = nodes
-        S.work[W_COUNT, : nodes.size] = counts
+        C.work[W_NODE, : nodes.size] = nodes
+        C.work[W_COUNT, : nodes.size] = counts
         return int(nodes.size)
 
     def fits(self, job: int, free: np.ndarray | None = None) -> bool:
         """Whether ``job`` fits now (or on ``free``, int64 (n_nodes, 4)): the engine's own
         node-level test, for policies that plan several starts in one decision."""
-        S = self.state
-        free = S.free if free is None else np.ascontiguousarray(free, dtype=np.int64)
+        C = self.core
+        free = C.free if free is None else np.ascontiguousarray(free, dtype=np.int64)
         j = int(job)
         return bool(
-            _fits(
-                free, free.sum(axis=0), S.jobs[j, J_UNITS], S.jobs[j, J_REQ : J_REQ + N_RES],
-                S.jobs[j, J_REQ_NODES], S.work[W_IDENT], S.work[W_NODE2], S.work[W_COUNT2],
+            api.fits(
+                free, free.sum(axis=0), C.jobs[j, J_UNITS], C.jobs[j, J_REQ : J_REQ + N_RES],
+                C.jobs[j, J_REQ_NODES], C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2],
             )
         )
 
-    def jitted_pass(self, scheduler: str) -> None:
-        """Run one pass of a jitted scheduler at this decision point (to step through a
-        jitted replay, e.g. to check invariants between passes)."""
-        S = self.state
-        sched = int(_lookup(SCHEDULERS, scheduler, "scheduler"))
-        if needs_backfill_tree(sched) and S.tree.shape[0] == 0:
-            raise UsageError(f"create the Simulation with scheduler={scheduler!r} to step it")
-        before = int(S.scal[V_STARTED])
-        _pass(
-            S.jobs, S.queue, S.run_list, S.heap, S.pool, S.cap, S.free, S.scratch, S.work,
-            S.fkey, S.stack, S.qkey, S.qwork, S.tree, S.scal, self.now, sched, self.alloc,
-        )
-        self._started_in_pass += int(S.scal[V_STARTED]) - before
+    def jitted_pass(self) -> None:
+        """Run one pass of the jitted scheduler this Simulation was built with at this
+        decision point (to step through a jitted replay, e.g. to check invariants between
+        passes)."""
+        if self.scheduler is None:
+            raise UsageError("create the Simulation with scheduler=NAME to step a jitted scheduler")
+        if not core_mod.log_room(self.core):
+            self.core = core_mod.grow_log(self.core)
+        before = int(self.core.scal[C_STARTED])
+        api.pass_at(self.core, self.pred, self.sched, self.alloc, self.now)
+        self._started_in_pass += int(self.core.scal[C_STARTED]) - before
 
     def end_pass(self) -> None:
         """Close the decision point: record the timeline row."""
-        engine._record(self.state.timeline, self.state.scal, self.now)
+        api.record(self.core.timeline, self.core.scal, self.now)
         self.passes += 1
 
     @property
     def stuck(self) -> bool:
         """Nothing runs, nothing will arrive, and the last pass started nothing: the
         queued jobs would wait forever."""
-        S = self.state
+        C = self.core
         return (
             self._started_in_pass == 0
-            and S.scal[V_RN] == 0
-            and S.scal[V_QN] > 0
-            and S.scal[V_NEXT] >= S.jobs.shape[0]
-            and not np.any(S.heap[: S.scal[V_HN], 1] != engine.Event.TICK)
+            and C.scal[C_RN] == 0
+            and C.scal[C_QN] > 0
+            and C.scal[C_NEXT] >= C.jobs.shape[0]
+            and not np.any(C.heap[: C.scal[C_HN], 1] != Event.TICK)
         )
 
     # -- whole runs ---------------------------------------------------------------------
@@ -292,11 +329,15 @@ class Simulation:
             if self.stuck:
                 break
         simulate_s = time.perf_counter() - t0
-        return result_from_state(
-            self.state, self.status, self.table, self.machine, name, self.allocator,
-            self.predictor, simulate_s, self.passes,
+        prov = provenance(
+            self.table, self.machine, name, self.allocator, self.predictor, self.period,
+            self.scheduler_options, self.allocator_options,
+        )
+        return result(
+            self.core, self.status, self.table, self.machine, name, self.allocator,
+            self.predictor, simulate_s, self.passes, prov,
         )
 
     @property
     def started(self) -> int:
-        return int(self.state.scal[V_STARTED])
+        return int(self.core.scal[C_STARTED])

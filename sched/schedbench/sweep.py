@@ -6,11 +6,15 @@ Config (TOML)
 
 Top level::
 
-    schedulers = "all"            # (default) or a list of names of schedulers.SCHEDULERS
-    allocators = "all"            # (default) or a list of names of allocators.ALLOCATORS
+    schedulers = "all"            # (default) or a list of registered scheduler names
+    allocators = "all"            # (default) or a list of registered allocator names
     predictors = ["requested"]    # "all" or a list (default ["requested"])
     seeds = [1, 2]                # generator seeds (default [1])
     machines = ["16x(cores=8)"]   # optional default machines of the workloads
+    period = [0, 5]               # decision period(s) in s (default 0: every event)
+
+    [options]                     # scheduler / allocator options (schedbench.registry);
+    priority_bound = [5, 10]      # a list is a grid axis
 
     [[workloads]]                 # one table per workload (at least one)
     name = "esp2-cpu-gpu"         # label (optional; letters, digits, . _ -)
@@ -35,7 +39,9 @@ config file's directory.
 Runs and results
 ----------------
 
-A run is one (workload, machine, scheduler, allocator, predictor, seed).  Its key is the
+A run is one (workload, machine, scheduler, allocator, predictor, seed, period, options).
+Each run gets the options its scheduler and allocator declare (others are ignored for
+it).  "all" is every registered name, plug-ins included.  Its key is the
 first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys, no spaces) of its
 configuration plus the package version, so a finished run is found again by its key and
 never recomputed; changing any setting (or the version) makes a new run.  Layout of
@@ -44,6 +50,7 @@ never recomputed; changing any setting (or the version) makes a new run.  Layout
     runs/<key>/run.json        the run's row of runs.parquet (status "ok" or "failed")
     runs/<key>/summary.json    the replay summary (ok runs), error.json (failed runs)
     jobs/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
+    allocations/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
     timeline/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
     runs.parquet               one row per run (rebuilt from runs/*/run.json)
     sweep.json                 the last sweep's config, version and git revision
@@ -52,8 +59,8 @@ A run is built in ``.tmp/`` and its directory renamed into ``runs/`` last, so a 
 directory exists only for a finished run (the Parquet parts move into place just before:
 an interrupted run's part is overwritten when it is redone).  A failing run (any
 exception) is recorded with its message and does not stop the others; it is not retried
-unless asked (``retry_failed``).  The ``jobs`` and ``timeline`` parts are the frames of
-:mod:`schedbench.output` without the scheduler and allocator columns (they are
+unless asked (``retry_failed``).  The ``jobs``, ``allocations`` and ``timeline`` parts are the frames of
+:mod:`schedbench.results` without the scheduler and allocator columns (they are
 partition keys) plus ``run_id`` (the run's key) and ``seed``:
 ``pl.scan_parquet("RESULTS/jobs/", hive_partitioning=True)`` reads them all.
 
@@ -87,19 +94,21 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import __version__
-from .allocators import ALLOCATORS
+from . import __version__, registry
 from .errors import DataError, UsageError
 from .predictors import PREDICTORS
-from .schedulers import SCHEDULERS
 from .workloads import GENERATORS
 
 if TYPE_CHECKING:
     import polars as pl
 
-TOP_KEYS = frozenset({"name", "description", "schedulers", "allocators", "predictors", "seeds", "machines", "workloads"})
+TOP_KEYS = frozenset({
+    "name", "description", "schedulers", "allocators", "predictors", "seeds", "machines", "workloads",
+    "period", "options",
+})
 RESERVED_WORKLOAD_KEYS = frozenset({"name", "generator", "trace", "machine", "machines", "seeds", "limit"})
 PARTITION_KEYS: tuple[str, ...] = ("workload", "scheduler", "allocator", "predictor")
+DATASETS: tuple[str, ...] = ("jobs", "allocations", "timeline")
 DEFAULT_SEEDS = (1,)
 DEFAULT_PREDICTORS = ("requested",)
 _LABEL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
@@ -196,8 +205,12 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
     unknown = sorted(set(config) - TOP_KEYS)
     if unknown:
         raise UsageError(f"unknown sweep config key(s) {', '.join(unknown)}; known: {', '.join(sorted(TOP_KEYS))}")
-    schedulers = _names(config.get("schedulers", "all"), SCHEDULERS, "scheduler", SCHEDULERS)
-    allocators = _names(config.get("allocators", "all"), ALLOCATORS, "allocator", ALLOCATORS)
+    sched_table = {n: None for n in registry.scheduler_names()}
+    alloc_table = {n: None for n in registry.allocator_names()}
+    schedulers = _names(config.get("schedulers", "all"), sched_table, "scheduler", sched_table)
+    allocators = _names(config.get("allocators", "all"), alloc_table, "allocator", alloc_table)
+    periods = _periods(config.get("period", 0))
+    option_grid = _option_grid(config.get("options", {}))
     predictors = _names(config.get("predictors"), PREDICTORS, "predictor", DEFAULT_PREDICTORS)
     seeds = _seeds(config.get("seeds", list(DEFAULT_SEEDS)), "sweep")
     default_machines = _machines(config.get("machines"), "sweep")
@@ -282,13 +295,45 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
 
     runs = []
     for label, (source, machine, wl_seeds) in workloads.items():
-        for sched, alloc, pred, seed in itertools.product(schedulers, allocators, predictors, wl_seeds):
+        for sched, alloc, pred, seed, period, given in itertools.product(
+            schedulers, allocators, predictors, wl_seeds, periods, option_grid
+        ):
+            s_opts, a_opts = registry.split_options(registry.scheduler(sched), registry.allocator(alloc), given)
             cfg = {
                 "workload": label, "source": source, "machine": machine, "scheduler": sched,
-                "allocator": alloc, "predictor": pred, "seed": seed,
+                "allocator": alloc, "predictor": pred, "seed": seed, "period": period,
+                "options": _plain({**s_opts, **a_opts}),
             }
             runs.append({"key": run_key(cfg), **cfg})
-    return runs
+    # option values a pair does not take give it the same run more than once
+    return list({r["key"]: r for r in runs}.values())
+
+
+def _plain(options: dict) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(options.items())}
+
+
+def _periods(value) -> list[int]:
+    values = value if isinstance(value, list) else [value]
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        raise UsageError("period must be a non-negative number of seconds or a non-empty list of them")
+    return list(dict.fromkeys(values))
+
+
+def _option_grid(options) -> list[dict]:
+    """Every combination of the ``[options]`` table's values (a list is an axis)."""
+    if not isinstance(options, dict):
+        raise UsageError("options must be a table of NAME = value (a list of values is a grid axis)")
+    axes = {k.replace("-", "_"): (v if isinstance(v, list) and k not in ("critical",) else [v]) for k, v in options.items()}
+    if "critical" in options and isinstance(options["critical"], list) and options["critical"] and all(
+        isinstance(v, list) for v in options["critical"]
+    ):
+        axes["critical"] = options["critical"]  # a list of lists is an axis of critical sets
+    for k, v in axes.items():
+        if not v:
+            raise UsageError(f"option {k} has an empty list")
+    registry.check_option_names(axes)
+    return [dict(zip(axes, combo, strict=True)) for combo in itertools.product(*axes.values())]
 
 
 def canonical_json(obj) -> str:
@@ -373,6 +418,8 @@ def _base_row(run: dict, git_rev: str | None) -> dict:
         "predictor": run["predictor"],
         "label": f"{run['scheduler']}+{run['allocator']}",
         "seed": run["seed"],
+        "period": run.get("period", 0),
+        "options": canonical_json(run.get("options", {})),
     }
 
 
@@ -389,12 +436,14 @@ def _write_json(obj, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
+def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[str, ...] = ()) -> dict:
     """Run one configuration and write it under ``results``; returns its row of
-    runs.parquet.  Exceptions of the run are caught and recorded (status "failed")."""
+    runs.parquet.  Exceptions of the run are caught and recorded (status "failed").
+    ``plugins``: modules that register the run's scheduler or allocator (imported first,
+    so that worker processes know them)."""
     import polars as pl
 
-    from . import output, replay
+    from . import replay, results as results_mod
 
     results = Path(results)
     tmp = results / ".tmp" / f"{run['key']}-{uuid.uuid4().hex[:8]}"
@@ -402,18 +451,27 @@ def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
     row = _base_row(run, git_rev)
     t_run = time.perf_counter()
     try:
+        registry.load_plugins(plugins)
         table, mach, meta, timings = _workload(run)
         row["machine"] = mach.spec
-        result = replay.replay(table, mach, run["scheduler"], run["allocator"], run["predictor"])
+        result = replay.replay(
+            table, mach, run["scheduler"], run["allocator"], run["predictor"], meta=meta,
+            period=run.get("period", 0), options=run.get("options"),
+        )
         t0 = time.perf_counter()
-        jobs = output.jobs_frame(result)
-        timeline = output.timeline_frame(result)
-        summary = output.summarize(result, jobs, timeline)
+        alloc = results_mod.allocations(result)
+        jobs = results_mod.jobs_frame(result, alloc)
+        timeline = results_mod.timeline_frame(result)
+        summary = results_mod.summarize(result, jobs, timeline)
         extra = pl.DataFrame({"run_id": [run["key"]], "seed": [run["seed"]]}, schema={"run_id": pl.String, "seed": pl.Int64})
-        jobs_path = _part_path(results, "jobs", run)
-        timeline_path = _part_path(results, "timeline", run)
-        _write_parquet(jobs.drop("scheduler", "allocator").join(extra, how="cross"), tmp / "jobs.parquet")
-        _write_parquet(timeline.join(extra, how="cross"), tmp / "timeline.parquet")
+        paths = {name: _part_path(results, name, run) for name in DATASETS}
+        frames = {
+            "jobs": jobs.drop("scheduler", "allocator"),
+            "allocations": results_mod.allocations_frame(result, alloc),
+            "timeline": timeline,
+        }
+        for name, frame in frames.items():
+            _write_parquet(frame.join(extra, how="cross"), tmp / f"{name}.parquet")
         write_s = time.perf_counter() - t0
         metrics = {k: v for k, v in summary["metrics"].items() if k not in ("scheduler", "allocator")}
         simulate_s = result.simulate_s
@@ -434,20 +492,22 @@ def execute(run: dict, results: str, git_rev: str | None = None) -> dict:
             sim_span_s=span,
             sim_days=days,
             sim_days_per_hour=timings["sim_days_per_hour"],
-            jobs_path=jobs_path.relative_to(results).as_posix(),
-            timeline_path=timeline_path.relative_to(results).as_posix(),
+            input_digest=result.options["input_digest"],
+            jobs_path=paths["jobs"].relative_to(results).as_posix(),
+            allocations_path=paths["allocations"].relative_to(results).as_posix(),
+            timeline_path=paths["timeline"].relative_to(results).as_posix(),
         )
         summary["timings"] = timings
         summary.update(run_id=run["key"], config={k: v for k, v in run.items() if k != "key"}, workload_meta=meta)
         _write_json(_json_safe(summary), tmp / "summary.json")
-        for name, dest in (("jobs.parquet", jobs_path), ("timeline.parquet", timeline_path)):
+        for name, dest in paths.items():
             dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(tmp / name, dest)
+            os.replace(tmp / f"{name}.parquet", dest)
         row.update(ok)
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded, whatever failed
         row = _base_row(run, git_rev)
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-        for name in ("jobs.parquet", "timeline.parquet", "summary.json"):
+        for name in (*(f"{d}.parquet" for d in DATASETS), "summary.json"):
             with contextlib.suppress(FileNotFoundError):
                 (tmp / name).unlink()
         _write_json({"error": row["error"], "traceback": traceback.format_exc()}, tmp / "error.json")
@@ -603,23 +663,23 @@ def sweep(
                 bar.write(f"failed: {row['workload']} {row['label']} seed {row['seed']}: {row['error']}", file=sys.stderr)
             bar.update(1)
 
+        plugins = registry.plugins_of(
+            *{registry.scheduler(r["scheduler"]) for r in pending}, *{registry.allocator(r["allocator"]) for r in pending}
+        )
         try:
             if not pending:
                 pass
             elif dask_address:
-                _run_dask(pending, results, git_rev, dask_address, record)
+                _run_dask(pending, results, git_rev, dask_address, record, plugins)
             else:
                 n = jobs or default_jobs()
                 if n < 1:
                     raise UsageError("--jobs must be at least 1")
-                from .replay import warm_up
-
-                warm_up()  # compile (or load) once here so the workers load numba's cache
                 if n == 1 or len(pending) == 1:
                     for run in pending:
-                        record(execute(run, str(results), git_rev))
+                        record(execute(run, str(results), git_rev, plugins))
                 else:
-                    _run_pool(pending, results, git_rev, min(n, len(pending)), record)
+                    _run_pool(pending, results, git_rev, min(n, len(pending)), record, plugins)
         finally:
             bar.close()
             table = write_runs_table(results)
@@ -632,9 +692,24 @@ def sweep(
         return counts
 
 
-def _run_pool(pending, results: Path, git_rev, n: int, record) -> None:
+def _warm(scheduler: str, allocator: str, plugins: tuple[str, ...]) -> None:
+    from .replay import warm_up
+
+    registry.load_plugins(plugins)
+    warm_up(scheduler, allocator)
+
+
+def _run_pool(pending, results: Path, git_rev, n: int, record, plugins: tuple[str, ...]) -> None:
     with cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context()) as pool:
-        futures = [pool.submit(execute, run, str(results), git_rev) for run in pending]
+        # Compile (or load) each pair's loop once, in parallel, before the runs: workers
+        # that start the same pair together would otherwise both compile it.
+        pairs = dict.fromkeys((r["scheduler"], r["allocator"]) for r in pending)
+        for fut in [pool.submit(_warm, s, a, plugins) for s, a in pairs]:
+            try:
+                fut.result()
+            except Exception:  # noqa: BLE001 - the pair's runs will fail and say why
+                pass
+        futures = [pool.submit(execute, run, str(results), git_rev, plugins) for run in pending]
         try:
             for fut in cf.as_completed(futures):
                 try:
@@ -648,7 +723,7 @@ def _run_pool(pending, results: Path, git_rev, n: int, record) -> None:
             raise
 
 
-def _run_dask(pending, results: Path, git_rev, address: str, record) -> None:
+def _run_dask(pending, results: Path, git_rev, address: str, record, plugins: tuple[str, ...]) -> None:
     try:
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - a declared dependency
@@ -658,7 +733,7 @@ def _run_dask(pending, results: Path, git_rev, address: str, record) -> None:
     except OSError as exc:
         raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
-        futures = [client.submit(execute, run, str(results), git_rev, pure=False) for run in pending]
+        futures = [client.submit(execute, run, str(results), git_rev, plugins, pure=False) for run in pending]
         try:
             for fut in as_completed(futures, loop=client.loop):
                 record(fut.result())

@@ -1,18 +1,25 @@
-"""Properties every allocator must have, on random node arrays and requests (kernels
-called directly): never over-allocate; exactly the requested units or nothing; every
-allocator agrees on *whether* a job fits; Balanced puts nodes without free critical
-resources first; equal input gives equal output."""
+"""Properties every allocator must have, on random node arrays and requests (each
+allocator's ``choose`` kernel called on a hand-built core): never over-allocate; exactly
+the requested units or nothing; every allocator agrees on *whether* a job fits; Balanced
+puts nodes without free critical resources first; equal input gives equal output."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedbench import layout
-from schedbench.allocators import ALLOCATORS, _order, _place
+from schedbench import core, jobs, layout, machine, registry
+from schedbench.core.api import C_FREE, W_COUNT, W_NODE, choose
 
 N = layout.N_RES
+ALLOCATORS = registry.allocator_names()
+
+
+@numba.njit(cache=True)
+def _choose(alloc, core, j):
+    return choose(alloc, core, j)
 
 
 @st.composite
@@ -30,36 +37,43 @@ def cases(draw):
     req_nodes = -1
     if draw(st.booleans()):
         req_nodes = draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0]))
-    scal = np.zeros(layout.N_SCAL, dtype=np.int64)
-    scal[layout.V_CAP : layout.V_CAP + N] = cap.sum(axis=0)
-    scal[layout.V_FREE : layout.V_FREE + N] = free.sum(axis=0)
-    scal[layout.V_CRIT + 1] = scal[layout.V_CRIT + 2] = 1
-    scal[layout.V_PRIO : layout.V_PRIO + N] = [draw(st.integers(1, 10)) for _ in range(N)]
-    scal[layout.V_PBOUND] = 10
-    scal[layout.V_WPRED] = draw(st.integers(0, 1000))
-    scal[layout.V_WSUM : layout.V_WSUM + N] = [draw(st.integers(0, 10_000)) for _ in range(N)]
-    return cap, free, req, units, req_nodes, scal
+    prio = [draw(st.integers(1, 10)) for _ in range(N)]
+    sums = [draw(st.integers(0, 1000))] + [draw(st.integers(0, 10_000)) for _ in range(N)]
+    return cap, free, req, units, req_nodes, (prio, sums)
 
 
-def _allocate(code, cap, free, req, units, req_nodes, scal):
-    m = cap.shape[0]
-    order = np.empty(m, np.int64)
-    _order(int(code), free, cap, order, np.empty(m), np.empty(m, np.int64), scal, units, req)
-    nodes, counts = np.empty(m, np.int64), np.empty(m, np.int64)
-    used = _place(free, order, 0, units, req, req_nodes, nodes, counts)
-    return order, (None if used < 0 else (nodes[:used].copy(), counts[:used].copy()))
+def _allocate(name, cap, free, req, units, req_nodes, weights):
+    """(node order, (nodes, counts) or None) of allocator ``name`` for one job."""
+    table = jobs.from_columns(
+        submit=np.array([0]), run=np.array([1]), units=np.array([units]), unit_cores=req[:1],
+        unit_gpus=req[1:2], unit_mics=req[2:3], unit_mem=req[3:], req_nodes=np.array([req_nodes]),
+    )
+    mach = machine.Machine(cap, machine.spec_of(cap))
+    J = layout.job_matrix(table, np.zeros(1, dtype=np.bool_))
+    c = core.new_core(J, cap)
+    c.free[:] = free
+    c.scal[C_FREE : C_FREE + N] = free.sum(axis=0)
+    alloc = registry.allocator(name).load()(core.Setup(table, mach, J, {}))
+    prio, sums = weights
+    if hasattr(alloc, "sums"):
+        alloc.sums[:] = sums
+        if hasattr(alloc, "crit"):
+            alloc.prio[:] = np.where(alloc.crit > 0, prio, 1)
+    used = _choose(alloc, c, 0)
+    assert np.array_equal(c.free, free), "placement must not touch the free array"
+    order = getattr(alloc, "order", np.arange(cap.shape[0]))
+    placed = None if used < 0 else (c.work[W_NODE, :used].copy(), c.work[W_COUNT, :used].copy())
+    return order.copy(), placed
 
 
 @given(cases())
 def test_allocation_properties(case):
-    cap, free, req, units, req_nodes, scal = case
+    cap, free, req, units, req_nodes, weights = case
     outcomes = {}
-    for name, code in ALLOCATORS.items():
-        before = free.copy()
-        order, alloc = _allocate(code, cap, free, req, units, req_nodes, scal)
-        assert np.array_equal(free, before), "placement must not touch the free array"
+    for name in ALLOCATORS:
+        order, alloc = _allocate(name, cap, free, req, units, req_nodes, weights)
         assert sorted(order.tolist()) == list(range(cap.shape[0])), f"{name}: order is not a permutation"
-        again = _allocate(code, cap, free, req, units, req_nodes, scal)
+        again = _allocate(name, cap, free, req, units, req_nodes, weights)
         assert np.array_equal(order, again[0]) and (alloc is None) == (again[1] is None)
         outcomes[name] = alloc is not None
         if alloc is None:
@@ -75,8 +89,8 @@ def test_allocation_properties(case):
 
 @given(cases())
 def test_balanced_puts_nodes_without_free_critical_resources_first(case):
-    cap, free, req, units, req_nodes, scal = case
-    order, _ = _allocate(ALLOCATORS["balanced"], cap, free, req, units, req_nodes, scal)
+    cap, free, req, units, req_nodes, weights = case
+    order, _ = _allocate("balanced", cap, free, req, units, req_nodes, weights)
     plain = (free[order][:, 1:3] == 0).all(axis=1)
     first_critical = int(np.argmin(plain)) if not plain.all() else plain.size
     assert plain[:first_critical].all() and not plain[first_critical:].any()

@@ -2,42 +2,60 @@
 
 from __future__ import annotations
 
+import argparse
 import atexit
+import contextlib
 import gc
 import sys
 
-from .. import workload_io
-from ..allocators import ALLOCATORS, DEFAULT_CRITICAL, DEFAULT_PRIORITY_BOUND
+from .. import registry, workload_io
+from .._jit import notify_compiles
 from ..predictors import PREDICTORS
 from ..replay import replay
-from ..schedulers import SCHEDULERS
 
 
 def register(sub) -> None:
     p = sub.add_parser(
         "replay",
-        help="replay a trace or workload and write per-job Parquet, a timeline and a summary",
+        help="replay a trace or workload and write per-job Parquet, allocations, a timeline and a summary",
         description="Replay TRACE (an SWF log, a catalog log name, or a Parquet job table) "
-        "and write DIR/jobs.parquet, DIR/timeline.parquet and DIR/summary.json.",
+        "and write DIR/jobs.parquet, DIR/allocations.parquet, DIR/timeline.parquet and "
+        "DIR/summary.json.",
+        epilog="schedulers (-s):\n" + registry.describe(registry.SCHEDULERS)
+        + "\n\nallocators (-a):\n" + registry.describe(registry.ALLOCATORS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", metavar="TRACE")
-    p.add_argument("--scheduler", "-s", choices=list(SCHEDULERS), default="easy")
-    p.add_argument("--allocator", "-a", choices=list(ALLOCATORS), default="ff")
+    p.add_argument(
+        "--scheduler", "-s", choices=registry.scheduler_names(), default="easy", metavar="NAME",
+        help="a registered scheduler (listed below; default easy)",
+    )
+    p.add_argument(
+        "--allocator", "-a", choices=registry.allocator_names(), default="ff", metavar="NAME",
+        help="a registered allocator (listed below; default ff)",
+    )
     p.add_argument(
         "--machine", "-m", metavar="SPEC",
         help="spec such as '1024x(cores=8,gpus=2)' or a Eurora node file "
         "(default: from the SWF header or the table's metadata)",
     )
-    p.add_argument("--predictor", "-p", choices=list(PREDICTORS), default="requested")
+    p.add_argument(
+        "--predictor", "-p", choices=list(PREDICTORS), default="requested",
+        help="what the scheduler believes a job runs: %(choices)s (default %(default)s)",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
     p.add_argument(
-        "--critical", default=",".join(DEFAULT_CRITICAL), metavar="TYPES",
+        "--critical", metavar="TYPES",
         help="comma-separated critical resource types for balanced and priority-weighted "
-        f"(default {','.join(DEFAULT_CRITICAL)})",
+        "(default gpus,mics); the same as --option critical=TYPES",
     )
     p.add_argument(
-        "--priority-bound", type=int, default=DEFAULT_PRIORITY_BOUND, metavar="N",
-        help=f"priority-weighted's bound on priorities (default {DEFAULT_PRIORITY_BOUND})",
+        "--priority-bound", type=int, metavar="N",
+        help="priority-weighted's bound on priorities (default 10); the same as --option priority_bound=N",
+    )
+    p.add_argument(
+        "--option", "-O", action="append", metavar="NAME=VALUE",
+        help="a scheduler or allocator option (repeatable; the options are listed below)",
     )
     p.add_argument(
         "--period", type=int, default=0, metavar="S",
@@ -77,28 +95,40 @@ def _freeze_heap_at_exit() -> None:
         _FREEZE_AT_EXIT = True
 
 
-def _import_output():
-    """``schedbench.output``, imported once there is something to write (it brings in
+def _import_results():
+    """``schedbench.results``, imported once there is something to write (it brings in
     polars, a fifth of a second)."""
-    from .. import output
+    from .. import results
 
-    return output
+    return results
+
+
+def options_of(args) -> dict:
+    """The scheduler and allocator options of the command line."""
+    options = registry.parse_option_args(args.option)
+    if args.critical is not None:
+        options["critical"] = args.critical
+    if args.priority_bound is not None:
+        options["priority_bound"] = args.priority_bound
+    return options
 
 
 def _run(args) -> int:
     _freeze_heap_at_exit()
-    table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
-    bar, update = _progress(table.n_jobs, args.quiet)
-    try:
-        result = replay(
-            table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
-            meta=meta, critical=tuple(filter(None, args.critical.split(","))),
-            priority_bound=args.priority_bound, period=args.period,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
-    output = _import_output()
+    options = options_of(args)
+    notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
+    with notice:
+        table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+        bar, update = _progress(table.n_jobs, args.quiet)
+        try:
+            result = replay(
+                table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
+                meta=meta, period=args.period, options=options,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    output = _import_results()
     summary = output.write_run(
         result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
     )
@@ -116,7 +146,8 @@ def format_summary(summary: dict) -> str:
 
     dropped = ", ".join(f"{k[8:]} {v}" for k, v in summary["jobs_dropped"].items() if v) or "none"
     rows = [
-        ("run", summary["label"] + f" (predictor {summary['predictor']})"),
+        ("run", summary["label"] + f" (predictor {summary['predictor']}"
+         + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
         ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),

@@ -1,0 +1,266 @@
+"""Heterogeneity-aware allocators of Netti et al. (§3–4.1): Balanced, Weighted and
+Priority-Weighted.  Each places jobs by the spec's allocation rule
+(:func:`schedbench.core.api.place`) along its own node order:
+
+* **balanced**: every node goes to the bin of the critical resource type it has the most
+  of *free* (ties: lower type index), or to the null bin when it has none free; the null
+  bin comes first (index order), then nodes are taken one at a time from the currently
+  largest remaining bin (ties: lower type index; inside a bin, index order).  Critical
+  types default to GPUs and MICs.
+* **weighted** (Eq. 1): nodes in non-decreasing rank R_i = Σ_k w_k · imp_ik over the
+  types node i has (capacity > 0), ties by index.  imp_ik is what remains free of type k
+  on node i after it takes min(units it can host, the job's units) units of this job;
+  w_k = mean_req_k · load_k / cap_k, where mean_req_k is the mean over queued jobs of
+  their total request of k (units × per-unit amount) weighted by predicted duration,
+  load_k = used_k / cap_k now, and cap_k the machine's capacity of k.  Nodes that cannot
+  host a unit are ranked too but never used.
+* **priority-weighted**: weighted with w_k multiplied by p_k for critical types; p_k
+  starts at 1, +1 whenever a job needing k is offered for allocation and does not fit,
+  −1 when such a job is allocated, kept within [1, bound] (bound 10 by default).  An
+  offer is a scheduler's attempt to start a job now (the head of FCFS/SJF/PRB, EASY's
+  head and the backfill candidates that fit the totals).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel
+from ..core.api import (
+    C_CAP,
+    C_FREE,
+    alloc_committed,
+    alloc_enqueued,
+    argsort_stable,
+    attempt_failed,
+    attempt_succeeded,
+    choose,
+    host,
+    implements,
+    place_in_order,
+)
+from ..errors import UsageError
+from ..layout import J_PRED, J_REQ, J_UNITS, N_RES
+from ..machine import RESOURCE_NAMES
+
+DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
+DEFAULT_PRIORITY_BOUND = 10
+
+
+# Slots of Weighted.sums / PriorityWeighted.sums, int64 (1 + N_RES,)
+S_PRED = 0  # sum over queued jobs of pred
+S_REQ = 1  # S_REQ + k: sum over queued jobs of pred * units * request of k
+
+
+class Balanced(NamedTuple):
+    """crit int64 (4,): 1 where the type is critical.  order, tmp int64 (m,), key float64
+    (m,): node-order buffers; bins int64 (16,): bin cursors and sizes."""
+
+    crit: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    tmp: np.ndarray
+    bins: np.ndarray
+
+
+class Weighted(NamedTuple):
+    """sums int64 (1 + 4,): the queue's duration-weighted request sums (S_*); prio int64
+    (4,): weight multipliers (all 1); order, key, tmp: node-order buffers."""
+
+    sums: np.ndarray
+    prio: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    tmp: np.ndarray
+
+
+class PriorityWeighted(NamedTuple):
+    """As :class:`Weighted`, with prio int64 (4,) the priorities p_k (1 for types that
+    are not critical), crit int64 (4,) and bound int64 (1,)."""
+
+    sums: np.ndarray
+    prio: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    tmp: np.ndarray
+    crit: np.ndarray
+    bound: np.ndarray
+
+
+def critical_mask(critical) -> np.ndarray:
+    """int64 (4,) flags of the critical resource names ``critical``."""
+    names = tuple(critical)
+    unknown = [c for c in names if c not in RESOURCE_NAMES]
+    if unknown:
+        raise UsageError(f"unknown critical resource(s) {unknown}; choose from {', '.join(RESOURCE_NAMES)}")
+    mask = np.zeros(N_RES, dtype=np.int64)
+    for c in names:
+        mask[RESOURCE_NAMES.index(c)] = 1
+    return mask
+
+
+def _buffers(setup):
+    m = setup.machine.n_nodes
+    return np.arange(m, dtype=np.int64), np.zeros(m), np.empty(m, dtype=np.int64)
+
+
+def balanced(setup, critical=DEFAULT_CRITICAL) -> Balanced:
+    return Balanced(critical_mask(critical), *_buffers(setup), np.zeros(16, dtype=np.int64))
+
+
+def weighted(setup) -> Weighted:
+    return Weighted(np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), *_buffers(setup))
+
+
+def priority_weighted(setup, critical=DEFAULT_CRITICAL, priority_bound=DEFAULT_PRIORITY_BOUND) -> PriorityWeighted:
+    if int(priority_bound) < 1:
+        raise UsageError("the priority bound must be >= 1")
+    return PriorityWeighted(
+        np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), *_buffers(setup),
+        critical_mask(critical), np.array([int(priority_bound)], dtype=np.int64),
+    )
+
+
+# --------------------------------------------------------------------------- Balanced
+
+
+@kernel
+def _balanced_order(free, crit, bins, order, key, tmp):
+    """Balanced order (module docstring) of the nodes of ``free`` (int64 (m, 4)) into
+    ``order``; key (float64 (m,)) and tmp (int64 (m,)) are scratch, bins (int64 (16,))
+    holds the bins' cursors (0..4) and sizes (8..12)."""
+    n = free.shape[0]
+    for i in range(n):
+        best = 0  # null bin
+        most = 0
+        for k in range(N_RES):
+            if crit[k] and free[i, k] > most:
+                most = free[i, k]
+                best = 1 + k
+        key[i] = best
+    argsort_stable(key, order, tmp)  # nodes grouped by bin, index order inside
+    # bin b occupies order[start_b : end_b]; its cursor is bins[b], its size bins[8 + b]
+    for b in range(N_RES + 1):
+        bins[b] = 0
+        bins[8 + b] = 0
+    for p in range(n):
+        b = int(key[order[p]])
+        bins[8 + b] += 1
+    start = 0
+    for b in range(N_RES + 1):
+        bins[b] = start
+        start += bins[8 + b]
+    for p in range(n):
+        tmp[p] = order[p]
+    w = 0
+    while w < bins[8]:  # the null bin first
+        order[w] = tmp[bins[0] + w]
+        w += 1
+    bins[8] = 0
+    while w < n:
+        pick = -1
+        for b in range(1, N_RES + 1):
+            if bins[8 + b] > 0 and (pick < 0 or bins[8 + b] > bins[8 + pick]):
+                pick = b
+        order[w] = tmp[bins[pick]]
+        bins[pick] += 1
+        bins[8 + pick] -= 1
+        w += 1
+
+
+@implements(choose, Balanced)
+@inline_kernel
+def _balanced_choose(alloc, core, j):
+    _balanced_order(core.free, alloc.crit, alloc.bins, alloc.order, alloc.key, alloc.tmp)
+    return place_in_order(core, alloc.order, np.int64(0), j)
+
+
+# --------------------------------------------------------------------------- Weighted
+
+
+@kernel
+def _weighted_order(free, cap, scal, sums, prio, units, req, order, key, tmp):
+    """Weighted order (module docstring) for a job of ``units`` units of shape ``req``
+    (int64 (4,)) on the free nodes ``free`` of capacities ``cap`` (int64 (m, 4)) into
+    ``order``.  scal: the core's scalars (free and total amounts); sums: the queue's
+    request sums (S_*); prio int64 (4,): weight multipliers; key (float64 (m,)) and tmp
+    (int64 (m,)) are scratch."""
+    n = free.shape[0]
+    wpred = sums[S_PRED]
+    for i in range(n):
+        h = host(free, i, req)
+        if h > units:
+            h = units
+        r = 0.0
+        for k in range(N_RES):
+            total = scal[C_CAP + k]
+            if cap[i, k] <= 0 or total <= 0 or wpred <= 0:
+                continue
+            mean_req = sums[S_REQ + k] / wpred
+            load = (total - scal[C_FREE + k]) / total
+            w = mean_req * load / total
+            w *= prio[k]
+            r += w * (free[i, k] - h * req[k])
+        key[i] = r
+    argsort_stable(key, order, tmp)
+
+
+@inline_kernel
+def _weighted_choose(alloc, core, j):
+    jobs = core.jobs
+    _weighted_order(
+        core.free, core.cap, core.scal, alloc.sums, alloc.prio, jobs[j, J_UNITS],
+        jobs[j, J_REQ : J_REQ + N_RES], alloc.order, alloc.key, alloc.tmp,
+    )
+    return place_in_order(core, alloc.order, np.int64(0), j)
+
+
+@inline_kernel
+def _queue_sums(sums, jobs, j, sign):
+    """Add (sign 1) or remove (sign -1) job ``j`` from the queue's duration-weighted
+    request sums."""
+    p = jobs[j, J_PRED]
+    sums[S_PRED] += sign * p
+    for k in range(N_RES):
+        sums[S_REQ + k] += sign * p * jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+
+
+@inline_kernel
+def _sums_enqueued(alloc, jobs, j):
+    _queue_sums(alloc.sums, jobs, j, 1)
+
+
+@inline_kernel
+def _sums_committed(alloc, jobs, j):
+    _queue_sums(alloc.sums, jobs, j, -1)
+
+
+@inline_kernel
+def _prioritise(alloc, jobs, j, step):
+    """Move the priority of every critical type job ``j`` needs by ``step``, within
+    [1, bound]."""
+    for k in range(N_RES):
+        if alloc.crit[k] and jobs[j, J_REQ + k] > 0:
+            p = alloc.prio[k] + step
+            alloc.prio[k] = min(max(p, 1), alloc.bound[0])
+
+
+@inline_kernel
+def _raise_priorities(alloc, jobs, j):
+    _prioritise(alloc, jobs, j, 1)
+
+
+@inline_kernel
+def _lower_priorities(alloc, jobs, j):
+    _prioritise(alloc, jobs, j, -1)
+
+
+for _cls in (Weighted, PriorityWeighted):
+    implements(choose, _cls)(_weighted_choose)
+    implements(alloc_enqueued, _cls)(_sums_enqueued)
+    implements(alloc_committed, _cls)(_sums_committed)
+implements(attempt_failed, PriorityWeighted)(_raise_priorities)
+implements(attempt_succeeded, PriorityWeighted)(_lower_priorities)
+del _cls

@@ -1,0 +1,93 @@
+"""The core's kernel API: what schedulers, allocators and :class:`Simulation` may call.
+
+Names here are public aliases of the core's kernels (which stay ``_``-prefixed in their
+own modules); nothing else of :mod:`schedbench.core` is meant to be imported from
+outside it.  Array shapes and dtypes are those of :class:`Core`; times are seconds.
+
+State and layout
+    :class:`Core`, :class:`QueueOrder`, ``C_*`` slots of ``Core.scal``, ``W_*`` rows of
+    ``Core.work``; job columns are in :mod:`schedbench.layout`.
+
+Hooks (:mod:`schedbench.core.hooks`)
+    :func:`implements` registers a kernel for a state class; :func:`schedule` and
+    :func:`choose` are required, the others optional.
+
+Kernels
+    ``replay_loop(core, pred, sched, alloc, max_passes, pass_kernel) -> passes``: the
+    loop each scheduler compiles with its pass into its own ``_run`` kernel (inline).
+    ``try_start(core, alloc, j, now) -> bool``: offer queued job j to the allocator and
+    start it if it fits (inline).
+    ``commit(core, alloc, j, now, used)``: start job j on the placement in core.work.
+    ``fits_now(core, j) -> bool``: whether job j fits on the free nodes now (inline).
+    ``fits(free, free_total, units, req, req_nodes, ident, out_node, out_count) -> bool``:
+    the same test on any free-resource array (inline).
+    ``place(free, order, first, units, req, req_nodes, out_node, out_count) -> used``:
+    the spec's allocation rule along a node order.
+    ``place_in_order(core, order, first, j) -> used``: :func:`place` job j on the free
+    nodes into core.work (inline).
+    ``host(free, node, req) -> units`` a node can host (inline).
+    ``queue_head(jobs, queue, scal) -> j or -1`` (inline); ``queue_compact(jobs, queue,
+    scal)``: drop the holes of started jobs.
+    ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing.
+
+For :class:`schedbench.simulation.Simulation` (called from Python)
+    ``advance(core, pred, sched, alloc) -> now or -1``; ``pass_at(core, pred, sched,
+    alloc, now)``; ``start_from_policy(core, sched, alloc, j, now, used) -> bool``;
+    ``record(timeline, scal, now)``; ``queue_tidy(jobs, queue, scal)``.
+"""
+
+from .hooks import (
+    alloc_committed,
+    alloc_enqueued,
+    alloc_released,
+    attempt_failed,
+    attempt_succeeded,
+    choose,
+    implements,
+    sched_enqueued,
+    sched_started_outside,
+    schedule,
+)
+from .placement import _fits as fits
+from .placement import _fits_now as fits_now
+from .placement import _host as host
+from .placement import _place as place
+from .placement import _place_in_order as place_in_order
+from .queue import _queue_compact as queue_compact
+from .queue import _queue_head as queue_head
+from .queue import _queue_tidy as queue_tidy
+from .sort import _argsort_stable as argsort_stable
+from .state import (
+    C_CAP,
+    C_ENDED,
+    C_FREE,
+    C_NEXT,
+    C_QH,
+    C_QN,
+    C_RN,
+    C_STARTED,
+    W_COUNT,
+    W_COUNT2,
+    W_IDENT,
+    W_NODE,
+    W_NODE2,
+    Core,
+    QueueOrder,
+)
+from .steps import _advance as advance
+from .steps import _commit_placed as commit
+from .steps import _pass_at as pass_at
+from .steps import _record as record
+from .steps import _replay_loop as replay_loop
+from .steps import _start_from_policy as start_from_policy
+from .steps import _try_start as try_start
+
+__all__ = [
+    "C_CAP", "C_ENDED", "C_FREE", "C_NEXT", "C_QH", "C_QN", "C_RN", "C_STARTED",
+    "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
+    "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
+    "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
+    "implements", "pass_at", "place", "place_in_order", "queue_compact", "queue_head",
+    "queue_tidy", "record", "replay_loop", "sched_enqueued", "sched_started_outside",
+    "schedule", "start_from_policy", "try_start",
+]

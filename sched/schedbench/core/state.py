@@ -1,0 +1,133 @@
+"""The core's state: jobs, queue, running list, event heap, allocation log, nodes, timeline.
+
+:class:`Core` knows nothing of any scheduler, allocator or predictor: each of them owns a
+namedtuple of its own, built by its own module, and the core reaches it only through the
+hooks of :mod:`schedbench.core.hooks`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+from ..layout import J_STATE, J_SUBMIT, N_COMPUTE, N_RES, JobState
+
+# Slots of Core.scal, int64 (N_CSCAL,).
+C_QN = 0  # jobs in the queue
+C_QH = 1  # queue head offset in Core.queue
+C_QSPAN = 2  # queue entries from the head, holes (started jobs) included
+C_RN = 3  # running jobs
+C_NEXT = 4  # next job index to arrive
+C_HN = 5  # heap size
+C_SEQ = 6  # event sequence counter
+C_LOG = 7  # allocation log rows written
+C_LIVE = 8  # most log rows one pass can add: the machine's computing units
+C_TL = 9  # timeline rows
+C_LAST_PASS = 10  # time of the last pass (-1: none)
+C_PERIOD = 11  # decision period in s (0: decide at every event instant)
+C_TICK0 = 12  # origin of the decision period
+C_PASSES = 13
+C_STARTED = 14  # jobs started so far
+C_ENDED = 15  # jobs ended so far
+C_QORDER = 16  # QueueOrder
+C_DONE = 17  # 1 once the replay is over
+C_FREE = 18  # C_FREE + k: free amount of resource k over all nodes
+C_CAP = 22  # C_CAP + k: capacity of resource k over all nodes
+N_CSCAL = 26
+
+# Rows of Core.work, int64 (N_WORK, n_nodes): node buffers of placements.
+W_IDENT = 0  # 0 .. m-1: index order
+W_NODE = 1  # a placement's nodes ...
+W_COUNT = 2  # ... and the units each hosts (what the next commit starts the job on)
+W_NODE2 = 3  # a second placement buffer, for fit tests that must not overwrite the first
+W_COUNT2 = 4
+N_WORK = 5
+
+# Rows of Core.timeline, int64 (N_TL, capacity): time, queue, running, used cores, GPUs,
+# MICs, MiB.
+N_TL = 3 + N_RES
+
+
+class QueueOrder(enum.IntEnum):
+    """How the core keeps the queue (Core.scal[C_QORDER])."""
+
+    FIFO = 0  # (submit, id): arrival order
+    PRED = 1  # (pred, submit, id), kept by insertion (SJF)
+
+
+class Core(NamedTuple):
+    """Engine core for ``n`` jobs on ``m`` nodes.
+
+    jobs int64 (n, N_JCOLS): see :mod:`schedbench.layout`.  queue int64 (n,): job indices
+    from scal[C_QH] in queue order, with holes for started jobs.  run_list int64 (n, 2):
+    running jobs as (start + pred, job) rows, sorted.  heap int64 (n + 4, 4): event rows
+    (time, rank, sequence, job).  log int32 (rows, 2): the allocation log, (node, units)
+    rows, job j's are log[jobs[j, J_PTR] : + jobs[j, J_NODES]]; it only grows (the Python
+    side doubles it when a pass might not fit, see :func:`schedbench.core.run`).  cap,
+    free int64 (m, 4).  work int64 (N_WORK, m): placement buffers.  timeline int64 (N_TL,
+    rows), column-major so that each column is contiguous.  scal int64 (N_CSCAL,): C_*.
+    """
+
+    jobs: np.ndarray
+    queue: np.ndarray
+    run_list: np.ndarray
+    heap: np.ndarray
+    log: np.ndarray
+    cap: np.ndarray
+    free: np.ndarray
+    work: np.ndarray
+    timeline: np.ndarray
+    scal: np.ndarray
+
+
+def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO) -> Core:
+    """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.layout.job_matrix`),
+    rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities.  Nothing is queued
+    yet: :func:`schedbench.core.api.arm` pushes the first events."""
+    n = jobs.shape[0]
+    m = cap.shape[0]
+    i64 = np.int64
+    live = jobs[:, J_STATE] != JobState.DROPPED
+    first = int(jobs[live, J_SUBMIT].min()) if live.any() else 0
+    span = int(jobs[live, J_SUBMIT].max()) - first if live.any() else 0
+    ticks = span // period + 2 if period > 0 else 0
+    # Live (job, node) pairs never exceed the machine's computing units: every unit of a
+    # job asks for some computing resource.
+    units = max(int(cap[:, :N_COMPUTE].sum()), 1)
+    work = np.empty((N_WORK, m), i64)
+    work[W_IDENT] = np.arange(m)
+    scal = np.zeros(N_CSCAL, i64)
+    scal[C_LIVE] = units
+    scal[C_FREE : C_FREE + N_RES] = cap.sum(axis=0)
+    scal[C_CAP : C_CAP + N_RES] = cap.sum(axis=0)
+    scal[C_LAST_PASS] = -1
+    scal[C_PERIOD] = period
+    scal[C_TICK0] = first
+    scal[C_QORDER] = queue_order
+    return Core(
+        jobs=jobs,
+        queue=np.empty(n, i64),
+        run_list=np.empty((n, 2), i64),
+        heap=np.empty((n + 4, 4), i64),
+        log=np.empty((int(live.sum()) + 2 * units + 64, 2), np.int32),
+        cap=np.ascontiguousarray(cap, dtype=i64),
+        free=np.array(cap, dtype=i64, copy=True),
+        work=work,
+        timeline=np.empty((N_TL, 2 * n + 16 + ticks), i64),
+        scal=scal,
+    )
+
+
+def grow_log(core: Core) -> Core:
+    """``core`` with an allocation log of twice the rows (the written rows copied)."""
+    rows = int(core.scal[C_LOG])
+    log = np.empty((2 * core.log.shape[0], 2), np.int32)
+    log[:rows] = core.log[:rows]
+    return core._replace(log=log)
+
+
+def log_room(core: Core) -> bool:
+    """Whether the allocation log can take one more pass (Python-side check)."""
+    return int(core.scal[C_LOG]) + int(core.scal[C_LIVE]) <= core.log.shape[0]

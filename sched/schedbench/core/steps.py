@@ -1,0 +1,346 @@
+"""The engine's steps: arrivals, starts, ends, decision points, the timeline, the loop.
+
+Every function here takes the :class:`schedbench.core.state.Core` (or the arrays of it
+that it touches) and the states of the run's predictor, scheduler and allocator, which it
+reaches only through :mod:`schedbench.core.hooks`.  At one instant every ending job frees
+its resources first, then every arriving job joins the queue in (submit, id) order, then
+one scheduling pass runs (``../shared/spec/replay-semantics.md``).  A job of run time 0
+ends at its start instant through a new END event at that instant, which is processed,
+with another pass, right after the pass that started it.
+
+Jobs arrive in the order of the job matrix, which must be sorted by (submit, job_id) (the
+readers guarantee it): job index order is therefore (submit, id) order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel
+from ..layout import (
+    J_END,
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_RUN,
+    J_RUN_KEY,
+    J_START,
+    J_STATE,
+    J_SUBMIT,
+    N_RES,
+    JobState,
+)
+from ..predictors import _learn, _predict
+from .heap import Event, _pop, _push
+from .hooks import (
+    alloc_committed,
+    alloc_enqueued,
+    alloc_released,
+    attempt_failed,
+    attempt_succeeded,
+    choose,
+    sched_enqueued,
+    sched_started_outside,
+    schedule,
+)
+from .placement import _fits_now
+from .queue import _queue_insert
+from .state import (
+    C_CAP,
+    C_DONE,
+    C_ENDED,
+    C_FREE,
+    C_HN,
+    C_LAST_PASS,
+    C_LIVE,
+    C_LOG,
+    C_NEXT,
+    C_PASSES,
+    C_PERIOD,
+    C_QN,
+    C_RN,
+    C_STARTED,
+    C_TICK0,
+    C_TL,
+    W_COUNT,
+    W_NODE,
+)
+
+_NO_NODE = np.iinfo(np.int64).max
+
+# --------------------------------------------------------------------------- running list
+
+
+@inline_kernel
+def _run_pos(run_list, rn, key, j):
+    """Position of (key, j) in the first ``rn`` rows of the sorted running list."""
+    lo, hi = 0, rn
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if run_list[mid, 0] < key or (run_list[mid, 0] == key and run_list[mid, 1] < j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+# --------------------------------------------------------------------------- starts and ends
+
+
+@kernel
+def _commit(jobs, run_list, heap, log, free, work, scal, alloc, j, now, used):
+    """Start job ``j`` at ``now`` on the ``used`` nodes of work[W_NODE] / work[W_COUNT]:
+    append them to the allocation ``log``, take their resources from ``free``, insert the
+    job into the running list, push its END event, tell the allocator.  The caller knows
+    the placement fits and that the log has room (:func:`_replay_loop` makes sure)."""
+    p = scal[C_LOG]
+    jobs[j, J_PTR] = p
+    scal[C_LOG] = p + used
+    for u in range(used):
+        log[p + u, 0] = work[W_NODE, u]
+        log[p + u, 1] = work[W_COUNT, u]
+    for k in range(N_RES):  # type by type: most jobs request one or two types
+        r = jobs[j, J_REQ + k]
+        if r == 0:
+            continue
+        total = 0
+        for u in range(used):
+            amount = work[W_COUNT, u] * r
+            free[work[W_NODE, u], k] -= amount
+            total += amount
+        scal[C_FREE + k] -= total
+    jobs[j, J_START] = now
+    jobs[j, J_END] = now + jobs[j, J_RUN]
+    jobs[j, J_NODES] = used
+    jobs[j, J_STATE] = JobState.RUNNING
+    key = now + jobs[j, J_PRED]
+    jobs[j, J_RUN_KEY] = key
+    rn = scal[C_RN]
+    pos = _run_pos(run_list, rn, key, j)
+    for r in range(rn, pos, -1):
+        run_list[r, 0] = run_list[r - 1, 0]
+        run_list[r, 1] = run_list[r - 1, 1]
+    run_list[pos, 0] = key
+    run_list[pos, 1] = j
+    scal[C_RN] = rn + 1
+    scal[C_QN] -= 1
+    scal[C_STARTED] += 1
+    alloc_committed(alloc, jobs, j)
+    _push(heap, scal, now + jobs[j, J_RUN], Event.END, j)
+
+
+@inline_kernel
+def _commit_placed(core, alloc, j, now, used):
+    """:func:`_commit` job ``j`` on the placement in core.work."""
+    _commit(core.jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
+
+
+@inline_kernel
+def _try_start(core, alloc, j, now):
+    """Offer queued job ``j`` to the allocator now: start it if it fits; returns whether
+    it did.  Nodes are ordered and chosen only once the job is known to fit."""
+    jobs = core.jobs
+    if not _fits_now(core, j):
+        attempt_failed(alloc, jobs, j)
+        return False
+    attempt_succeeded(alloc, jobs, j)
+    used = choose(alloc, core, j)
+    if used < 0:  # unreachable: whether a job fits does not depend on the order
+        return False
+    _commit_placed(core, alloc, j, now, used)
+    return True
+
+
+@inline_kernel
+def _finish(core, pred, alloc, j, now):
+    """Job ``j`` ends at ``now``: free its nodes, leave the running set, tell the
+    allocator and the predictor."""
+    jobs = core.jobs
+    log = core.log
+    free = core.free
+    scal = core.scal
+    run_list = core.run_list
+    p = jobs[j, J_PTR]
+    n_used = jobs[j, J_NODES]
+    lowest = _NO_NODE
+    for k in range(N_RES):
+        r = jobs[j, J_REQ + k]
+        if r == 0:
+            continue
+        total = 0
+        for u in range(n_used):
+            node = log[p + u, 0]
+            amount = log[p + u, 1] * r
+            free[node, k] += amount
+            total += amount
+            if node < lowest:
+                lowest = node
+        scal[C_FREE + k] += total
+    rn = scal[C_RN]
+    pos = _run_pos(run_list, rn, jobs[j, J_RUN_KEY], j)
+    for r in range(pos, rn - 1):
+        run_list[r, 0] = run_list[r + 1, 0]
+        run_list[r, 1] = run_list[r + 1, 1]
+    scal[C_RN] = rn - 1
+    scal[C_ENDED] += 1
+    jobs[j, J_STATE] = JobState.DONE
+    alloc_released(alloc, jobs, j, lowest)
+    _learn(pred, jobs, j, now)
+
+
+@inline_kernel
+def _enqueue(core, pred, sched, alloc, j, now):
+    """Job ``j`` joins the queue at ``now`` with the prediction it keeps from then on."""
+    jobs = core.jobs
+    jobs[j, J_PRED] = _predict(pred, jobs, j, now)
+    jobs[j, J_STATE] = JobState.QUEUED
+    alloc_enqueued(alloc, jobs, j)
+    _queue_insert(jobs, core.queue, core.scal, j)
+    sched_enqueued(sched, core, j)
+
+
+# --------------------------------------------------------------------------- events
+
+
+@inline_kernel
+def _push_next_arrival(jobs, heap, scal):
+    """Push the SUBMIT event of the next job not left out, from job index scal[C_NEXT]."""
+    n = jobs.shape[0]
+    i = scal[C_NEXT]
+    while i < n and jobs[i, J_STATE] == JobState.DROPPED:
+        i += 1
+    scal[C_NEXT] = i
+    if i < n:
+        _push(heap, scal, jobs[i, J_SUBMIT], Event.SUBMIT, i)
+
+
+@kernel
+def _arm(jobs, heap, scal):
+    """Push the first events of a fresh core: the first arrival and, in the periodic
+    mode, the first tick (at the first arrival)."""
+    _push_next_arrival(jobs, heap, scal)
+    if scal[C_PERIOD] > 0 and scal[C_HN] > 0:
+        _push(heap, scal, scal[C_TICK0], Event.TICK, -1)
+
+
+@kernel
+def _next_tick(jobs, scal, now):
+    """Next decision instant of the periodic mode after ``now``, or -1 when no work is
+    left; idle stretches jump to the first period boundary at or after the next arrival."""
+    period = scal[C_PERIOD]
+    if scal[C_QN] > 0 or scal[C_RN] > 0:
+        return now + period
+    i = scal[C_NEXT]
+    if i < jobs.shape[0]:
+        t0 = scal[C_TICK0]
+        t = jobs[i, J_SUBMIT]
+        if t > now:
+            return t0 + ((t - t0 + period - 1) // period) * period
+        return now + period
+    return -1
+
+
+@kernel
+def _advance(core, pred, sched, alloc):
+    """Process events up to the next decision point; returns its time, or -1 when the
+    replay is over.  Every event instant is a decision point, or, in the periodic mode,
+    every tick plus the instant of the last pass again when zero-length jobs end there."""
+    heap = core.heap
+    scal = core.scal
+    periodic = scal[C_PERIOD] > 0
+    while scal[C_HN] > 0:
+        t = heap[0, 0]
+        tick = False
+        while scal[C_HN] > 0 and heap[0, 0] == t:
+            _, rank, j = _pop(heap, scal)
+            if rank == Event.END:
+                _finish(core, pred, alloc, j, t)
+            elif rank == Event.SUBMIT:
+                scal[C_NEXT] = j + 1
+                _enqueue(core, pred, sched, alloc, j, t)
+                _push_next_arrival(core.jobs, heap, scal)
+            else:
+                tick = True
+        if periodic and tick:
+            nt = _next_tick(core.jobs, scal, t)
+            if nt >= 0:
+                _push(heap, scal, nt, Event.TICK, -1)
+        if not periodic or tick or scal[C_LAST_PASS] == t:
+            return t
+    return -1
+
+
+@inline_kernel
+def _record(timeline, scal, now):
+    """One timeline row per decision instant (a later pass at the same instant overwrites
+    it): queue length, running jobs and the used amount of each resource."""
+    row = scal[C_TL]
+    if row > 0 and timeline[0, row - 1] == now:
+        row -= 1
+    elif row >= timeline.shape[1]:
+        return  # sized from the trace: every row is a distinct event instant
+    timeline[0, row] = now
+    timeline[1, row] = scal[C_QN]
+    timeline[2, row] = scal[C_RN]
+    for k in range(N_RES):
+        timeline[3 + k, row] = scal[C_CAP + k] - scal[C_FREE + k]
+    scal[C_TL] = row + 1
+    scal[C_LAST_PASS] = now
+    scal[C_PASSES] += 1
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+@inline_kernel
+def _replay_loop(core, pred, sched, alloc, max_passes, pass_kernel):
+    """Replay until the end or ``max_passes`` passes: advance to each decision point, run
+    ``pass_kernel(sched, core, pred, alloc, now)``, record the timeline.  Returns the
+    passes run; sets scal[C_DONE] once the replay is over.  Stops early, before a pass,
+    when the allocation log could overflow in it (the Python side grows the log and calls
+    again).
+
+    Each scheduler compiles this loop with its own pass into a kernel of its own module
+    (one line: see :mod:`schedbench.schedulers.easy`), so that a run compiles its own
+    scheduler and allocator only, and numba caches that loop like any kernel.  The pass
+    is passed as a function so that numba inlines it (a global inline kernel passed on
+    is inlined like a direct call)."""
+    scal = core.scal
+    passes = 0
+    while passes < max_passes:
+        if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
+            break
+        now = _advance(core, pred, sched, alloc)
+        if now < 0:
+            scal[C_DONE] = 1
+            break
+        pass_kernel(sched, core, pred, alloc, now)
+        _record(core.timeline, scal, now)
+        passes += 1
+    return passes
+
+
+# --------------------------------------------------------------------------- for Simulation
+
+
+@kernel
+def _pass_at(core, pred, sched, alloc, now):
+    """One pass of the scheduler at ``now`` (a decision point :func:`_advance` returned),
+    without recording it: :class:`schedbench.simulation.Simulation` steps jitted
+    schedulers with it."""
+    schedule(sched, core, pred, alloc, now)
+
+
+@kernel
+def _start_from_policy(core, sched, alloc, j, now, used):
+    """Start job ``j`` for a Python policy: on the allocator's nodes when ``used`` < 0
+    (returns False when it does not fit), else on the ``used`` nodes the policy put in
+    core.work; then tell the scheduler, whose pass did not choose the job."""
+    if used < 0:
+        if not _try_start(core, alloc, j, now):
+            return False
+    else:
+        _commit_placed(core, alloc, j, now, used)
+    sched_started_outside(sched, core, j)
+    return True

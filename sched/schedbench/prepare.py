@@ -1,0 +1,186 @@
+"""What every run needs before its first event, and what it hands back.
+
+:func:`classify` decides which jobs are left out and why; :func:`build` validates the
+inputs and builds the core, the predictor, the scheduler's and the allocator's states;
+:func:`result` turns a finished core into a :class:`ReplayResult`.  Shared by the jitted
+replay (:mod:`schedbench.replay`) and the step-by-step one (:mod:`schedbench.simulation`).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+from . import core as core_mod
+from . import predictors, registry
+from ._jit import kernel
+from .core.api import place
+from .core.state import C_LOG, C_TL
+from .errors import UsageError
+from . import __version__
+from .jobs import JobTable, digest
+from .layout import J_END, J_NODES, J_PRED, J_PTR, J_START, job_matrix, request_matrix
+from .machine import Machine
+
+
+class Status(enum.IntEnum):
+    """Per-job outcome written to ``jobs.parquet`` (lower-case names)."""
+
+    REPLAYED = 0
+    DROPPED_NO_RUNTIME = 1
+    DROPPED_NO_SIZE = 2
+    DROPPED_TOO_WIDE = 3
+    NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
+
+
+STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
+
+
+class ReplayResult(NamedTuple):
+    """Outcome of one replay.  Per-job arrays follow the input table's row order; start and
+    end are -1 for jobs that did not run.  ``timeline``: dict of arrays (time, queue,
+    running, used (k, 4)).  ``alloc_ptr`` int64 (n,) and ``alloc_log`` int32 (rows, 2):
+    job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``.
+    ``options``: every setting that can change the schedule (provenance)."""
+
+    table: JobTable
+    machine: Machine
+    scheduler: str
+    allocator: str
+    predictor: str
+    start: np.ndarray
+    end: np.ndarray
+    pred: np.ndarray
+    nodes_used: np.ndarray
+    status: np.ndarray
+    timeline: dict
+    simulate_s: float
+    passes: int
+    alloc_ptr: np.ndarray
+    alloc_log: np.ndarray
+    options: dict
+
+    @property
+    def label(self) -> str:
+        return f"{self.scheduler}+{self.allocator}"
+
+
+@kernel
+def _too_wide(cap, total, units, req, req_nodes, order, out_node, out_count, wide):
+    """Mark in ``wide`` (bool (n,)) the jobs no empty machine of capacity ``cap`` (int64
+    (m, 4), totals ``total``) can host; order, out_node, out_count: int64 (m,) buffers."""
+    for j in range(units.shape[0]):
+        wide[j] = False
+        if units[j] <= 0:
+            continue
+        for k in range(4):
+            if units[j] * req[j, k] > total[k]:
+                wide[j] = True
+        if not wide[j]:
+            wide[j] = place(cap, order, np.int64(0), units[j], req[j], req_nodes[j], out_node, out_count) < 0
+
+
+def classify(table: JobTable, machine: Machine, req: np.ndarray | None = None) -> np.ndarray:
+    """Status of every job before the replay: jobs with a negative run time, no size or
+    a request no empty machine can host are left out (in that order of reasons).
+    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
+    if req is None:
+        req = request_matrix(table)
+    status = np.full(table.n_jobs, Status.REPLAYED, dtype=np.int8)
+    no_size = (table.units <= 0) | ((req[:, 0] <= 0) & (req[:, 1] <= 0) & (req[:, 2] <= 0))
+    bad_shape = (table.req_nodes > 0) & (
+        (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
+    )
+    m = machine.n_nodes
+    wide = np.empty(table.n_jobs, dtype=np.bool_)
+    _too_wide(
+        machine.capacity, machine.capacity.sum(axis=0), table.units, req, table.req_nodes,
+        np.arange(m, dtype=np.int64), np.empty(m, np.int64), np.empty(m, np.int64), wide,
+    )
+    wide |= bad_shape
+    status[wide] = Status.DROPPED_TOO_WIDE
+    status[no_size] = Status.DROPPED_NO_SIZE
+    status[table.run < 0] = Status.DROPPED_NO_RUNTIME
+    return status
+
+
+def check_sorted(table: JobTable) -> None:
+    s, i = table.submit, table.job_id
+    if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
+        raise UsageError("the job table must be sorted by (submit, job_id) with distinct ids")
+
+
+class Prepared(NamedTuple):
+    """A run ready to go but for its core and its scheduler: the predictor's and the
+    allocator's states, the setup the factories saw and the status of every job."""
+
+    pred: predictors.PredictorState
+    alloc: tuple
+    setup: core_mod.Setup
+    status: np.ndarray
+
+
+def build(
+    table: JobTable,
+    machine: Machine,
+    allocator: registry.Entry,
+    alloc_options: dict,
+    predictor: str = "requested",
+    *,
+    meta: dict | None = None,
+) -> Prepared:
+    """Validate the inputs and build everything but the scheduler's state and the core:
+    the caller builds the scheduler from ``Prepared.setup``, then the core in the queue
+    order the scheduler asks for (:func:`schedbench.core.new_core`)."""
+    check_sorted(table)
+    if predictor not in predictors.PREDICTORS:
+        raise UsageError(f"unknown predictor {predictor!r}; choose from {', '.join(predictors.PREDICTORS)}")
+    req = request_matrix(table)  # built once, for classify and the job matrix
+    status = classify(table, machine, req)
+    J = job_matrix(table, status != Status.REPLAYED, req)
+    del req
+    pred = predictors.prepare(table, predictor, meta)
+    setup = core_mod.Setup(table, machine, J, meta or {})
+    alloc = allocator.load()(setup, **alloc_options)
+    return Prepared(pred, alloc, setup, status)
+
+
+def result(core, status, table, machine, scheduler, allocator, predictor, simulate_s, passes, options) -> ReplayResult:
+    """The :class:`ReplayResult` of a finished ``core`` (arrays are copies or views that
+    no later replay touches)."""
+    J = core.jobs
+    status = status.copy()
+    never = (status == Status.REPLAYED) & (J[:, J_START] < 0)
+    status[never] = Status.NOT_STARTED
+    rows = int(core.scal[C_TL])
+    tl = core.timeline[:, :rows]  # views: only the rows written were ever touched in memory
+    timeline = {"time": tl[0], "queue": tl[1], "running": tl[2], "used": tl[3:].T}
+    started = J[:, J_START] >= 0
+    return ReplayResult(
+        table, machine, scheduler, allocator, predictor,
+        J[:, J_START].copy(), J[:, J_END].copy(), J[:, J_PRED].copy(),
+        np.where(started, J[:, J_NODES], 0), status, timeline, simulate_s, passes,
+        np.where(started, J[:, J_PTR], -1), core.log[: int(core.scal[C_LOG])], options,
+    )
+
+
+def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str,
+               period: int, sched_options: dict, alloc_options: dict) -> dict:
+    """Every setting that can change a schedule, and a digest of the input job table."""
+    return {
+        "scheduler": scheduler,
+        "allocator": allocator,
+        "predictor": predictor,
+        "period": int(period),
+        "machine": machine.spec,
+        "scheduler_options": _plain(sched_options),
+        "allocator_options": _plain(alloc_options),
+        "input_digest": digest(table),
+        "schedbench_version": __version__,
+    }
+
+
+def _plain(options: dict) -> dict:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in options.items()}

@@ -1,0 +1,263 @@
+"""One registry of what a run can use: schedulers (jitted or Python policies) and allocators.
+
+An entry is a name, a kind, a factory, a one-line description and the options the
+factory takes.  ``replay -s NAME``, ``sweep`` and ``report`` accept every registered name.
+
+* A **jitted scheduler**'s factory is ``factory(setup, **options) ->``
+  :class:`schedbench.core.JittedScheduler` (its state namedtuple and its compiled loop).
+* A **Python policy**'s factory is ``factory(sim, **options) -> policy``, an object with
+  ``decide(view) -> starts`` (:mod:`schedbench.simulation`), driven step by step.
+* An **allocator**'s factory is ``factory(setup, **options) -> state`` (a namedtuple
+  whose class implements :func:`schedbench.core.hooks.choose`).
+
+Factories are given as ``"module:attribute"`` strings (imported when first used, so that
+listing the registry imports no kernels) or as callables.  Outside the package, register
+with :func:`register_scheduler` / :func:`register_allocator`, from a module named in the
+``SCHEDBENCH_PLUGINS`` environment variable (comma-separated; imported on first use of
+the registry, also in sweep workers) or from an entry point of the ``schedbench.plugins``
+group.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import UsageError
+
+
+class Kind(enum.Enum):
+    JITTED = "jitted"
+    PYTHON = "python"
+
+
+def _names(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(filter(None, (v.strip() for v in value.split(","))))
+    return tuple(value)
+
+
+@dataclass(frozen=True)
+class Option:
+    """A factory option: its keyword, default, help line and the parser of its CLI text."""
+
+    name: str
+    default: Any
+    help: str
+    parse: Callable[[str], Any] = str
+
+    def coerce(self, value):
+        """``value`` as the factory takes it (strings from the CLI or TOML are parsed)."""
+        if isinstance(value, str) and self.parse is not str:
+            try:
+                return self.parse(value)
+            except ValueError as exc:
+                raise UsageError(f"option {self.name}={value!r}: {exc}") from None
+        if self.parse is _names:
+            return _names(value)
+        return value
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    kind: Kind
+    factory: str | Callable
+    description: str
+    options: tuple[Option, ...] = ()
+    plugin: str | None = field(default=None, compare=False)  # module to import in workers
+
+    def load(self) -> Callable:
+        if callable(self.factory):
+            return self.factory
+        module, _, attr = self.factory.partition(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def option_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.options)
+
+    def resolve(self, given: dict) -> dict:
+        """This entry's options: its defaults updated with the ones of ``given`` it takes."""
+        out = {o.name: o.coerce(o.default) for o in self.options}
+        for o in self.options:
+            if o.name in given:
+                out[o.name] = o.coerce(given[o.name])
+        return out
+
+
+_CRITICAL = Option(
+    "critical", ("gpus", "mics"), "critical resource types, comma-separated (balanced, priority-weighted)", _names
+)
+_BOUND = Option("priority_bound", 10, "priority-weighted's bound on priorities", int)
+
+SCHEDULERS: dict[str, Entry] = {}
+ALLOCATORS: dict[str, Entry] = {}
+
+
+def _add(table: dict, entry: Entry, replace: bool) -> Entry:
+    if not replace and entry.name in table:
+        raise UsageError(f"{entry.name!r} is already registered")
+    table[entry.name] = entry
+    return entry
+
+
+def register_scheduler(
+    name: str,
+    factory: str | Callable,
+    description: str,
+    *,
+    kind: Kind | str = Kind.JITTED,
+    options: tuple[Option, ...] = (),
+    replace: bool = False,
+) -> Entry:
+    """Register a scheduler (``kind`` "jitted" or "python") under ``name``."""
+    plugin = None if isinstance(factory, str) else factory.__module__
+    entry = Entry(name, Kind(kind), factory, description, tuple(options), plugin)
+    return _add(SCHEDULERS, entry, replace)
+
+
+def register_allocator(
+    name: str, factory: str | Callable, description: str, *, options: tuple[Option, ...] = (), replace: bool = False
+) -> Entry:
+    """Register an allocator under ``name``."""
+    plugin = None if isinstance(factory, str) else factory.__module__
+    return _add(ALLOCATORS, Entry(name, Kind.JITTED, factory, description, tuple(options), plugin), replace)
+
+
+def unregister(name: str) -> None:
+    """Remove a scheduler or allocator registered under ``name`` (tests use it)."""
+    SCHEDULERS.pop(name, None)
+    ALLOCATORS.pop(name, None)
+
+
+# --------------------------------------------------------------------------- built-ins
+
+register_scheduler("fcfs", "schedbench.schedulers.inorder:fcfs", "queue order, stop at the first job that does not fit")
+register_scheduler(
+    "sjf", "schedbench.schedulers.inorder:sjf",
+    "(pred, submit, id) order, stop at the first job that does not fit (as AccaSim)",
+)
+register_scheduler(
+    "easy", "schedbench.schedulers.easy:easy",
+    "EASY backfilling; on heterogeneous nodes the head's reservation is node-feasible",
+)
+register_scheduler(
+    "prb", "schedbench.schedulers.prb:prb",
+    "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2)",
+)
+register_allocator("ff", "schedbench.allocators.fit:first_fit", "First-Fit: node index order")
+register_allocator("bf", "schedbench.allocators.fit:best_fit", "Best-Fit: non-decreasing free cores + GPUs + MICs")
+register_allocator(
+    "balanced", "schedbench.allocators.netti:balanced",
+    "Balanced: nodes without free critical resources first, then interleaved bins", options=(_CRITICAL,),
+)
+register_allocator(
+    "weighted", "schedbench.allocators.netti:weighted",
+    "Weighted: rank by sum of w_k * impact_k, w_k = mean queued request x load / capacity",
+)
+register_allocator(
+    "priority-weighted", "schedbench.allocators.netti:priority_weighted",
+    "Weighted with bounded per-critical-type priorities", options=(_CRITICAL, _BOUND),
+)
+BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS)
+
+# --------------------------------------------------------------------------- plugins
+
+_PLUGINS_LOADED = False
+
+
+def load_plugins(modules: tuple[str, ...] = ()) -> None:
+    """Import ``modules``, the modules of ``SCHEDBENCH_PLUGINS`` and the ``schedbench.plugins``
+    entry points (once), so that the policies they register are known."""
+    global _PLUGINS_LOADED
+    for module in modules:
+        importlib.import_module(module)
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    for module in _names(os.environ.get("SCHEDBENCH_PLUGINS", "")):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"SCHEDBENCH_PLUGINS: cannot import {module}: {exc}") from None
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="schedbench.plugins"):
+        ep.load()
+
+
+def _lookup(table: dict, name: str, what: str) -> Entry:
+    load_plugins()
+    try:
+        return table[name]
+    except KeyError:
+        raise UsageError(f"unknown {what} {name!r}; choose from {', '.join(table)}") from None
+
+
+def scheduler(name: str) -> Entry:
+    return _lookup(SCHEDULERS, name, "scheduler")
+
+
+def allocator(name: str) -> Entry:
+    return _lookup(ALLOCATORS, name, "allocator")
+
+
+def scheduler_names() -> list[str]:
+    load_plugins()
+    return list(SCHEDULERS)
+
+
+def allocator_names() -> list[str]:
+    load_plugins()
+    return list(ALLOCATORS)
+
+
+def plugins_of(*entries: Entry) -> tuple[str, ...]:
+    """Modules a worker process must import to know ``entries`` (those registered from
+    outside the package)."""
+    return tuple(dict.fromkeys(e.plugin for e in entries if e.plugin and e.name not in BUILTIN))
+
+
+def split_options(sched: Entry, alloc: Entry, options: dict) -> tuple[dict, dict]:
+    """The resolved options of a ``scheduler+allocator`` pair from ``options`` (names with
+    ``-`` read as ``_``): each entry takes those it declares, with its defaults for the
+    rest.  A name that no registered scheduler or allocator declares is a usage error."""
+    options = {k.replace("-", "_"): v for k, v in (options or {}).items()}
+    check_option_names(options)
+    return sched.resolve(options), alloc.resolve(options)
+
+
+def check_option_names(options) -> None:
+    """A usage error unless some registered scheduler or allocator declares each name."""
+    load_plugins()
+    known = {o.name for e in (*SCHEDULERS.values(), *ALLOCATORS.values()) for o in e.options}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise UsageError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'}")
+
+
+def parse_option_args(items: list[str] | None) -> dict:
+    """``["name=value", ...]`` (``--option``) as a dict of strings."""
+    out = {}
+    for item in items or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UsageError(f"--option {item!r}: expected NAME=VALUE")
+        out[name.strip().replace("-", "_")] = value.strip()
+    return out
+
+
+def describe(table: dict[str, Entry]) -> str:
+    """One line per entry: name, kind and description (for ``--help``)."""
+    load_plugins()
+    width = max((len(n) for n in table), default=0)
+    lines = []
+    for name, e in table.items():
+        kind = " (Python policy)" if e.kind is Kind.PYTHON else ""
+        opts = f" [options: {', '.join(e.option_names())}]" if e.options else ""
+        lines.append(f"  {name:<{width}}  {e.description}{kind}{opts}")
+    return "\n".join(lines)

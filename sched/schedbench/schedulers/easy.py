@@ -1,0 +1,358 @@
+"""EASY backfilling (Lifka; Mu'alem and Feitelson), exactly as
+``../shared/spec/replay-semantics.md`` says ("EASY", and "EASY on nodes").
+
+On heterogeneous nodes (the rule implemented, from the spec):
+
+* the head's reservation is node-feasible: running jobs (those started earlier in this
+  pass included) are released in (predicted end, index) order, predicted end = max(start
+  + pred, now), with their actual node allocations; the shadow time is the first
+  predicted end at which the head's allocation would succeed on the freed nodes, and every
+  running job predicted to end at or before it counts as ended;
+* a queued job that fits now starts if now + pred <= shadow; otherwise it starts only if
+  the head's allocation would still succeed at the shadow time on the free resources of
+  that instant minus the allocation this job would get now and minus the allocations of
+  every job backfilled earlier in the pass that is predicted to run past the shadow time;
+* when the head asks for single units of one resource type spread freely (every SWF job)
+  the head's allocation succeeds iff that type's total suffices, so the node check is the
+  classic ``extra`` rule on that type, which the kernel uses in that case.
+
+The backfill scan visits the queue in order but skips, through a min-tree over queued
+jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
+shrink during a pass, so a skipped job could not have started later in it).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel
+from ..core import JittedScheduler
+from ..core.api import (
+    C_ENDED,
+    C_FREE,
+    C_NEXT,
+    C_RN,
+    C_STARTED,
+    W_COUNT,
+    W_COUNT2,
+    W_IDENT,
+    W_NODE,
+    W_NODE2,
+    attempt_succeeded,
+    choose,
+    commit,
+    fits,
+    fits_now,
+    implements,
+    replay_loop,
+    sched_enqueued,
+    sched_started_outside,
+    schedule,
+)
+from ..layout import J_NODES, J_PRED, J_PTR, J_REQ, J_REQ_NODES, J_STATE, J_UNITS, N_RES, JobState
+from .inorder import _start_in_order
+
+# Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
+# started or ended since (its head, shadow time, final extra, first unscanned job, and
+# the core's start and end counts when it ended), and the shadow-time totals.
+E_HEAD = 0
+E_SHADOW = 1
+E_EXTRA = 2
+E_NEXT = 3
+E_STARTED = 4
+E_ENDED = 5
+E_TOTALS = 6  # E_TOTALS + k: free amount of resource k at the shadow time
+N_ESCAL = 6 + N_RES
+
+# The min-tree holds int32 (cores, GPUs, MICs, pred) per job: half the memory of int64.
+TREE_PRED = 3
+_TREE_INF = np.int32(np.iinfo(np.int32).max)
+_TREE_CLAMP = np.iinfo(np.int32).max - 1
+
+
+class Easy(NamedTuple):
+    """tree int32 (2P, 4), P the power of two >= n: min-tree over job indices of (request
+    totals of cores, GPUs, MICs; pred) of queued jobs (see :func:`_tree_set`); stack int64
+    (128,): the tree walk; scratch int64 (m, 4): free resources at the shadow time;
+    scal int64 (N_ESCAL,): E_* slots."""
+
+    tree: np.ndarray
+    stack: np.ndarray
+    scratch: np.ndarray
+    scal: np.ndarray
+
+
+def easy(setup) -> JittedScheduler:
+    n = setup.table.n_jobs
+    size = 1
+    while size < max(n, 1):
+        size <<= 1
+    scal = np.zeros(N_ESCAL, dtype=np.int64)
+    scal[E_STARTED] = -1  # no pass to reuse yet
+    state = Easy(
+        tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
+        stack=np.empty(128, np.int64),
+        scratch=np.empty((setup.machine.n_nodes, N_RES), np.int64),
+        scal=scal,
+    )
+    return JittedScheduler(state, _run)
+
+
+# --------------------------------------------------------------------------- the min-tree
+
+
+@inline_kernel
+def _tree_set(tree, jobs, j, queued):
+    """Set leaf ``j`` of the min-tree to job j's (units * request of cores, GPUs, MICs,
+    pred) when ``queued``, else to +inf (int32 max), and update its ancestors up to the
+    first one that does not change.  Values are clamped below the int32 sentinel: a
+    clamped value only prunes less.
+
+    A job that starts keeps its leaf unless it started behind the head (EASY's backfill,
+    a Python policy): jobs started in queue order sit at indices below the head, and
+    every backfill scan starts after the head, so no scan ever covers them.  A stale leaf
+    could only weaken pruning, never admit a job: the scan checks each job's state."""
+    size = tree.shape[0] >> 1
+    i = size + j
+    for k in range(TREE_PRED):
+        v = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+        tree[i, k] = min(v, _TREE_CLAMP) if queued else _TREE_INF
+    tree[i, TREE_PRED] = min(jobs[j, J_PRED], _TREE_CLAMP) if queued else _TREE_INF
+    i >>= 1
+    while i >= 1:
+        same = True
+        for k in range(TREE_PRED + 1):
+            a = tree[2 * i, k]
+            b = tree[2 * i + 1, k]
+            m = a if a < b else b
+            if m != tree[i, k]:
+                tree[i, k] = m
+                same = False
+        if same:  # the minima above depend on this node only through its values
+            break
+        i >>= 1
+
+
+@implements(sched_enqueued, Easy)
+@inline_kernel
+def _enqueued(sched, core, j):
+    _tree_set(sched.tree, core.jobs, j, True)
+
+
+@implements(sched_started_outside, Easy)
+@inline_kernel
+def _started_outside(sched, core, j):
+    _tree_set(sched.tree, core.jobs, j, False)
+
+
+@inline_kernel
+def _tree_ok(tree, i, free_total, kind, extra, horizon):
+    """Whether tree node ``i`` may hold a job that fits the free totals (int64 (4,)) and,
+    when ``kind`` >= 0, uses at most ``extra`` of resource ``kind`` or has pred <=
+    ``horizon``.  A necessary condition at inner nodes (per-type minima), exact at leaves
+    (memory is left to the exact fit test)."""
+    for k in range(TREE_PRED):
+        if tree[i, k] > free_total[k]:
+            return False
+    if kind >= 0 and tree[i, kind] > extra and tree[i, TREE_PRED] > horizon:
+        return False
+    return True
+
+
+@inline_kernel
+def _tree_next(tree, stack, free_total, lo, kind, extra, horizon):
+    """Smallest queued job index >= ``lo`` that passes :func:`_tree_ok`, or -1.  Jobs it
+    skips cannot start in this pass: the free totals and ``extra`` only shrink."""
+    size = tree.shape[0] >> 1
+    if lo >= size:
+        return -1
+    # canonical cover of [lo, size), left to right, kept in stack[64:]
+    left = stack[64:]
+    nl = 0
+    a = lo + size
+    b = 2 * size
+    while a < b:
+        if a & 1:
+            left[nl] = a
+            nl += 1
+            a += 1
+        a >>= 1
+        b >>= 1
+    for c in range(nl):
+        sp = 0
+        stack[sp] = left[c]
+        sp += 1
+        while sp > 0:
+            sp -= 1
+            i = stack[sp]
+            if not _tree_ok(tree, i, free_total, kind, extra, horizon):
+                continue
+            if i >= size:
+                return i - size
+            stack[sp] = 2 * i + 1  # right child visited after the left one
+            stack[sp + 1] = 2 * i
+            sp += 2
+    return -1
+
+
+# --------------------------------------------------------------------------- the shadow time
+
+
+@inline_kernel
+def _pool_type(jobs, j):
+    """The resource type of a job made of single units of one type spread freely (its
+    placement is decided by that type's total), else -1."""
+    if jobs[j, J_REQ_NODES] > 0:
+        return -1
+    kind = -1
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] > 0:
+            if kind >= 0 or jobs[j, J_REQ + k] != 1:
+                return -1
+            kind = k
+    return kind
+
+
+@inline_kernel
+def _add_to_scratch(jobs, j, nodes, counts, first, n, scratch, totals, sign):
+    """Add (sign 1) or take away (sign -1) job ``j``'s units ``counts[first:first + n]``
+    on nodes ``nodes[first:first + n]`` to the shadow-time resources (scratch, (m, 4), and
+    their totals, (4,))."""
+    for u in range(first, first + n):
+        for k in range(N_RES):
+            amount = sign * counts[u] * jobs[j, J_REQ + k]
+            scratch[nodes[u], k] += amount
+            totals[k] += amount
+
+
+@inline_kernel
+def _head_fits_scratch(jobs, scratch, totals, work, head):
+    """Whether the head's allocation would succeed on the shadow-time resources."""
+    return fits(
+        scratch, totals, jobs[head, J_UNITS], jobs[head, J_REQ : J_REQ + N_RES],
+        jobs[head, J_REQ_NODES], work[W_IDENT], work[W_NODE2], work[W_COUNT2],
+    )
+
+
+@inline_kernel
+def _shadow(sched, core, head, now, kind):
+    """Shadow time of ``head``: release running jobs in (predicted end, index) order, a
+    whole group of equal predicted ends at a time, until the head fits.  With ``kind`` >= 0
+    (see :func:`_pool_type`) returns (shadow, extra), extra = free units of that type at
+    the shadow time minus the head's; otherwise leaves the free resources at the shadow
+    time in sched.scratch and sched.scal[E_TOTALS:] and returns (shadow, 0)."""
+    jobs = core.jobs
+    run_list = core.run_list
+    scal = core.scal
+    rn = scal[C_RN]
+    units = jobs[head, J_UNITS]
+    r = 0
+    if kind >= 0:
+        avail = scal[C_FREE + kind]
+        while r < rn:
+            pe = max(run_list[r, 0], now)
+            while r < rn and max(run_list[r, 0], now) == pe:
+                j = run_list[r, 1]
+                avail += jobs[j, J_UNITS] * jobs[j, J_REQ + kind]
+                r += 1
+            if avail >= units:
+                return pe, avail - units
+        return now, avail - units  # unreachable: too-wide jobs are dropped
+    free = core.free
+    scratch = sched.scratch
+    totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
+    log = core.log
+    for i in range(free.shape[0]):
+        for k in range(N_RES):
+            scratch[i, k] = free[i, k]
+    for k in range(N_RES):
+        totals[k] = scal[C_FREE + k]
+    while r < rn:
+        pe = max(run_list[r, 0], now)
+        while r < rn and max(run_list[r, 0], now) == pe:
+            j = run_list[r, 1]
+            _add_to_scratch(jobs, j, log[:, 0], log[:, 1], jobs[j, J_PTR], jobs[j, J_NODES], scratch, totals, 1)
+            r += 1
+        if _head_fits_scratch(jobs, scratch, totals, core.work, head):
+            return pe, 0
+    return now, 0  # unreachable: too-wide jobs are dropped
+
+
+# --------------------------------------------------------------------------- the pass
+
+
+@kernel
+def _backfill(sched, core, alloc, now, head):
+    """EASY's backfill scan behind the blocked ``head`` (spec "EASY"; on nodes, see the
+    module docstring).  Every candidate that starts is placed by one ``choose`` and
+    committed by one ``commit`` call site, so both inline once here."""
+    jobs = core.jobs
+    work = core.work
+    escal = sched.scal
+    free_total = core.scal[C_FREE : C_FREE + N_RES]
+    totals = escal[E_TOTALS : E_TOTALS + N_RES]
+    kind = _pool_type(jobs, head)
+    c = head
+    if (
+        escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
+        and kind >= 0 and escal[E_HEAD] == head and escal[E_SHADOW] > now
+    ):
+        # Nothing ended or started since the last pass, which had this head: the free
+        # resources, the shadow time and extra are those it ended with, and every job it
+        # scanned would be refused again (the horizon only shrank), so only jobs that
+        # arrived since need a look.
+        shadow = escal[E_SHADOW]
+        extra = escal[E_EXTRA]
+        c = escal[E_NEXT] - 1
+    else:
+        shadow, extra = _shadow(sched, core, head, now, kind)
+    horizon = shadow - now
+    while True:
+        c = _tree_next(sched.tree, sched.stack, free_total, c + 1, kind, extra, horizon)
+        if c < 0:
+            break
+        if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
+            continue
+        node_check = False
+        if jobs[c, J_PRED] > horizon:
+            if kind >= 0:
+                use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
+                if use > extra:
+                    continue
+                extra -= use
+            else:
+                # Node-feasible reservation: place c as it would start now, take its
+                # nodes out of the shadow-time resources, keep it only if the head
+                # still fits there.
+                node_check = True
+        used = choose(alloc, core, c)
+        if node_check:
+            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
+            if not _head_fits_scratch(jobs, sched.scratch, totals, work, head):
+                _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
+                continue
+        attempt_succeeded(alloc, jobs, c)
+        commit(core, alloc, c, now, used)
+        _tree_set(sched.tree, jobs, c, False)
+    escal[E_STARTED] = core.scal[C_STARTED]
+    escal[E_ENDED] = core.scal[C_ENDED]
+    escal[E_HEAD] = head
+    escal[E_SHADOW] = shadow
+    escal[E_EXTRA] = extra
+    escal[E_NEXT] = core.scal[C_NEXT]
+
+
+@implements(schedule, Easy)
+@inline_kernel
+def _pass(sched, core, pred, alloc, now):
+    head = _start_in_order(core, alloc, now)
+    if head >= 0:
+        _backfill(sched, core, alloc, now, head)
+
+
+@kernel
+def _run(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for EASY (:func:`schedbench.core.api.replay_loop`)."""
+    return replay_loop(core, pred, sched, alloc, max_passes, _pass)

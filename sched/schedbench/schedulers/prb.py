@@ -1,0 +1,104 @@
+"""PRB: priority = wait / expected wait of the job's queue, highest first; ties by demand
+= units x (cores + GPUs + MICs) per unit x pred, smallest first; then (submit, id) (Netti
+et al. §2.2).  Each pass puts the queue in that order, then starts jobs in order while the
+next fits.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import inline_kernel, kernel
+from ..core import JittedScheduler
+from ..core.api import C_QH, C_QN, argsort_stable, implements, queue_compact, replay_loop, schedule
+from ..layout import J_PRED, J_REQ, J_SUBMIT, J_UNITS
+from .inorder import _start_in_order
+
+
+class Prb(NamedTuple):
+    """qwait int64 (n,): each job's expected queue wait (s, >= 1, see
+    :func:`expected_queue_wait`); qkey float64 (n,) and qwork int64 (2, n): sort buffers."""
+
+    qwait: np.ndarray
+    qkey: np.ndarray
+    qwork: np.ndarray
+
+
+def expected_queue_wait(table, meta: dict | None = None) -> np.ndarray:
+    """Per job, the expected wait of its queue (s, >= 1), PRB's yardstick (Netti et al.
+    §2.2: "the average waiting time over a certain queue").
+
+    From ``meta["queue_expected_wait"]`` ({queue name: s}) with ``meta["queues"]``
+    ({queue name: code}) when the workload carries them (Eurora's ``system_queues``);
+    otherwise the mean logged wait (SWF field 3, where >= 0) of the job's queue in this
+    trace, else of the whole trace, else 1 s.
+    """
+    out = np.ones(table.n_jobs, dtype=np.int64)
+    meta = meta or {}
+    limits, codes = meta.get("queue_expected_wait"), meta.get("queues")
+    if limits and codes:
+        for name, code in codes.items():
+            if name in limits:
+                out[table.queue == code] = max(1, int(limits[name]))
+        return out
+    known = table.wait >= 0
+    if not known.any():
+        return out
+    overall = max(1, int(round(table.wait[known].mean())))
+    out[:] = overall
+    queues, inverse = np.unique(table.queue, return_inverse=True)
+    sums = np.bincount(inverse, weights=np.where(known, table.wait, 0), minlength=queues.size)
+    counts = np.bincount(inverse, weights=known, minlength=queues.size)
+    means = np.where(counts > 0, np.round(sums / np.maximum(counts, 1)), overall)
+    return np.maximum(1, means[inverse]).astype(np.int64)
+
+
+@kernel
+def _sort_queue(queue, qh, n, qkey, qwork):
+    """Stable sort of queue[qh : qh + n] by qkey[:n] (float64, ascending)."""
+    argsort_stable(qkey[:n], qwork[0, :n], qwork[1, :n])
+    for r in range(n):
+        qwork[1, r] = queue[qh + qwork[0, r]]
+    for r in range(n):
+        queue[qh + r] = qwork[1, r]
+
+
+@kernel
+def _prb_order(jobs, queue, scal, qwait, qkey, qwork, now):
+    """Put the queue (the core's jobs, queue, scal) in PRB order at ``now``."""
+    queue_compact(jobs, queue, scal)
+    qh = scal[C_QH]
+    n = scal[C_QN]
+    for r in range(n):
+        qkey[r] = queue[qh + r]  # job index: (submit, id) order
+    _sort_queue(queue, qh, n, qkey, qwork)
+    for r in range(n):
+        j = queue[qh + r]
+        per_unit = jobs[j, J_REQ] + jobs[j, J_REQ + 1] + jobs[j, J_REQ + 2]
+        qkey[r] = float(jobs[j, J_UNITS] * per_unit) * float(jobs[j, J_PRED])
+    _sort_queue(queue, qh, n, qkey, qwork)
+    for r in range(n):
+        j = queue[qh + r]
+        qkey[r] = -float(now - jobs[j, J_SUBMIT]) / float(qwait[j])
+    _sort_queue(queue, qh, n, qkey, qwork)
+
+
+@implements(schedule, Prb)
+@inline_kernel
+def _pass(sched, core, pred, alloc, now):
+    _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, sched.qwork, now)
+    _start_in_order(core, alloc, now)
+
+
+@kernel
+def _run(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for PRB (:func:`schedbench.core.api.replay_loop`)."""
+    return replay_loop(core, pred, sched, alloc, max_passes, _pass)
+
+
+def prb(setup) -> JittedScheduler:
+    n = setup.table.n_jobs
+    state = Prb(expected_queue_wait(setup.table, setup.meta), np.zeros(n), np.empty((2, n), dtype=np.int64))
+    return JittedScheduler(state, _run)
