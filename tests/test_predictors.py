@@ -108,8 +108,9 @@ def test_unknown_user_has_no_profile():
 
 def test_prepare_without_meta_gives_keys_and_memo():
     t = table([(0, 0, 10, 100, 1, -1, -1, 1), (5, 0, 10, 100, 1, -1, -1, 2)])
-    kind, keys, memo = predictors.prepare(t, "user-profile")
-    assert kind == predictors.Predictor.USER_PROFILE and keys.dtype == np.int64
+    state = predictors.prepare(t, "user-profile")
+    keys, memo = state.keys, state.memo
+    assert isinstance(state, predictors.UserProfile) and keys.dtype == np.int64
     assert keys.shape == (2, 4) and keys[0, 0] != keys[1, 0] and keys[0, 1] == keys[1, 1]
     assert memo.shape == (3, 1) and (memo == -1).all()
 

@@ -58,9 +58,11 @@ prediction from exceeding what the scheduler would allow; where no estimate exis
 queue limit plays that role.  Their corrections of predictions that a running job
 outlives are not modelled: here a prediction is fixed at submission.
 
-A predictor is a :class:`PredictorState`: its kind, per-job keys precomputed in Python
-by :func:`prepare`, and its memory; the kernels below read the job matrix and write
-nothing but that memory.  Key columns (``keys[:, i]``):
+A predictor is a namedtuple state (:class:`Requested`, :class:`Actual`,
+:class:`UserProfile`, :class:`UserMean2`) whose class implements the core's ``predict``
+hook (and ``learn`` for the online ones): per-job keys precomputed in Python by
+:func:`prepare`, and its memory; the kernels below read the job matrix and write nothing
+but that memory.  Key columns (``keys[:, i]``):
 
 * ``user-profile``: 0 exact-profile slot, 1 similar-profile slot (-1: none), 2 fallback,
   3 ``max(q)``; memo (exact + similar profiles, 1).
@@ -80,6 +82,7 @@ import numba
 import numpy as np
 
 from ._jit import inline_kernel
+from .core.hooks import implements, learn, predict
 from .layout import J_EST, J_RUN, J_SUBMIT, job_matrix
 
 
@@ -100,11 +103,26 @@ PREDICTORS: dict[str, Predictor] = {
 N_KEYS = 4
 
 
-class PredictorState(NamedTuple):
-    """A predictor's state: kind int64 (1,) (:class:`Predictor`), keys int64 (n, N_KEYS)
-    per job (see the module docstring), memo int64 (slots, c): what it has learnt."""
+class Requested(NamedTuple):
+    """The user's estimate (no state)."""
 
-    kind: np.ndarray
+
+class Actual(NamedTuple):
+    """The actual run time (no state)."""
+
+
+class UserProfile(NamedTuple):
+    """keys int64 (n, N_KEYS) per job (see the module docstring); memo int64 (slots, 1):
+    the last duration of each exact and similar profile (-1: none yet)."""
+
+    keys: np.ndarray
+    memo: np.ndarray
+
+
+class UserMean2(NamedTuple):
+    """keys int64 (n, N_KEYS) per job; memo int64 (users, 2): each user's last and
+    previous duration (-1: none)."""
+
     keys: np.ndarray
     memo: np.ndarray
 
@@ -154,18 +172,19 @@ def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray]:
     return qdef, qmax
 
 
-def prepare(table, predictor: str, meta: dict | None = None) -> PredictorState:
-    """The initial state of ``predictor`` for a replay of ``table``.  ``meta``: the
+def prepare(table, predictor: str, meta: dict | None = None):
+    """The initial state of ``predictor`` for a replay of ``table`` (a namedtuple whose
+    class implements the :func:`schedbench.core.hooks.predict` hook).  ``meta``: the
     table's metadata (queue names and wall-time limits), optional."""
     kind = PREDICTORS[predictor]
     n = table.n_jobs
-
-    def state(keys, memo):
-        return PredictorState(np.array([int(kind)], dtype=np.int64), keys, memo)
-
-    if kind in (Predictor.REQUESTED, Predictor.ACTUAL) or n == 0:  # no keys, no memory
-        return state(np.full((1, N_KEYS), -1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64))
+    if kind == Predictor.REQUESTED:
+        return Requested()
+    if kind == Predictor.ACTUAL:
+        return Actual()
     keys = np.full((n, N_KEYS), -1, dtype=np.int64)
+    if n == 0:
+        return (UserProfile if kind == Predictor.USER_PROFILE else UserMean2)(keys, np.zeros((1, 2), np.int64))
     qdef, qmax = _queue_limits(table, meta)
     est = own_estimate(table)
     has_est = est > 0
@@ -189,70 +208,83 @@ def prepare(table, predictor: str, meta: dict | None = None) -> PredictorState:
         keys[:, 0] = np.where(known, exact, -1)
         keys[:, 1] = np.where(known, n_exact + similar, -1)
         keys[:, 3] = qmax
-        return state(keys, np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64))
+        return UserProfile(keys, np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64))
     # USER_MEAN2
     users = _dense_ids(table.user)
     keys[:, 0] = np.where(known, users, -1)
     keys[:, 3] = np.where(has_est, np.minimum(est, qmax), qmax).clip(min=1)
-    return state(keys, np.full((int(users.max()) + 1, 2), -1, dtype=np.int64))
+    return UserMean2(keys, np.full((int(users.max()) + 1, 2), -1, dtype=np.int64))
 
 
+@implements(predict, Requested)
 @inline_kernel
-def _predict(pred, jobs, j, now):
-    """Duration (s) predictor ``pred`` believes for job ``j`` of the job matrix ``jobs``,
-    asked when the job joins the queue."""
-    kind = pred.kind[0]
-    keys = pred.keys
-    memo = pred.memo
-    if kind == Predictor.ACTUAL:
-        return jobs[j, J_RUN]
-    if kind == Predictor.USER_PROFILE:
-        p = keys[j, 2]
-        exact = keys[j, 0]
-        similar = keys[j, 1]
-        if exact >= 0 and memo[exact, 0] >= 0:
-            p = memo[exact, 0]
-        elif similar >= 0 and memo[similar, 0] >= 0:
-            p = memo[similar, 0]
-        cap = keys[j, 3]
-        if p > cap:
-            p = cap
-        return p if p >= 1 else 1
-    if kind == Predictor.USER_MEAN2:
-        p = keys[j, 2]
-        u = keys[j, 0]
-        if u >= 0 and memo[u, 0] >= 0:
-            if memo[u, 1] >= 0:
-                p = (memo[u, 0] + memo[u, 1] + 1) // 2
-            else:
-                p = memo[u, 0]
-        cap = keys[j, 3]
-        if p > cap:
-            p = cap
-        return p if p >= 1 else 1
+def _requested(pred, jobs, j, now):
     return jobs[j, J_EST]
 
 
+@implements(predict, Actual)
 @inline_kernel
-def _learn(pred, jobs, j, now):
-    """Job ``j`` ended at ``now``: where online predictors learn (they write only
-    ``pred.memo``)."""
-    kind = pred.kind[0]
+def _actual(pred, jobs, j, now):
+    return jobs[j, J_RUN]
+
+
+@inline_kernel
+def _capped(p, cap):
+    """``p`` capped at ``cap`` and raised to at least 1 s."""
+    if p > cap:
+        p = cap
+    return p if p >= 1 else 1
+
+
+@implements(predict, UserProfile)
+@inline_kernel
+def _user_profile(pred, jobs, j, now):
     keys = pred.keys
     memo = pred.memo
-    if kind == Predictor.USER_PROFILE:
-        run = jobs[j, J_RUN]
-        exact = keys[j, 0]
-        similar = keys[j, 1]
-        if exact >= 0:
-            memo[exact, 0] = run
-        if similar >= 0:
-            memo[similar, 0] = run
-    elif kind == Predictor.USER_MEAN2:
-        u = keys[j, 0]
-        if u >= 0:
-            memo[u, 1] = memo[u, 0]
-            memo[u, 0] = jobs[j, J_RUN]
+    p = keys[j, 2]
+    exact = keys[j, 0]
+    similar = keys[j, 1]
+    if exact >= 0 and memo[exact, 0] >= 0:
+        p = memo[exact, 0]
+    elif similar >= 0 and memo[similar, 0] >= 0:
+        p = memo[similar, 0]
+    return _capped(p, keys[j, 3])
+
+
+@implements(learn, UserProfile)
+@inline_kernel
+def _user_profile_learn(pred, jobs, j, now):
+    run = jobs[j, J_RUN]
+    exact = pred.keys[j, 0]
+    similar = pred.keys[j, 1]
+    if exact >= 0:
+        pred.memo[exact, 0] = run
+    if similar >= 0:
+        pred.memo[similar, 0] = run
+
+
+@implements(predict, UserMean2)
+@inline_kernel
+def _user_mean2(pred, jobs, j, now):
+    keys = pred.keys
+    memo = pred.memo
+    p = keys[j, 2]
+    u = keys[j, 0]
+    if u >= 0 and memo[u, 0] >= 0:
+        if memo[u, 1] >= 0:
+            p = (memo[u, 0] + memo[u, 1] + 1) // 2
+        else:
+            p = memo[u, 0]
+    return _capped(p, keys[j, 3])
+
+
+@implements(learn, UserMean2)
+@inline_kernel
+def _user_mean2_learn(pred, jobs, j, now):
+    u = pred.keys[j, 0]
+    if u >= 0:
+        pred.memo[u, 1] = pred.memo[u, 0]
+        pred.memo[u, 0] = jobs[j, J_RUN]
 
 
 # --------------------------------------------------------------------------- offline
@@ -271,9 +303,9 @@ def _offline(jobs, pred, learn_order, learn_key, out):
         t = jobs[j, J_SUBMIT]
         while k < nl and learn_key[k] < 3 * t + 1:
             e = learn_order[k]
-            _learn(pred, jobs, e, learn_key[k] // 3)
+            learn(pred, jobs, e, learn_key[k] // 3)
             k += 1
-        out[j] = _predict(pred, jobs, j, t)
+        out[j] = predict(pred, jobs, j, t)
 
 
 def historical_end(table) -> np.ndarray:

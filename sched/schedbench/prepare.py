@@ -21,7 +21,9 @@ from .core.state import C_LOG, C_TL
 from .errors import UsageError
 from . import __version__
 from .jobs import JobTable, digest
-from .layout import J_END, J_NODES, J_PRED, J_PTR, J_START, job_matrix, request_matrix
+from .layout import (
+    J_END, J_NODES, J_PRED, J_PTR, J_REQ, J_REQ_NODES, J_START, J_STATE, J_UNITS, N_RES, JobState, job_matrix,
+)
 from .machine import Machine
 
 
@@ -68,37 +70,35 @@ class ReplayResult(NamedTuple):
 
 
 @kernel
-def _too_wide(cap, total, units, req, req_nodes, order, out_node, out_count, wide):
-    """Mark in ``wide`` (bool (n,)) the jobs no empty machine of capacity ``cap`` (int64
-    (m, 4), totals ``total``) can host; order, out_node, out_count: int64 (m,) buffers."""
-    for j in range(units.shape[0]):
-        wide[j] = False
-        if units[j] <= 0:
-            continue
-        for k in range(4):
-            if units[j] * req[j, k] > total[k]:
-                wide[j] = True
-        if not wide[j]:
-            wide[j] = place(cap, order, np.int64(0), units[j], req[j], req_nodes[j], out_node, out_count) < 0
+def _too_wide(cap, jobs, ident, out_node, out_count, wide):
+    """Mark in ``wide`` (bool (n,)) the jobs of the job matrix ``jobs`` that no empty
+    machine of capacity ``cap`` (int64 (m, 4)) can host; ident, out_node, out_count: int64
+    (m,) buffers, ident = 0 .. m-1."""
+    for j in range(jobs.shape[0]):
+        wide[j] = jobs[j, J_UNITS] > 0 and place(
+            cap, ident, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
+            out_node, out_count,
+        ) < 0
 
 
-def classify(table: JobTable, machine: Machine, req: np.ndarray | None = None) -> np.ndarray:
+def classify(table: JobTable, machine: Machine, jobs: np.ndarray | None = None) -> np.ndarray:
     """Status of every job before the replay: jobs with a negative run time, no size or
     a request no empty machine can host are left out (in that order of reasons).
-    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
-    if req is None:
-        req = request_matrix(table)
+    ``jobs``: the table's job matrix (:func:`schedbench.layout.job_matrix`), when the
+    caller has it already."""
+    if jobs is None:
+        jobs = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
     status = np.full(table.n_jobs, Status.REPLAYED, dtype=np.int8)
-    no_size = (table.units <= 0) | ((req[:, 0] <= 0) & (req[:, 1] <= 0) & (req[:, 2] <= 0))
+    req = jobs[:, J_REQ : J_REQ + N_RES]
+    no_size = (jobs[:, J_UNITS] <= 0) | ((req[:, 0] <= 0) & (req[:, 1] <= 0) & (req[:, 2] <= 0))
     bad_shape = (table.req_nodes > 0) & (
         (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
     )
     m = machine.n_nodes
+    buffers = np.empty((3, m), dtype=np.int64)
+    buffers[0] = np.arange(m)
     wide = np.empty(table.n_jobs, dtype=np.bool_)
-    _too_wide(
-        machine.capacity, machine.capacity.sum(axis=0), table.units, req, table.req_nodes,
-        np.arange(m, dtype=np.int64), np.empty(m, np.int64), np.empty(m, np.int64), wide,
-    )
+    _too_wide(np.ascontiguousarray(machine.capacity, dtype=np.int64), jobs, buffers[0], buffers[1], buffers[2], wide)
     wide |= bad_shape
     status[wide] = Status.DROPPED_TOO_WIDE
     status[no_size] = Status.DROPPED_NO_SIZE
@@ -116,7 +116,7 @@ class Prepared(NamedTuple):
     """A run ready to go but for its core and its scheduler: the predictor's and the
     allocator's states, the setup the factories saw and the status of every job."""
 
-    pred: predictors.PredictorState
+    pred: tuple
     alloc: tuple
     setup: core_mod.Setup
     status: np.ndarray
@@ -137,10 +137,9 @@ def build(
     check_sorted(table)
     if predictor not in predictors.PREDICTORS:
         raise UsageError(f"unknown predictor {predictor!r}; choose from {', '.join(predictors.PREDICTORS)}")
-    req = request_matrix(table)  # built once, for classify and the job matrix
-    status = classify(table, machine, req)
-    J = job_matrix(table, status != Status.REPLAYED, req)
-    del req
+    J = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
+    status = classify(table, machine, J)
+    J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
     pred = predictors.prepare(table, predictor, meta)
     setup = core_mod.Setup(table, machine, J, meta or {})
     alloc = allocator.load()(setup, **alloc_options)

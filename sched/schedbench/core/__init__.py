@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from .state import C_DONE, C_STARTED, Core, QueueOrder, grow_log, log_room, new_core
-from .steps import _arm
+from ..layout import J_STATE, J_SUBMIT, JobState
+from .heap import Event
+from .state import C_DONE, C_HN, C_NEXT, C_PERIOD, C_SEQ, C_STARTED, C_TICK0, Core, QueueOrder, grow_log, log_room, new_core
 
 if TYPE_CHECKING:
     from ..jobs import JobTable
@@ -45,8 +46,19 @@ class JittedScheduler(NamedTuple):
 
 
 def arm(core: Core) -> None:
-    """Push the first events (first arrival, first tick) of a fresh core."""
-    _arm(core.jobs, core.heap, core.scal)
+    """Push the first events of a fresh core: the first arrival and, in the periodic
+    mode, the first tick (at that arrival's instant, so after it by rank)."""
+    J, heap, scal = core.jobs, core.heap, core.scal
+    live = np.flatnonzero(J[:, J_STATE] != JobState.DROPPED)
+    if live.size == 0:
+        scal[C_NEXT] = J.shape[0]
+        return
+    first = int(live[0])
+    scal[C_NEXT] = first
+    heap[0] = (J[first, J_SUBMIT], Event.SUBMIT, 0, first)
+    if scal[C_PERIOD] > 0:
+        heap[1] = (scal[C_TICK0], Event.TICK, 1, -1)
+    scal[C_HN] = scal[C_SEQ] = 2 if scal[C_PERIOD] > 0 else 1
 
 
 def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62) -> tuple[Core, int]:

@@ -44,6 +44,8 @@ from .hooks import (
     attempt_succeeded,
     choose,
     implements,
+    learn,
+    predict,
     sched_enqueued,
     sched_started_outside,
     schedule,
@@ -87,7 +89,7 @@ __all__ = [
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
-    "implements", "pass_at", "place", "place_in_order", "queue_compact", "queue_head",
+    "implements", "learn", "pass_at", "predict", "place", "place_in_order", "queue_compact", "queue_head",
     "queue_tidy", "record", "replay_loop", "sched_enqueued", "sched_started_outside",
     "schedule", "start_from_policy", "try_start",
 ]

@@ -125,7 +125,7 @@ def _place_in_order(core, order, first, j):
     """Place job ``j`` on the core's free nodes visiting ``order`` (int64 (m,)) from
     position ``first``, into core.work[W_NODE] / [W_COUNT]; returns the nodes used or -1."""
     jobs = core.jobs
-    return _place(
-        core.free, order, first, jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
+    return _place(  # np.int64: a literal ``first`` would compile a second copy of _place
+        core.free, order, np.int64(first), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
         core.work[W_NODE], core.work[W_COUNT],
     )

@@ -31,7 +31,6 @@ from ..layout import (
     N_RES,
     JobState,
 )
-from ..predictors import _learn, _predict
 from .heap import Event, _pop, _push
 from .hooks import (
     alloc_committed,
@@ -40,6 +39,8 @@ from .hooks import (
     attempt_failed,
     attempt_succeeded,
     choose,
+    learn,
+    predict,
     sched_enqueued,
     sched_started_outside,
     schedule,
@@ -186,14 +187,14 @@ def _finish(core, pred, alloc, j, now):
     scal[C_ENDED] += 1
     jobs[j, J_STATE] = JobState.DONE
     alloc_released(alloc, jobs, j, lowest)
-    _learn(pred, jobs, j, now)
+    learn(pred, jobs, j, now)
 
 
 @inline_kernel
 def _enqueue(core, pred, sched, alloc, j, now):
     """Job ``j`` joins the queue at ``now`` with the prediction it keeps from then on."""
     jobs = core.jobs
-    jobs[j, J_PRED] = _predict(pred, jobs, j, now)
+    jobs[j, J_PRED] = predict(pred, jobs, j, now)
     jobs[j, J_STATE] = JobState.QUEUED
     alloc_enqueued(alloc, jobs, j)
     _queue_insert(jobs, core.queue, core.scal, j)
@@ -213,15 +214,6 @@ def _push_next_arrival(jobs, heap, scal):
     scal[C_NEXT] = i
     if i < n:
         _push(heap, scal, jobs[i, J_SUBMIT], Event.SUBMIT, i)
-
-
-@kernel
-def _arm(jobs, heap, scal):
-    """Push the first events of a fresh core: the first arrival and, in the periodic
-    mode, the first tick (at the first arrival)."""
-    _push_next_arrival(jobs, heap, scal)
-    if scal[C_PERIOD] > 0 and scal[C_HN] > 0:
-        _push(heap, scal, scal[C_TICK0], Event.TICK, -1)
 
 
 @kernel

@@ -19,6 +19,9 @@ On heterogeneous nodes (the rule implemented, from the spec):
 The backfill scan visits the queue in order but skips, through a min-tree over queued
 jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
 shrink during a pass, so a skipped job could not have started later in it).
+
+When every job of the table is of that single-type kind, the replay uses :class:`EasyPool`,
+whose loop leaves out the node-feasible code (same schedule, less to compile).
 """
 
 from __future__ import annotations
@@ -84,6 +87,22 @@ class Easy(NamedTuple):
     scal: np.ndarray
 
 
+class EasyPool(NamedTuple):
+    """:class:`Easy` for a table whose every job is made of single units of one type,
+    spread freely (every head's reservation is the ``extra`` rule)."""
+
+    tree: np.ndarray
+    stack: np.ndarray
+    scratch: np.ndarray
+    scal: np.ndarray
+
+
+def _all_pool_type(J: np.ndarray) -> bool:
+    """Whether every job of the job matrix ``J`` is single units of one type, spread freely."""
+    req = J[:, J_REQ : J_REQ + N_RES]
+    return bool(np.all((J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) <= 1) & (req.max(axis=1) <= 1)))
+
+
 def easy(setup) -> JittedScheduler:
     n = setup.table.n_jobs
     size = 1
@@ -91,13 +110,14 @@ def easy(setup) -> JittedScheduler:
         size <<= 1
     scal = np.zeros(N_ESCAL, dtype=np.int64)
     scal[E_STARTED] = -1  # no pass to reuse yet
-    state = Easy(
+    pool = _all_pool_type(setup.jobs)
+    state = (EasyPool if pool else Easy)(
         tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
         stack=np.empty(128, np.int64),
-        scratch=np.empty((setup.machine.n_nodes, N_RES), np.int64),
+        scratch=np.empty((0 if pool else setup.machine.n_nodes, N_RES), np.int64),
         scal=scal,
     )
-    return JittedScheduler(state, _run)
+    return JittedScheduler(state, _run_pool if pool else _run)
 
 
 # --------------------------------------------------------------------------- the min-tree
@@ -135,13 +155,11 @@ def _tree_set(tree, jobs, j, queued):
         i >>= 1
 
 
-@implements(sched_enqueued, Easy)
 @inline_kernel
 def _enqueued(sched, core, j):
     _tree_set(sched.tree, core.jobs, j, True)
 
 
-@implements(sched_started_outside, Easy)
 @inline_kernel
 def _started_outside(sched, core, j):
     _tree_set(sched.tree, core.jobs, j, False)
@@ -237,29 +255,36 @@ def _head_fits_scratch(jobs, scratch, totals, work, head):
 
 
 @inline_kernel
-def _shadow(sched, core, head, now, kind):
-    """Shadow time of ``head``: release running jobs in (predicted end, index) order, a
-    whole group of equal predicted ends at a time, until the head fits.  With ``kind`` >= 0
-    (see :func:`_pool_type`) returns (shadow, extra), extra = free units of that type at
-    the shadow time minus the head's; otherwise leaves the free resources at the shadow
-    time in sched.scratch and sched.scal[E_TOTALS:] and returns (shadow, 0)."""
+def _shadow_pool(core, head, now, kind):
+    """Shadow time of a ``head`` made of single units of resource ``kind`` (see
+    :func:`_pool_type`): release running jobs in (predicted end, index) order, a whole
+    group of equal predicted ends at a time, until that type's free total covers the
+    head; returns (shadow, extra), extra = free units of that type then minus the head's."""
     jobs = core.jobs
     run_list = core.run_list
-    scal = core.scal
-    rn = scal[C_RN]
+    rn = core.scal[C_RN]
     units = jobs[head, J_UNITS]
+    avail = core.scal[C_FREE + kind]
     r = 0
-    if kind >= 0:
-        avail = scal[C_FREE + kind]
-        while r < rn:
-            pe = max(run_list[r, 0], now)
-            while r < rn and max(run_list[r, 0], now) == pe:
-                j = run_list[r, 1]
-                avail += jobs[j, J_UNITS] * jobs[j, J_REQ + kind]
-                r += 1
-            if avail >= units:
-                return pe, avail - units
-        return now, avail - units  # unreachable: too-wide jobs are dropped
+    while r < rn:
+        pe = max(run_list[r, 0], now)
+        while r < rn and max(run_list[r, 0], now) == pe:
+            j = run_list[r, 1]
+            avail += jobs[j, J_UNITS] * jobs[j, J_REQ + kind]
+            r += 1
+        if avail >= units:
+            return pe, avail - units
+    return now, avail - units  # unreachable: too-wide jobs are dropped
+
+
+@inline_kernel
+def _shadow_nodes(sched, core, head, now):
+    """Shadow time of any other ``head``: release running jobs as above, with their
+    actual node allocations, until the head's allocation would succeed; leaves the free
+    resources at that instant in sched.scratch and sched.scal[E_TOTALS:]."""
+    jobs = core.jobs
+    run_list = core.run_list
+    rn = core.scal[C_RN]
     free = core.free
     scratch = sched.scratch
     totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
@@ -268,7 +293,8 @@ def _shadow(sched, core, head, now, kind):
         for k in range(N_RES):
             scratch[i, k] = free[i, k]
     for k in range(N_RES):
-        totals[k] = scal[C_FREE + k]
+        totals[k] = core.scal[C_FREE + k]
+    r = 0
     while r < rn:
         pe = max(run_list[r, 0], now)
         while r < rn and max(run_list[r, 0], now) == pe:
@@ -276,28 +302,43 @@ def _shadow(sched, core, head, now, kind):
             _add_to_scratch(jobs, j, log[:, 0], log[:, 1], jobs[j, J_PTR], jobs[j, J_NODES], scratch, totals, 1)
             r += 1
         if _head_fits_scratch(jobs, scratch, totals, core.work, head):
-            return pe, 0
-    return now, 0  # unreachable: too-wide jobs are dropped
+            return pe
+    return now  # unreachable: too-wide jobs are dropped
 
 
 # --------------------------------------------------------------------------- the pass
 
 
+@inline_kernel
+def _start_backfilled(sched, core, alloc, now, c, used):
+    """Start candidate ``c`` on the placement ``choose`` made (``used`` nodes)."""
+    attempt_succeeded(alloc, core.jobs, c)
+    commit(core, alloc, c, now, used)
+    _tree_set(sched.tree, core.jobs, c, False)
+
+
+@inline_kernel
+def _remember(escal, core, head, shadow, extra):
+    """Keep this pass's head, shadow time, extra and scan end for the next pass."""
+    escal[E_STARTED] = core.scal[C_STARTED]
+    escal[E_ENDED] = core.scal[C_ENDED]
+    escal[E_HEAD] = head
+    escal[E_SHADOW] = shadow
+    escal[E_EXTRA] = extra
+    escal[E_NEXT] = core.scal[C_NEXT]
+
+
 @kernel
-def _backfill(sched, core, alloc, now, head):
-    """EASY's backfill scan behind the blocked ``head`` (spec "EASY"; on nodes, see the
-    module docstring).  Every candidate that starts is placed by one ``choose`` and
-    committed by one ``commit`` call site, so both inline once here."""
+def _backfill_pool(sched, core, alloc, now, head, kind):
+    """EASY's backfill scan behind a blocked ``head`` made of single units of resource
+    ``kind`` (spec "EASY": the ``extra`` rule on that type)."""
     jobs = core.jobs
-    work = core.work
     escal = sched.scal
     free_total = core.scal[C_FREE : C_FREE + N_RES]
-    totals = escal[E_TOTALS : E_TOTALS + N_RES]
-    kind = _pool_type(jobs, head)
     c = head
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
-        and kind >= 0 and escal[E_HEAD] == head and escal[E_SHADOW] > now
+        and escal[E_HEAD] == head and escal[E_SHADOW] > now
     ):
         # Nothing ended or started since the last pass, which had this head: the free
         # resources, the shadow time and extra are those it ended with, and every job it
@@ -307,7 +348,7 @@ def _backfill(sched, core, alloc, now, head):
         extra = escal[E_EXTRA]
         c = escal[E_NEXT] - 1
     else:
-        shadow, extra = _shadow(sched, core, head, now, kind)
+        shadow, extra = _shadow_pool(core, head, now, kind)
     horizon = shadow - now
     while True:
         c = _tree_next(sched.tree, sched.stack, free_total, c + 1, kind, extra, horizon)
@@ -315,44 +356,76 @@ def _backfill(sched, core, alloc, now, head):
             break
         if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
             continue
-        node_check = False
         if jobs[c, J_PRED] > horizon:
-            if kind >= 0:
-                use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
-                if use > extra:
-                    continue
-                extra -= use
-            else:
-                # Node-feasible reservation: place c as it would start now, take its
-                # nodes out of the shadow-time resources, keep it only if the head
-                # still fits there.
-                node_check = True
+            use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
+            if use > extra:
+                continue
+            extra -= use
+        _start_backfilled(sched, core, alloc, now, c, choose(alloc, core, c))
+    _remember(escal, core, head, shadow, extra)
+
+
+@kernel
+def _backfill_nodes(sched, core, alloc, now, head):
+    """EASY's backfill scan behind any other blocked ``head``, with the node-feasible
+    reservation (module docstring)."""
+    jobs = core.jobs
+    work = core.work
+    totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
+    free_total = core.scal[C_FREE : C_FREE + N_RES]
+    shadow = _shadow_nodes(sched, core, head, now)
+    horizon = shadow - now
+    c = head
+    while True:
+        c = _tree_next(sched.tree, sched.stack, free_total, c + 1, -1, 0, horizon)
+        if c < 0:
+            break
+        if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
+            continue
         used = choose(alloc, core, c)
-        if node_check:
+        if jobs[c, J_PRED] > horizon:
+            # Place c as it would start now, take its nodes out of the shadow-time
+            # resources, keep it only if the head still fits there.
             _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
             if not _head_fits_scratch(jobs, sched.scratch, totals, work, head):
                 _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
                 continue
-        attempt_succeeded(alloc, jobs, c)
-        commit(core, alloc, c, now, used)
-        _tree_set(sched.tree, jobs, c, False)
-    escal[E_STARTED] = core.scal[C_STARTED]
-    escal[E_ENDED] = core.scal[C_ENDED]
-    escal[E_HEAD] = head
-    escal[E_SHADOW] = shadow
-    escal[E_EXTRA] = extra
-    escal[E_NEXT] = core.scal[C_NEXT]
+        _start_backfilled(sched, core, alloc, now, c, used)
+    _remember(sched.scal, core, head, shadow, 0)
 
 
-@implements(schedule, Easy)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
     head = _start_in_order(core, alloc, now)
     if head >= 0:
-        _backfill(sched, core, alloc, now, head)
+        kind = np.int64(_pool_type(core.jobs, head))  # not a literal: one compiled version
+        if kind >= 0:
+            _backfill_pool(sched, core, alloc, now, head, kind)
+        else:
+            _backfill_nodes(sched, core, alloc, now, head)
+
+
+@inline_kernel
+def _pass_pool(sched, core, pred, alloc, now):
+    head = _start_in_order(core, alloc, now)
+    if head >= 0:
+        _backfill_pool(sched, core, alloc, now, head, np.int64(_pool_type(core.jobs, head)))
 
 
 @kernel
 def _run(core, pred, sched, alloc, max_passes):
     """The replay loop compiled for EASY (:func:`schedbench.core.api.replay_loop`)."""
     return replay_loop(core, pred, sched, alloc, max_passes, _pass)
+
+
+@kernel
+def _run_pool(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for EASY on single-type jobs."""
+    return replay_loop(core, pred, sched, alloc, max_passes, _pass_pool)
+
+
+for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):
+    implements(schedule, _cls)(_one_pass)
+    implements(sched_enqueued, _cls)(_enqueued)
+    implements(sched_started_outside, _cls)(_started_outside)
+del _cls, _one_pass
