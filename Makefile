@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-# numba's compiled kernels (schedbench keys a subfolder on its own sources: see _jit.py)
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.cache/numba
+# numba's compiled kernels live in the user cache folder (~/.cache/schedbench on Linux, or
+# $NUMBA_CACHE_DIR), shared by make and the bare command line; schedbench keys a subfolder
+# on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test bench bench-perf bench-check bench-save study lint clean
@@ -52,6 +53,7 @@ study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five all
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench
 
-clean: ## remove the environment, caches and generated results
+clean: ## remove the environment, caches (numba's compiled kernels included) and generated results
+	-test -x $(BIN)/python && rm -rf "$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')"
 	rm -rf $(VENV) .cache .hypothesis .benchmarks .pytest_cache bench-results bench-report
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,106 @@
+"""The package's import graph: no cycles, the core imports no policy, and no module uses
+another subpackage's ``_private`` names (the core's kernel API is :mod:`schedbench.core.api`)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import schedbench
+
+ROOT = Path(schedbench.__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    parts = ["schedbench", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports() -> dict[str, list[tuple[str, list[str]]]]:
+    """module -> [(imported module, names imported from it)], every import statement,
+    function-level ones included."""
+    graph = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                names = [a.name for a in node.names]
+                if target.startswith("schedbench"):
+                    # "from . import x" imports the module x
+                    subs = [f"{target}.{n}" for n in names if (ROOT.parent / f"{target}.{n}".replace(".", "/")).with_suffix(".py").exists() or (ROOT.parent / f"{target}.{n}".replace(".", "/")).is_dir()]
+                    edges.append((target, names))
+                    edges.extend((s, []) for s in subs)
+            elif isinstance(node, ast.Import):
+                edges.extend((a.name, []) for a in node.names if a.name.startswith("schedbench"))
+        graph[name] = edges
+    return graph
+
+
+def _known(graph, target: str) -> str | None:
+    while target and target not in graph:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def test_no_import_cycles():
+    graph = {m: {_known(graph_m, t) for t, _ in edges} - {None, m} for graph_m in [_imports()] for m, edges in graph_m.items()}
+    # a package's __init__ importing its own submodules is not a cycle of the submodules
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m, path):
+        state[m] = 1
+        for t in sorted(graph.get(m, ())):
+            if t.startswith(m + "."):
+                continue
+            if state.get(t) == 1:
+                cycle.extend(path[path.index(t):] + [t] if t in path else [m, t])
+                return True
+            if state.get(t) is None and visit(t, path + [t]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(graph):
+        if state.get(m) is None and visit(m, [m]):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_the_core_imports_no_policy():
+    for module, edges in _imports().items():
+        if module.startswith("schedbench.core"):
+            for target, _ in edges:
+                assert not target.startswith(
+                    ("schedbench.schedulers", "schedbench.allocators", "schedbench.policies", "schedbench.predictors")
+                ), f"{module} imports {target}"
+
+
+def test_no_private_name_crosses_subpackages():
+    def area(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 2 or (ROOT / parts[-1]).is_dir() else "<top>"
+
+    bad = []
+    for module, edges in _imports().items():
+        for target, names in edges:
+            if area(target) == area(module) or target == "schedbench._jit":
+                continue
+            bad += [f"{module}: {target}.{n}" for n in names if n.startswith("_") and n != "__version__"]
+    assert not bad, bad
+
+
+def test_the_graph_sees_relative_and_function_level_imports():
+    graph = _imports()
+    assert ("schedbench.core.hooks", ["implements", "learn", "predict"]) in graph["schedbench.predictors"]
+    targets = {t for t, _ in graph["schedbench.replay"]}
+    assert "schedbench.simulation" in targets  # imported inside replay()
+    assert "schedbench.core" in targets
