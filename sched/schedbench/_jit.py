@@ -63,6 +63,12 @@ numba.config.CACHE_DIR = _cache_dir()
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 
+# Kernels only ever called from other kernels: numba skips the Python-callable wrapper,
+# which costs as much to compile as a small kernel itself.
+internal_kernel = numba.njit(
+    cache=True, nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True
+)
+
 # See the module docstring for which kernels are inlined and why.
 inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
 

@@ -94,11 +94,18 @@ def classify(table: JobTable, machine: Machine, jobs: np.ndarray | None = None) 
     bad_shape = (table.req_nodes > 0) & (
         (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
     )
-    m = machine.n_nodes
-    buffers = np.empty((3, m), dtype=np.int64)
-    buffers[0] = np.arange(m)
-    wide = np.empty(table.n_jobs, dtype=np.bool_)
-    _too_wide(np.ascontiguousarray(machine.capacity, dtype=np.int64), jobs, buffers[0], buffers[1], buffers[2], wide)
+    # Single units of one type spread freely fit an empty machine iff that type's total
+    # does (every SWF job): the node scan is needed for the other jobs only.
+    total = machine.capacity.sum(axis=0)
+    wide = (jobs[:, J_UNITS, None] * req > total[None, :]).any(axis=1)
+    pool = (jobs[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) == 1) & (req.max(axis=1) == 1)
+    if not pool.all():
+        m = machine.n_nodes
+        buffers = np.empty((3, m), dtype=np.int64)
+        buffers[0] = np.arange(m)
+        scanned = np.empty(table.n_jobs, dtype=np.bool_)
+        _too_wide(np.ascontiguousarray(machine.capacity, dtype=np.int64), jobs, buffers[0], buffers[1], buffers[2], scanned)
+        wide |= scanned & ~pool
     wide |= bad_shape
     status[wide] = Status.DROPPED_TOO_WIDE
     status[no_size] = Status.DROPPED_NO_SIZE

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from .._jit import inline_kernel
+from .._jit import inline_kernel, internal_kernel
 from .state import C_HN, C_SEQ
 
 
@@ -39,7 +39,7 @@ def _heap_swap(heap, a, b):
         heap[a, c], heap[b, c] = heap[b, c], heap[a, c]
 
 
-@inline_kernel
+@internal_kernel
 def _push(heap, scal, time, rank, job):
     """Push an event (time s, :class:`Event` rank, job index or -1) onto ``heap`` (int64
     (capacity, 4)); ``scal`` is the core's scalars (heap size, sequence)."""
@@ -59,7 +59,7 @@ def _push(heap, scal, time, rank, job):
             break
 
 
-@inline_kernel
+@internal_kernel
 def _pop(heap, scal):
     """Remove the smallest event; returns (time, rank, job)."""
     t, r, j = heap[0, 0], heap[0, 1], heap[0, 3]

@@ -29,7 +29,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 _IMPLS: dict[tuple[str, type], object] = {}
-_JIT_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False)
+_JIT_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 def implements(hook, state_class: type):
@@ -71,7 +71,7 @@ def _dispatch(hook, required: bool) -> None:
 
     # numba wants the typing function's parameters to be the hook's, by name
     typing.__signature__ = inspect.signature(hook)
-    overload(hook, jit_options=_JIT_OPTIONS)(typing)
+    overload(hook, jit_options=_JIT_OPTIONS, inline="always" if name == "choose" else "never")(typing)
 
 
 # --------------------------------------------------------------------------- schedulers

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel
 from ..layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from .state import C_FREE, W_COUNT, W_IDENT, W_NODE
 
@@ -34,7 +34,7 @@ def _host(free, node, req):
     return best
 
 
-@kernel
+@internal_kernel
 def _place(free, order, first, units, req, req_nodes, out_node, out_count):
     """Place ``units`` units of shape ``req`` visiting nodes in ``order`` from position
     ``first`` (the caller knows that earlier positions host nothing).

@@ -7,12 +7,12 @@ start is O(1) amortised wherever it happens in the queue.
 
 from __future__ import annotations
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 from ..layout import J_PRED, J_STATE, JobState
 from .state import C_QH, C_QN, C_QORDER, C_QSPAN, QueueOrder
 
 
-@inline_kernel
+@internal_kernel
 def _queue_insert(jobs, queue, scal, j):
     """Put job ``j`` (int64 job matrix ``jobs``) into ``queue`` at its place in the core's
     queue order."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 from ..layout import (
     J_END,
     J_NODES,
@@ -89,7 +89,7 @@ def _run_pos(run_list, rn, key, j):
 # --------------------------------------------------------------------------- starts and ends
 
 
-@kernel
+@internal_kernel
 def _commit(jobs, run_list, heap, log, free, work, scal, alloc, j, now, used):
     """Start job ``j`` at ``now`` on the ``used`` nodes of work[W_NODE] / work[W_COUNT]:
     append them to the allocation ``log``, take their resources from ``free``, insert the
@@ -216,7 +216,7 @@ def _push_next_arrival(jobs, heap, scal):
         _push(heap, scal, jobs[i, J_SUBMIT], Event.SUBMIT, i)
 
 
-@kernel
+@internal_kernel
 def _next_tick(jobs, scal, now):
     """Next decision instant of the periodic mode after ``now``, or -1 when no work is
     left; idle stretches jump to the first period boundary at or after the next arrival."""
@@ -233,7 +233,7 @@ def _next_tick(jobs, scal, now):
     return -1
 
 
-@kernel
+@inline_kernel
 def _advance(core, pred, sched, alloc):
     """Process events up to the next decision point; returns its time, or -1 when the
     replay is over.  Every event instant is a decision point, or, in the periodic mode,
@@ -257,7 +257,7 @@ def _advance(core, pred, sched, alloc):
         if periodic and tick:
             nt = _next_tick(core.jobs, scal, t)
             if nt >= 0:
-                _push(heap, scal, nt, Event.TICK, -1)
+                _push(heap, scal, nt, Event.TICK, np.int64(-1))  # not a literal: one compiled _push
         if not periodic or tick or scal[C_LAST_PASS] == t:
             return t
     return -1

@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_ENDED,
@@ -50,7 +50,6 @@ from ..core.api import (
     fits_now,
     implements,
     replay_loop,
-    sched_enqueued,
     sched_started_outside,
     schedule,
 )
@@ -59,7 +58,8 @@ from .inorder import _start_in_order
 
 # Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
 # started or ended since (its head, shadow time, final extra, first unscanned job, and
-# the core's start and end counts when it ended), and the shadow-time totals.
+# the core's start and end counts when it ended), the shadow-time totals, and the first
+# job index not yet in the min-tree.
 E_HEAD = 0
 E_SHADOW = 1
 E_EXTRA = 2
@@ -67,7 +67,8 @@ E_NEXT = 3
 E_STARTED = 4
 E_ENDED = 5
 E_TOTALS = 6  # E_TOTALS + k: free amount of resource k at the shadow time
-N_ESCAL = 6 + N_RES
+E_SEEN = 6 + N_RES
+N_ESCAL = 7 + N_RES
 
 # The min-tree holds int32 (cores, GPUs, MICs, pred) per job: half the memory of int64.
 TREE_PRED = 3
@@ -156,8 +157,14 @@ def _tree_set(tree, jobs, j, queued):
 
 
 @inline_kernel
-def _enqueued(sched, core, j):
-    _tree_set(sched.tree, core.jobs, j, True)
+def _add_arrivals(sched, core):
+    """Give the min-tree a leaf for every job that arrived since the last pass (arrivals
+    come in job index order, so they are the indices from E_SEEN to the core's next)."""
+    jobs = core.jobs
+    for j in range(sched.scal[E_SEEN], core.scal[C_NEXT]):
+        if jobs[j, J_STATE] == JobState.QUEUED:
+            _tree_set(sched.tree, jobs, j, True)
+    sched.scal[E_SEEN] = core.scal[C_NEXT]
 
 
 @inline_kernel
@@ -328,7 +335,7 @@ def _remember(escal, core, head, shadow, extra):
     escal[E_NEXT] = core.scal[C_NEXT]
 
 
-@kernel
+@internal_kernel
 def _backfill_pool(sched, core, alloc, now, head, kind):
     """EASY's backfill scan behind a blocked ``head`` made of single units of resource
     ``kind`` (spec "EASY": the ``extra`` rule on that type)."""
@@ -365,7 +372,7 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     _remember(escal, core, head, shadow, extra)
 
 
-@kernel
+@internal_kernel
 def _backfill_nodes(sched, core, alloc, now, head):
     """EASY's backfill scan behind any other blocked ``head``, with the node-feasible
     reservation (module docstring)."""
@@ -396,6 +403,7 @@ def _backfill_nodes(sched, core, alloc, now, head):
 
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
+    _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         kind = np.int64(_pool_type(core.jobs, head))  # not a literal: one compiled version
@@ -407,6 +415,7 @@ def _pass(sched, core, pred, alloc, now):
 
 @inline_kernel
 def _pass_pool(sched, core, pred, alloc, now):
+    _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         _backfill_pool(sched, core, alloc, now, head, np.int64(_pool_type(core.jobs, head)))
@@ -426,6 +435,5 @@ def _run_pool(core, pred, sched, alloc, max_passes):
 
 for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):
     implements(schedule, _cls)(_one_pass)
-    implements(sched_enqueued, _cls)(_enqueued)
     implements(sched_started_outside, _cls)(_started_outside)
 del _cls, _one_pass
