@@ -16,6 +16,11 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _is_module(name: str) -> bool:
+    path = ROOT.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").exists() or path.is_dir()
+
+
 def _imports() -> dict[str, list[tuple[str, list[str]]]]:
     """module -> [(imported module, names imported from it)], every import statement,
     function-level ones included."""
@@ -34,10 +39,9 @@ def _imports() -> dict[str, list[tuple[str, list[str]]]]:
                     target = node.module or ""
                 names = [a.name for a in node.names]
                 if target.startswith("schedbench"):
-                    # "from . import x" imports the module x
-                    subs = [f"{target}.{n}" for n in names if (ROOT.parent / f"{target}.{n}".replace(".", "/")).with_suffix(".py").exists() or (ROOT.parent / f"{target}.{n}".replace(".", "/")).is_dir()]
                     edges.append((target, names))
-                    edges.extend((s, []) for s in subs)
+                    # "from . import x" imports the module x
+                    edges.extend((f"{target}.{n}", []) for n in names if _is_module(f"{target}.{n}"))
             elif isinstance(node, ast.Import):
                 edges.extend((a.name, []) for a in node.names if a.name.startswith("schedbench"))
         graph[name] = edges
@@ -51,7 +55,8 @@ def _known(graph, target: str) -> str | None:
 
 
 def test_no_import_cycles():
-    graph = {m: {_known(graph_m, t) for t, _ in edges} - {None, m} for graph_m in [_imports()] for m, edges in graph_m.items()}
+    imports = _imports()
+    graph = {m: {_known(imports, t) for t, _ in edges} - {None, m} for m, edges in imports.items()}
     # a package's __init__ importing its own submodules is not a cycle of the submodules
     state: dict[str, int] = {}
     cycle: list[str] = []

@@ -13,16 +13,26 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import __version__, predictors, registry
 from . import core as core_mod
-from . import predictors, registry
 from ._jit import kernel
 from .core.api import place
 from .core.state import C_LOG, C_TL
 from .errors import UsageError
-from . import __version__
 from .jobs import JobTable, digest
 from .layout import (
-    J_END, J_NODES, J_PRED, J_PTR, J_REQ, J_REQ_NODES, J_START, J_STATE, J_UNITS, N_RES, JobState, job_matrix,
+    J_END,
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_REQ_NODES,
+    J_START,
+    J_STATE,
+    J_UNITS,
+    N_RES,
+    JobState,
+    job_matrix,
 )
 from .machine import Machine
 

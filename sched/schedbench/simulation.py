@@ -32,8 +32,8 @@ import numpy as np
 from . import core as core_mod
 from . import registry
 from .core import api
-from .core.state import C_HN, C_NEXT, C_QH, C_QN, C_QSPAN, C_RN, C_STARTED, W_COUNT, W_NODE
 from .core.heap import Event
+from .core.state import C_HN, C_NEXT, C_QH, C_QN, C_QSPAN, C_RN, C_STARTED, W_COUNT, W_NODE
 from .errors import SchedbenchError, UsageError
 from .jobs import JobTable
 from .layout import (

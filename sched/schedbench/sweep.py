@@ -443,7 +443,8 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
     so that worker processes know them)."""
     import polars as pl
 
-    from . import replay, results as results_mod
+    from . import replay
+    from . import results as results_mod
 
     results = Path(results)
     tmp = results / ".tmp" / f"{run['key']}-{uuid.uuid4().hex[:8]}"

@@ -16,7 +16,20 @@ import numpy as np
 
 from ..layout import J_STATE, J_SUBMIT, JobState
 from .heap import Event
-from .state import C_DONE, C_HN, C_NEXT, C_PERIOD, C_SEQ, C_STARTED, C_TICK0, Core, QueueOrder, grow_log, log_room, new_core
+from .state import (
+    C_DONE,
+    C_HN,
+    C_NEXT,
+    C_PERIOD,
+    C_SEQ,
+    C_STARTED,
+    C_TICK0,
+    Core,
+    QueueOrder,
+    grow_log,
+    log_room,
+    new_core,
+)
 
 if TYPE_CHECKING:
     from ..jobs import JobTable
