@@ -173,13 +173,13 @@ def _started_outside(sched, core, j):
 
 
 @inline_kernel
-def _tree_ok(tree, i, free_total, kind, extra, horizon):
+def _tree_ok(tree, i, cscal, kind, extra, horizon):
     """Whether tree node ``i`` may hold a job that fits the free totals (int64 (4,)) and,
     when ``kind`` >= 0, uses at most ``extra`` of resource ``kind`` or has pred <=
     ``horizon``.  A necessary condition at inner nodes (per-type minima), exact at leaves
     (memory is left to the exact fit test)."""
     for k in range(TREE_PRED):
-        if tree[i, k] > free_total[k]:
+        if tree[i, k] > cscal[C_FREE + k]:
             return False
     if kind >= 0 and tree[i, kind] > extra and tree[i, TREE_PRED] > horizon:
         return False
@@ -187,7 +187,7 @@ def _tree_ok(tree, i, free_total, kind, extra, horizon):
 
 
 @inline_kernel
-def _tree_next(tree, stack, free_total, lo, kind, extra, horizon):
+def _tree_next(tree, stack, cscal, lo, kind, extra, horizon):
     """Smallest queued job index >= ``lo`` that passes :func:`_tree_ok`, or -1.  Jobs it
     skips cannot start in this pass: the free totals and ``extra`` only shrink."""
     size = tree.shape[0] >> 1
@@ -212,7 +212,7 @@ def _tree_next(tree, stack, free_total, lo, kind, extra, horizon):
         while sp > 0:
             sp -= 1
             i = stack[sp]
-            if not _tree_ok(tree, i, free_total, kind, extra, horizon):
+            if not _tree_ok(tree, i, cscal, kind, extra, horizon):
                 continue
             if i >= size:
                 return i - size
@@ -341,7 +341,6 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     ``kind`` (spec "EASY": the ``extra`` rule on that type)."""
     jobs = core.jobs
     escal = sched.scal
-    free_total = core.scal[C_FREE : C_FREE + N_RES]
     c = head
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
@@ -358,7 +357,7 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
         shadow, extra = _shadow_pool(core, head, now, kind)
     horizon = shadow - now
     while True:
-        c = _tree_next(sched.tree, sched.stack, free_total, c + 1, kind, extra, horizon)
+        c = _tree_next(sched.tree, sched.stack, core.scal, c + 1, kind, extra, horizon)
         if c < 0:
             break
         if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
@@ -379,12 +378,11 @@ def _backfill_nodes(sched, core, alloc, now, head):
     jobs = core.jobs
     work = core.work
     totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
-    free_total = core.scal[C_FREE : C_FREE + N_RES]
     shadow = _shadow_nodes(sched, core, head, now)
     horizon = shadow - now
     c = head
     while True:
-        c = _tree_next(sched.tree, sched.stack, free_total, c + 1, -1, 0, horizon)
+        c = _tree_next(sched.tree, sched.stack, core.scal, c + 1, -1, 0, horizon)
         if c < 0:
             break
         if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
