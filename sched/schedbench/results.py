@@ -142,9 +142,10 @@ def jobs_frame(result: ReplayResult, alloc: Allocations | None = None) -> pl.Dat
 
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(result.nodes_used, out=offsets[1:])
+    null = np.zeros(n + 1, dtype=np.bool_)
+    null[idle] = True  # a null offset makes a null list (a mask argument would import pyarrow.compute)
     node_lists = pa.LargeListArray.from_arrays(
-        pa.array(offsets), pa.array(shape["nodes"], type=pa.int64()),
-        mask=pa.array(result.start < 0) if idle.size else None,
+        pa.array(offsets, mask=null if idle.size else None), pa.array(shape["nodes"], type=pa.int64())
     )
     return pl.DataFrame(
         [
