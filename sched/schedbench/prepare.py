@@ -54,7 +54,8 @@ class ReplayResult(NamedTuple):
     """Outcome of one replay.  Per-job arrays follow the input table's row order; start and
     end are -1 for jobs that did not run.  ``timeline``: dict of arrays (time, queue,
     running, used (k, 4)).  ``alloc_ptr`` int64 (n,) and ``alloc_log`` int32 (rows, 2):
-    job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``.
+    job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``,
+    jobs in the order they started.
     ``options``: every setting that can change the schedule (provenance)."""
 
     table: JobTable

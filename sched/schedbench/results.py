@@ -4,14 +4,14 @@ and ``summary.json``.
 ``jobs.parquet`` has one row per input job, in input order (sorted by submit, id):
 job_id, submit, start, end, wait, run, size (units), cores, gpus, mics, mem (per unit,
 MiB), estimate, pred, user, group, queue, nodes_used, status, scheduler, allocator, and
-the shape of the job's allocation (Soner & Özturan §6): ``nodes`` (the node indices it ran
-on, ascending), ``fragments`` (blocks of consecutive node indices), ``spread`` ((last -
-first + 1) / nodes_used) and ``packing`` (nodes_used / the fewest nodes of the empty
-machine that could host the request); start, end, wait, pred and the allocation columns
-are null for jobs that did not run.  ``allocations.parquet`` has one row per (job, node)
-of every started job: job_id, node (index in the machine, 0-based, the order of the
-machine spec or node file), units (the job's units on that node; the resources are units
-times the per-unit request), in input order and allocation order.  ``timeline.parquet``
+the shape of the job's allocation (Soner & Özturan §6): ``nodes`` (nodes used, the same
+as nodes_used), ``fragments`` (blocks of consecutive node indices), ``spread`` ((last -
+first + 1) / nodes) and ``packing`` (nodes / the fewest nodes of the empty machine that
+could host the request); start, end, wait, pred and the allocation columns are null for
+jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
+started job: job_id, node (index in the machine, 0-based, the order of the machine spec
+or node file), units (the job's units on that node; the resources are units times the
+per-unit request), in the order jobs started and each job's nodes in allocation order.  ``timeline.parquet``
 has one row per decision instant: time, queue (jobs waiting after the pass), running,
 used_cores, used_gpus, used_mics, used_mem.  Files are written to temporary names and
 renamed, and Parquet is written without timestamps, so equal replays give byte-identical
@@ -23,14 +23,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
 from . import __version__, metrics
-from .layout import request_matrix
+from ._jit import kernel
 from .machine import RESOURCE_NAMES
 from .prepare import STATUS_NAMES, ReplayResult, Status
 
@@ -40,82 +39,97 @@ def _status_strings(status: np.ndarray) -> pl.Series:
     return codes.replace_strict(list(range(len(STATUS_NAMES))), list(STATUS_NAMES), return_dtype=pl.String)
 
 
-class Allocations(NamedTuple):
-    """Every (job, node) row of the started jobs, in input order and allocation order:
-    row int64 (k,) (the job's row in the table), node int64 (k,), units int64 (k,);
-    offsets int64 (n_started + 1,) delimit each started job's rows; started int64
-    (n_started,) are their table rows."""
-
-    row: np.ndarray
-    node: np.ndarray
-    units: np.ndarray
-    offsets: np.ndarray
-    started: np.ndarray
-
-
-def allocations(result: ReplayResult) -> Allocations:
-    """The allocation rows of ``result``, gathered from its allocation log."""
-    started = np.flatnonzero(result.start >= 0)
-    counts = result.nodes_used[started].astype(np.int64)
-    offsets = np.zeros(started.size + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    index = np.repeat(result.alloc_ptr[started] - offsets[:-1], counts) + np.arange(offsets[-1])
-    log = result.alloc_log[index]
-    return Allocations(
-        np.repeat(started, counts), log[:, 0].astype(np.int64), log[:, 1].astype(np.int64), offsets, started
-    )
+def _request_ids(request: tuple[np.ndarray, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct requests int64 (k, 4), the id of each job's) of the per-unit request
+    columns ``request`` (cores, GPUs, MICs, MiB; negatives read as 0), through one int64
+    key per job when the values allow it (no (n, 4) copy)."""
+    cols = [np.maximum(c, 0) for c in request]
+    span = [int(c.max()) + 1 if c.size else 1 for c in cols]
+    if float(np.prod(np.array(span, dtype=float))) < 2.0**62:
+        key = np.zeros(cols[0].shape[0], dtype=np.int64)
+        for c, sp in zip(cols, span, strict=True):
+            key *= sp
+            key += c
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return np.stack([c[first] for c in cols], axis=1), inverse.reshape(-1)
+    shapes, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+    return shapes, inverse.reshape(-1)
 
 
-def fewest_nodes(capacity: np.ndarray, units: np.ndarray, req: np.ndarray, req_nodes: np.ndarray) -> np.ndarray:
+def fewest_nodes(capacity: np.ndarray, units: np.ndarray, request: tuple[np.ndarray, ...], req_nodes: np.ndarray) -> np.ndarray:
     """Per job, the fewest nodes of the empty machine ``capacity`` (int64 (m, 4)) that can
-    host ``units`` units of the per-unit request ``req`` (int64 (n, 4)): ``req_nodes``
-    where the job fixes it, else the count of the best-hosting nodes taken first; 0 for a
-    job no empty machine can host.  Computed once per distinct request."""
-    out = np.zeros(units.shape[0], dtype=np.int64)
-    fixed = req_nodes > 0
-    out[fixed] = req_nodes[fixed]
-    free = np.flatnonzero(~fixed)
-    if free.size == 0:
-        return out
-    shapes, inverse = np.unique(req[free], axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    host ``units`` units of the per-unit request ``request`` (cores, GPUs, MICs, MiB
+    columns): ``req_nodes`` where the job fixes it, else the count of the best-hosting
+    nodes taken first; 0 for a job no empty machine can host.  Computed once per
+    distinct request."""
+    out = np.where(req_nodes > 0, req_nodes, 0).astype(np.int64)
+    shapes, inverse = _request_ids(request)
     for s, shape in enumerate(shapes):
         ask = shape > 0
         if not ask.any():
             continue
         host = np.min(capacity[:, ask] // shape[ask], axis=1)
         reach = np.cumsum(np.sort(host)[::-1])
-        rows = free[inverse == s]
+        rows = np.flatnonzero((inverse == s) & (req_nodes <= 0))
         k = np.searchsorted(reach, units[rows], side="left") + 1
         out[rows] = np.where(k <= reach.size, k, 0)
     return out
 
 
-def allocation_shape(result: ReplayResult, alloc: Allocations) -> dict[str, np.ndarray]:
-    """Per started job (rows ``alloc.started``): its nodes in ascending order (flat, with
-    ``alloc.offsets``), fragments, spread and packing (see the module docstring)."""
-    order = np.lexsort((alloc.node, alloc.row))
-    nodes = alloc.node[order]
-    starts = alloc.offsets[:-1]
-    count = np.diff(alloc.offsets)
-    gaps = np.zeros(nodes.size, dtype=np.int64)
-    if nodes.size > 1:
-        gaps[1:] = (np.diff(nodes) > 1) & (alloc.row[order][1:] == alloc.row[order][:-1])
-    fragments = np.add.reduceat(gaps, starts) + 1 if starts.size else np.zeros(0, np.int64)
-    first = nodes[starts] if starts.size else np.zeros(0, np.int64)
-    last = nodes[alloc.offsets[1:] - 1] if starts.size else np.zeros(0, np.int64)
+@kernel
+def _allocation_shape(log, ptr, count, mark, fragments, first, last):
+    """For every job j with count[j] > 0 nodes at log[ptr[j] : + count[j], 0] (log int32
+    (k, 2); ptr, count int64 (n,)): its fragments (blocks of consecutive node indices),
+    first and last node index, into the int64 (n,) outputs (0, -1, -1 for the others).
+    mark: int8 (n_nodes,) zeros, left zeroed."""
+    for j in range(ptr.shape[0]):
+        k = count[j]
+        fragments[j] = 0
+        first[j] = -1
+        last[j] = -1
+        if k <= 0:
+            continue
+        lo = np.iinfo(np.int64).max
+        hi = -1
+        for u in range(ptr[j], ptr[j] + k):
+            node = log[u, 0]
+            mark[node] = 1
+            lo = min(lo, node)
+            hi = max(hi, node)
+        blocks = 0
+        inside = False
+        for i in range(lo, hi + 1):
+            if mark[i]:
+                if not inside:
+                    blocks += 1
+                inside = True
+                mark[i] = 0
+            else:
+                inside = False
+        fragments[j] = blocks
+        first[j] = lo
+        last[j] = hi
+
+
+def allocation_shape(result: ReplayResult) -> dict[str, np.ndarray]:
+    """Per job (int64 or float64 (n,); meaningful for started jobs only): fragments, spread
+    and packing (see the module docstring)."""
+    n = result.table.n_jobs
+    fragments, first, last = (np.empty(n, dtype=np.int64) for _ in range(3))
+    count = np.where(result.start >= 0, result.nodes_used, 0).astype(np.int64)
+    mark = np.zeros(result.machine.n_nodes, dtype=np.int8)
+    _allocation_shape(result.alloc_log, np.maximum(result.alloc_ptr, 0), count, mark, fragments, first, last)
     t = result.table
-    rows = alloc.started
-    fewest = fewest_nodes(result.machine.capacity, t.units[rows], request_matrix(t.take(rows)), t.req_nodes[rows])
+    request = (t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem)
+    fewest = fewest_nodes(result.machine.capacity, t.units, request, t.req_nodes)
     return {
-        "nodes": nodes,
-        "fragments": fragments.astype(np.int64),
+        "fragments": fragments,
         "spread": (last - first + 1) / np.maximum(count, 1),
         "packing": count / np.maximum(fewest, 1),
     }
 
 
-def jobs_frame(result: ReplayResult, alloc: Allocations | None = None) -> pl.DataFrame:
+def jobs_frame(result: ReplayResult) -> pl.DataFrame:
     """The ``jobs.parquet`` frame.  Integer columns share memory with the result's and
     the table's numpy arrays where they can (polars wraps contiguous int64 arrays without
     copying); only ``wait``, the null masks and the string columns are new."""
@@ -126,27 +140,17 @@ def jobs_frame(result: ReplayResult, alloc: Allocations | None = None) -> pl.Dat
     def col(name: str, values: np.ndarray) -> pl.Series:
         return pl.Series(name, values, dtype=pl.Int64)
 
+    not_run = result.start < 0
+
     def masked(name: str, values: np.ndarray, dtype=pl.Int64) -> pl.Series:
-        s = pl.Series(name, values, dtype=dtype)
-        return s.scatter(idle, None) if idle.size else s
+        """``values`` with nulls where the job did not run (Arrow's validity bitmap over
+        the numpy buffer: no copy of the values)."""
+        if not idle.size:
+            return pl.Series(name, values, dtype=dtype)
+        return pl.Series(name, pl.from_arrow(pa.array(values, mask=not_run)), dtype=dtype)
 
     wait = result.start - t.submit
-    if alloc is None:
-        alloc = allocations(result)
-    shape = allocation_shape(result, alloc)
-
-    def per_started(name: str, values: np.ndarray, dtype) -> pl.Series:
-        full = np.zeros(n, dtype=values.dtype)
-        full[alloc.started] = values
-        return masked(name, full, dtype)
-
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(result.nodes_used, out=offsets[1:])
-    null = np.zeros(n + 1, dtype=np.bool_)
-    null[idle] = True  # a null offset makes a null list (a mask argument would import pyarrow.compute)
-    node_lists = pa.LargeListArray.from_arrays(
-        pa.array(offsets, mask=null if idle.size else None), pa.array(shape["nodes"], type=pa.int64())
-    )
+    shape = allocation_shape(result)
     return pl.DataFrame(
         [
             col("job_id", t.job_id),
@@ -169,25 +173,60 @@ def jobs_frame(result: ReplayResult, alloc: Allocations | None = None) -> pl.Dat
             _status_strings(result.status),
             pl.repeat(result.scheduler, n, dtype=pl.String, eager=True).alias("scheduler"),
             pl.repeat(result.allocator, n, dtype=pl.String, eager=True).alias("allocator"),
-            pl.Series("nodes", pl.from_arrow(node_lists), dtype=pl.List(pl.Int64)),
-            per_started("fragments", shape["fragments"], pl.Int64),
-            per_started("spread", shape["spread"], pl.Float64),
-            per_started("packing", shape["packing"], pl.Float64),
+            masked("nodes", result.nodes_used),
+            masked("fragments", shape["fragments"]),
+            masked("spread", shape["spread"], pl.Float64),
+            masked("packing", shape["packing"], pl.Float64),
         ]
     )
 
 
-def allocations_frame(result: ReplayResult, alloc: Allocations | None = None) -> pl.DataFrame:
-    """The ``allocations.parquet`` frame: job_id, node, units per (job, node)."""
-    if alloc is None:
-        alloc = allocations(result)
-    return pl.DataFrame(
-        [
-            pl.Series("job_id", result.table.job_id[alloc.row], dtype=pl.Int64),
-            pl.Series("node", alloc.node, dtype=pl.Int64),
-            pl.Series("units", alloc.units, dtype=pl.Int64),
-        ]
-    )
+ALLOCATIONS_SCHEMA = {"job_id": pl.Int64, "node": pl.Int32, "units": pl.Int32}
+_ALLOCATION_ROWS = 1 << 18
+"""Rows of allocations.parquet built and written at a time (a row group each)."""
+
+
+def _allocation_chunks(result: ReplayResult, rows: int):
+    """The ``allocations.parquet`` frame in pieces of whole jobs of about ``rows`` rows:
+    job_id, node, units per (job, node), in the order jobs started (the allocation log's
+    own order)."""
+    started = np.flatnonzero(result.start >= 0)
+    started = started[np.argsort(result.alloc_ptr[started], kind="stable")]
+    counts = result.nodes_used[started]
+    ends = np.cumsum(counts)
+    first = 0
+    while first < started.size:
+        base = int(ends[first - 1]) if first else 0
+        last = max(first + 1, int(np.searchsorted(ends, base + rows, side="right")))
+        log = result.alloc_log[base : int(ends[last - 1])]
+        yield pl.DataFrame(
+            [
+                pl.Series("job_id", np.repeat(result.table.job_id[started[first:last]], counts[first:last])),
+                pl.Series("node", np.ascontiguousarray(log[:, 0])),
+                pl.Series("units", np.ascontiguousarray(log[:, 1])),
+            ],
+            schema=ALLOCATIONS_SCHEMA,
+        )
+        first = last
+
+
+def allocations_frame(result: ReplayResult) -> pl.DataFrame:
+    """The whole ``allocations.parquet`` frame (see :func:`_allocation_chunks`)."""
+    chunks = list(_allocation_chunks(result, 1 << 62))
+    return chunks[0] if chunks else pl.DataFrame(schema=ALLOCATIONS_SCHEMA)
+
+
+def _write_allocations(result: ReplayResult, path: Path) -> None:
+    """Write allocations.parquet a row group at a time, so that a replay of millions of
+    jobs never holds the whole frame in memory."""
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    schema = pl.DataFrame(schema=ALLOCATIONS_SCHEMA).to_arrow().schema
+    with pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=1) as writer:
+        for chunk in _allocation_chunks(result, _ALLOCATION_ROWS):
+            writer.write_table(chunk.to_arrow())
+    os.replace(tmp, path)
 
 
 def timeline_frame(result: ReplayResult) -> pl.DataFrame:
@@ -244,13 +283,13 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     t0 = time.perf_counter()
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    alloc = allocations(result)
-    jobs = jobs_frame(result, alloc)
+    jobs = jobs_frame(result)
     timeline = timeline_frame(result)
     _write_parquet(jobs, outdir / "jobs.parquet")
-    _write_parquet(allocations_frame(result, alloc), outdir / "allocations.parquet")
     _write_parquet(timeline, outdir / "timeline.parquet")
     summary = summarize(result, jobs, timeline)
+    del jobs, timeline  # the allocations, the largest output, come last and in pieces
+    _write_allocations(result, outdir / "allocations.parquet")
     summary["timings"].update(timings or {})
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})

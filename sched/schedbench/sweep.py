@@ -460,15 +460,14 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
             period=run.get("period", 0), options=run.get("options"),
         )
         t0 = time.perf_counter()
-        alloc = results_mod.allocations(result)
-        jobs = results_mod.jobs_frame(result, alloc)
+        jobs = results_mod.jobs_frame(result)
         timeline = results_mod.timeline_frame(result)
         summary = results_mod.summarize(result, jobs, timeline)
         extra = pl.DataFrame({"run_id": [run["key"]], "seed": [run["seed"]]}, schema={"run_id": pl.String, "seed": pl.Int64})
         paths = {name: _part_path(results, name, run) for name in DATASETS}
         frames = {
             "jobs": jobs.drop("scheduler", "allocator"),
-            "allocations": results_mod.allocations_frame(result, alloc),
+            "allocations": results_mod.allocations_frame(result),
             "timeline": timeline,
         }
         for name, frame in frames.items():

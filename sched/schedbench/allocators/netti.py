@@ -67,10 +67,12 @@ class Balanced(NamedTuple):
 
 class Weighted(NamedTuple):
     """sums int64 (1 + 4,): the queue's duration-weighted request sums (S_*); prio int64
-    (4,): weight multipliers (all 1); order, key, tmp: node-order buffers."""
+    (4,): weight multipliers (all 1); weights float64 (4,): the w_k of the latest
+    ordering; order, key, tmp: node-order buffers."""
 
     sums: np.ndarray
     prio: np.ndarray
+    weights: np.ndarray
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
@@ -82,6 +84,7 @@ class PriorityWeighted(NamedTuple):
 
     sums: np.ndarray
     prio: np.ndarray
+    weights: np.ndarray
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
@@ -111,14 +114,14 @@ def balanced(setup, critical=DEFAULT_CRITICAL) -> Balanced:
 
 
 def weighted(setup) -> Weighted:
-    return Weighted(np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), *_buffers(setup))
+    return Weighted(np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup))
 
 
 def priority_weighted(setup, critical=DEFAULT_CRITICAL, priority_bound=DEFAULT_PRIORITY_BOUND) -> PriorityWeighted:
     if int(priority_bound) < 1:
         raise UsageError("the priority bound must be >= 1")
     return PriorityWeighted(
-        np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), *_buffers(setup),
+        np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
         critical_mask(critical), np.array([int(priority_bound)], dtype=np.int64),
     )
 
@@ -181,28 +184,32 @@ def _balanced_choose(alloc, core, j):
 
 
 @kernel
-def _weighted_order(free, cap, scal, sums, prio, units, req, order, key, tmp):
+def _weighted_order(free, cap, scal, sums, prio, weights, units, req, order, key, tmp):
     """Weighted order (module docstring) for a job of ``units`` units of shape ``req``
     (int64 (4,)) on the free nodes ``free`` of capacities ``cap`` (int64 (m, 4)) into
     ``order``.  scal: the core's scalars (free and total amounts); sums: the queue's
-    request sums (S_*); prio int64 (4,): weight multipliers; key (float64 (m,)) and tmp
-    (int64 (m,)) are scratch."""
+    request sums (S_*); prio int64 (4,): weight multipliers; weights float64 (4,):
+    receives w_k; key (float64 (m,)) and tmp (int64 (m,)) are scratch."""
     n = free.shape[0]
     wpred = sums[S_PRED]
+    for k in range(N_RES):
+        total = scal[C_CAP + k]
+        weights[k] = 0.0
+        if total > 0 and wpred > 0:
+            mean_req = sums[S_REQ + k] / wpred
+            load = (total - scal[C_FREE + k]) / total
+            w = mean_req * load / total
+            w *= prio[k]
+            weights[k] = w
     for i in range(n):
         h = host(free, i, req)
         if h > units:
             h = units
         r = 0.0
         for k in range(N_RES):
-            total = scal[C_CAP + k]
-            if cap[i, k] <= 0 or total <= 0 or wpred <= 0:
+            if cap[i, k] <= 0 or scal[C_CAP + k] <= 0 or wpred <= 0:
                 continue
-            mean_req = sums[S_REQ + k] / wpred
-            load = (total - scal[C_FREE + k]) / total
-            w = mean_req * load / total
-            w *= prio[k]
-            r += w * (free[i, k] - h * req[k])
+            r += weights[k] * (free[i, k] - h * req[k])
         key[i] = r
     argsort_stable(key, order, tmp)
 
@@ -211,7 +218,7 @@ def _weighted_order(free, cap, scal, sums, prio, units, req, order, key, tmp):
 def _weighted_choose(alloc, core, j):
     jobs = core.jobs
     _weighted_order(
-        core.free, core.cap, core.scal, alloc.sums, alloc.prio, jobs[j, J_UNITS],
+        core.free, core.cap, core.scal, alloc.sums, alloc.prio, alloc.weights, jobs[j, J_UNITS],
         jobs[j, J_REQ : J_REQ + N_RES], alloc.order, alloc.key, alloc.tmp,
     )
     return place_in_order(core, alloc.order, np.int64(0), j)

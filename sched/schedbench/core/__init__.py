@@ -4,6 +4,10 @@ The core replays events (``../shared/spec/replay-semantics.md``) and knows no po
 schedulers, allocators and predictors own namedtuples of their own and plug in through
 the hooks of :mod:`schedbench.core.hooks`.  Their kernels use :mod:`schedbench.core.api`.
 
+Every owner keeps its scalars in arrays of its own namedtuple: int64 counters and
+totals (``Core.scal``, ``Easy.scal``, ...) and float64 arrays for real-valued weights and
+keys (``Weighted.weights``, ``Prb.qkey``, ...); nothing is shared through the core.
+
 Python side: :func:`new_core` builds the state, :func:`arm` pushes its first events and
 :func:`run` drives a scheduler's compiled loop to the end.
 """
@@ -19,6 +23,7 @@ from .heap import Event
 from .state import (
     C_DONE,
     C_HN,
+    C_LOG,
     C_NEXT,
     C_PERIOD,
     C_SEQ,
@@ -85,9 +90,11 @@ def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 6
         if progress is not None:
             progress(int(core.scal[C_STARTED]))
         if core.scal[C_DONE]:
+            if core.log.flags.owndata:  # give back the unused rows (realloc, no copy)
+                core.log.resize((max(int(core.scal[C_LOG]), 1), 2), refcheck=False)
             return core, total
         if not log_room(core):
-            core = grow_log(core)
+            core = grow_log(core, in_place=True)  # no view of it exists during the loop
 
 
 __all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "new_core", "run"]

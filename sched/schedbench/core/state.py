@@ -64,8 +64,9 @@ class Core(NamedTuple):
     from scal[C_QH] in queue order, with holes for started jobs.  run_list int64 (n, 2):
     running jobs as (start + pred, job) rows, sorted.  heap int64 (n + 4, 4): event rows
     (time, rank, sequence, job).  log int32 (rows, 2): the allocation log, (node, units)
-    rows, job j's are log[jobs[j, J_PTR] : + jobs[j, J_NODES]]; it only grows (the Python
-    side doubles it when a pass might not fit, see :func:`schedbench.core.run`).  cap,
+    rows, job j's are log[jobs[j, J_PTR] : + jobs[j, J_NODES]], in the order jobs
+    started; it only grows (the Python side enlarges it by half when a pass might not
+    fit, see :func:`schedbench.core.run`).  cap,
     free int64 (m, 4).  work int64 (N_WORK, m): placement buffers.  timeline int64 (N_TL,
     rows), column-major so that each column is contiguous.  scal int64 (N_CSCAL,): C_*.
     """
@@ -120,11 +121,17 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
     )
 
 
-def grow_log(core: Core) -> Core:
-    """``core`` with an allocation log of twice the rows (the written rows copied)."""
-    rows = int(core.scal[C_LOG])
-    log = np.empty((2 * core.log.shape[0], 2), np.int32)
-    log[:rows] = core.log[:rows]
+def grow_log(core: Core, in_place: bool = False) -> Core:
+    """``core`` with an allocation log half as large again (at least one pass's worth
+    more).  ``in_place``: resize the array itself (``realloc``: no second copy in memory),
+    which is only safe while nothing else holds a view of it."""
+    rows = max(core.log.shape[0] * 3 // 2, int(core.scal[C_LOG]) + int(core.scal[C_LIVE]))
+    if in_place and core.log.flags.owndata:
+        core.log.resize((rows, 2), refcheck=False)
+        return core
+    log = np.empty((rows, 2), np.int32)
+    fill = int(core.scal[C_LOG])
+    log[:fill] = core.log[:fill]
     return core._replace(log=log)
 
 
