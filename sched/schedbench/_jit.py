@@ -8,16 +8,19 @@ decref it emits for every array on every call; measured here, a fit test went fr
 buffer lives in a state namedtuple, allocated once in Python.  ``error_model="numpy"``
 drops the zero-division checks of integer divisions, which kernels guard themselves.
 
-``inline_kernel`` adds ``inline="always"`` (numba IR-level inlining).  Even without
-reference counts, a call between kernels costs tens of nanoseconds: numba passes every
-array as its unpacked struct (nine machine words for a 2-d array), and a namedtuple state
-as all of its arrays.  So the small per-event steps (heap, queue, fit test, placement,
-timeline row) are inlined where they are called.  Inlining copies a function's IR at each
-call site, once per level of nesting, and numba's compile time grows with the copies, so
-the big steps stay separate kernels: :func:`schedbench.core.steps._advance` (all events of
-one instant), ``_commit`` (a start), EASY's ``_backfill`` and the allocators' orderings.
-Each scheduler's loop is its own cached kernel, so a run compiles only its scheduler and
-allocator (:mod:`schedbench.core.hooks`).
+``inline_kernel`` adds ``inline="always"`` (numba IR-level inlining).  A call between
+kernels costs tens of nanoseconds: numba passes every array as its unpacked struct (seven
+to nine machine words) and a namedtuple state as all of its arrays, so a call taking the
+core costs about as much as the work of a small step.  The steps run at every event or
+start are therefore inlined into each scheduler's loop: advancing to the next decision
+point (heap pop and push included), the fit test, the allocator's ``choose`` (its hook is
+inlined) and the timeline row.  Inlining copies a function's IR at each call site, once
+per level of nesting, and numba's compile time grows with the copies, so the rest stays in
+separate kernels: ``_commit`` (a start), the queue insertion, EASY's backfill scans, the
+allocators' orderings and the placement scan.  Kernels only other kernels call are
+``internal_kernel``: numba skips their Python wrapper, which costs as much to compile as a
+small kernel.  Each scheduler's loop is its own cached kernel, so a run compiles only its
+scheduler, allocator and predictor (:mod:`schedbench.core.hooks`).
 """
 
 from __future__ import annotations

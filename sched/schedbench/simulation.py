@@ -310,7 +310,7 @@ class Simulation:
             and C.scal[C_RN] == 0
             and C.scal[C_QN] > 0
             and C.scal[C_NEXT] >= C.jobs.shape[0]
-            and not np.any(C.heap[: C.scal[C_HN], 1] != Event.TICK)
+            and not np.any(C.heap[: C.scal[C_HN], 0] % 4 != Event.TICK)
         )
 
     # -- whole runs ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from ..layout import J_STATE, J_SUBMIT, JobState
-from .heap import Event
+from .heap import Event, event_key
 from .state import (
     C_DONE,
     C_HN,
@@ -73,9 +73,9 @@ def arm(core: Core) -> None:
         return
     first = int(live[0])
     scal[C_NEXT] = first
-    heap[0] = (J[first, J_SUBMIT], Event.SUBMIT, 0, first)
+    heap[0] = (event_key(J[first, J_SUBMIT], Event.SUBMIT), 0, first)
     if scal[C_PERIOD] > 0:
-        heap[1] = (scal[C_TICK0], Event.TICK, 1, -1)
+        heap[1] = (event_key(scal[C_TICK0], Event.TICK), 1, -1)
     scal[C_HN] = scal[C_SEQ] = 2 if scal[C_PERIOD] > 0 else 1
 
 

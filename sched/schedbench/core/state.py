@@ -62,8 +62,8 @@ class Core(NamedTuple):
 
     jobs int64 (n, N_JCOLS): see :mod:`schedbench.layout`.  queue int64 (n,): job indices
     from scal[C_QH] in queue order, with holes for started jobs.  run_list int64 (n, 2):
-    running jobs as (start + pred, job) rows, sorted.  heap int64 (n + 4, 4): event rows
-    (time, rank, sequence, job).  log int32 (rows, 2): the allocation log, (node, units)
+    running jobs as (start + pred, job) rows, sorted.  heap int64 (n + 4, 3): event rows
+    (time * 4 + rank, sequence, job) (:mod:`schedbench.core.heap`).  log int32 (rows, 2): the allocation log, (node, units)
     rows, job j's are log[jobs[j, J_PTR] : + jobs[j, J_NODES]], in the order jobs
     started; it only grows (the Python side enlarges it by half when a pass might not
     fit, see :func:`schedbench.core.run`).  cap,
@@ -111,7 +111,7 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
         jobs=jobs,
         queue=np.empty(n, i64),
         run_list=np.empty((n, 2), i64),
-        heap=np.empty((n + 4, 4), i64),
+        heap=np.empty((n + 4, 3), i64),
         log=np.empty((int(live.sum()) + 2 * units + 64, 2), np.int32),
         cap=np.ascontiguousarray(cap, dtype=i64),
         free=np.array(cap, dtype=i64, copy=True),

@@ -242,9 +242,9 @@ def _advance(core, pred, sched, alloc):
     scal = core.scal
     periodic = scal[C_PERIOD] > 0
     while scal[C_HN] > 0:
-        t = heap[0, 0]
+        t = heap[0, 0] >> 2
         tick = False
-        while scal[C_HN] > 0 and heap[0, 0] == t:
+        while scal[C_HN] > 0 and heap[0, 0] >> 2 == t:
             _, rank, j = _pop(heap, scal)
             if rank == Event.END:
                 _finish(core, pred, alloc, j, t)
