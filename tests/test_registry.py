@@ -16,10 +16,11 @@ from schedbench.core import JittedScheduler
 from schedbench.core.api import (
     C_QH,
     C_QN,
+    advance,
     fits_now,
     implements,
     queue_compact,
-    replay_loop,
+    record,
     schedule,
     try_start,
 )
@@ -56,7 +57,15 @@ def _largest_first(sched, core, pred, alloc, now):
 
 @numba.njit(cache=True, _nrt=False)
 def _run(core, pred, sched, alloc, max_passes):
-    return replay_loop(core, pred, sched, alloc, max_passes, _largest_first)
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _largest_first(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
 
 
 def largest_first(setup):

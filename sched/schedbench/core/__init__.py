@@ -55,7 +55,7 @@ class Setup(NamedTuple):
 class JittedScheduler(NamedTuple):
     """What a jitted scheduler's factory returns: its ``state`` (a namedtuple whose class
     implements :func:`schedbench.core.hooks.schedule`), its compiled ``loop`` (the
-    module's ``_run`` kernel, see :func:`schedbench.core.api.replay_loop`) and the
+    module's ``_run`` kernel, see :func:`schedbench.core.steps._advance`) and the
     ``queue_order`` (:class:`QueueOrder`) the core must keep."""
 
     state: Any

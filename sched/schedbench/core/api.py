@@ -13,8 +13,13 @@ Hooks (:mod:`schedbench.core.hooks`)
     :func:`choose` are required, the others optional.
 
 Kernels
-    ``replay_loop(core, pred, sched, alloc, max_passes, pass_kernel) -> passes``: the
-    loop each scheduler compiles with its pass into its own ``_run`` kernel (inline).
+    ``advance(core, pred, sched, alloc) -> now``: process events up to the next decision
+    point (inline): its time, -1 at the end, -2 when the allocation log needs room.
+    ``record(timeline, scal, now)``: the timeline row of a decision point (inline).  Each
+    scheduler writes its own ``_run(core, pred, sched, alloc, max_passes)`` kernel: a loop
+    of advance, its pass and record (see :func:`schedbench.core.steps._advance`; written
+    out rather than a shared inline loop: each level of inlining costs a second of
+    compile).
     ``try_start(core, alloc, j, now) -> bool``: offer queued job j to the allocator and
     start it if it fits (inline).
     ``commit(core, alloc, j, now, used)``: start job j on the placement in core.work.
@@ -26,14 +31,13 @@ Kernels
     ``place_in_order(core, order, first, j) -> used``: :func:`place` job j on the free
     nodes into core.work (inline).
     ``host(free, node, req) -> units`` a node can host (inline).
-    ``queue_head(jobs, queue, scal) -> j or -1`` (inline); ``queue_compact(jobs, queue,
-    scal)``: drop the holes of started jobs.
+    ``queue_tidy(jobs, queue, scal) -> j or -1``: the queue's head, skipping started jobs
+    (inline); ``queue_compact(jobs, queue, scal)``: drop the holes of started jobs.
     ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing.
 
 For :class:`schedbench.simulation.Simulation` (called from Python)
-    ``advance(core, pred, sched, alloc) -> now or -1``; ``pass_at(core, pred, sched,
-    alloc, now)``; ``start_from_policy(core, sched, alloc, j, now, used) -> bool``;
-    ``record(timeline, scal, now)``; ``queue_tidy(jobs, queue, scal)``.
+    ``advance``; ``pass_at(core, pred, sched, alloc, now)``; ``start_from_policy(core,
+    sched, alloc, j, now, used) -> bool``; ``record``; ``queue_tidy``.
 """
 
 from .hooks import (
@@ -56,7 +60,6 @@ from .placement import _host as host
 from .placement import _place as place
 from .placement import _place_in_order as place_in_order
 from .queue import _queue_compact as queue_compact
-from .queue import _queue_head as queue_head
 from .queue import _queue_tidy as queue_tidy
 from .sort import _argsort_stable as argsort_stable
 from .state import (
@@ -80,7 +83,6 @@ from .steps import _advance as advance
 from .steps import _commit_placed as commit
 from .steps import _pass_at as pass_at
 from .steps import _record as record
-from .steps import _replay_loop as replay_loop
 from .steps import _start_from_policy as start_from_policy
 from .steps import _try_start as try_start
 
@@ -89,7 +91,7 @@ __all__ = [
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
-    "implements", "learn", "pass_at", "predict", "place", "place_in_order", "queue_compact", "queue_head",
-    "queue_tidy", "record", "replay_loop", "sched_enqueued", "sched_started_outside",
+    "implements", "learn", "pass_at", "predict", "place", "place_in_order", "queue_compact",
+    "queue_tidy", "record", "sched_enqueued", "sched_started_outside",
     "schedule", "start_from_policy", "try_start",
 ]

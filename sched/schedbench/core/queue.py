@@ -39,7 +39,7 @@ def _queue_insert(jobs, queue, scal, j):
 @inline_kernel
 def _queue_tidy(jobs, queue, scal):
     """Skip started jobs at the head; compact when holes outnumber queued jobs (amortised
-    O(1) per start, order kept)."""
+    O(1) per start, order kept).  Returns the first queued job in queue order, or -1."""
     qh = scal[C_QH]
     span = scal[C_QSPAN]
     while span > 0 and jobs[queue[qh], J_STATE] != JobState.QUEUED:
@@ -54,6 +54,7 @@ def _queue_tidy(jobs, queue, scal):
         span = w - qh
     scal[C_QH] = qh
     scal[C_QSPAN] = span
+    return queue[qh] if span > 0 else -1
 
 
 @kernel
@@ -67,10 +68,3 @@ def _queue_compact(jobs, queue, scal):
             queue[w] = queue[r]
             w += 1
     scal[C_QSPAN] = w - qh
-
-
-@inline_kernel
-def _queue_head(jobs, queue, scal):
-    """First queued job in queue order, or -1."""
-    _queue_tidy(jobs, queue, scal)
-    return queue[scal[C_QH]] if scal[C_QSPAN] > 0 else -1

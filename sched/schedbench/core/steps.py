@@ -94,7 +94,7 @@ def _commit(jobs, run_list, heap, log, free, work, scal, alloc, j, now, used):
     """Start job ``j`` at ``now`` on the ``used`` nodes of work[W_NODE] / work[W_COUNT]:
     append them to the allocation ``log``, take their resources from ``free``, insert the
     job into the running list, push its END event, tell the allocator.  The caller knows
-    the placement fits and that the log has room (:func:`_replay_loop` makes sure)."""
+    the placement fits and that the log has room (:func:`_advance` makes sure)."""
     p = scal[C_LOG]
     jobs[j, J_PTR] = p
     scal[C_LOG] = p + used
@@ -149,7 +149,7 @@ def _try_start(core, alloc, j, now):
     used = choose(alloc, core, j)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
         return False
-    _commit_placed(core, alloc, j, now, used)
+    _commit(jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
     return True
 
 
@@ -235,11 +235,26 @@ def _next_tick(jobs, scal, now):
 
 @inline_kernel
 def _advance(core, pred, sched, alloc):
-    """Process events up to the next decision point; returns its time, or -1 when the
-    replay is over.  Every event instant is a decision point, or, in the periodic mode,
-    every tick plus the instant of the last pass again when zero-length jobs end there."""
+    """Process events up to the next decision point; returns its time, -1 when the replay
+    is over (and sets scal[C_DONE]), or -2, before any event, when the allocation log
+    could overflow in the next pass (the Python side grows it and calls again).  Every
+    event instant is a decision point, or, in the periodic mode, every tick plus the
+    instant of the last pass again when zero-length jobs end there.
+
+    Each scheduler's ``_run`` kernel loops over it (see :mod:`schedbench.core.api`)::
+
+        while passes < max_passes:
+            now = advance(core, pred, sched, alloc)
+            if now < 0:
+                break
+            <the scheduler's pass at now>
+            record(core.timeline, core.scal, now)
+            passes += 1
+    """
     heap = core.heap
     scal = core.scal
+    if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
+        return -2
     periodic = scal[C_PERIOD] > 0
     while scal[C_HN] > 0:
         t = heap[0, 0] >> 2
@@ -260,6 +275,7 @@ def _advance(core, pred, sched, alloc):
                 _push(heap, scal, nt, Event.TICK, np.int64(-1))  # not a literal: one compiled _push
         if not periodic or tick or scal[C_LAST_PASS] == t:
             return t
+    scal[C_DONE] = 1
     return -1
 
 
@@ -280,37 +296,6 @@ def _record(timeline, scal, now):
     scal[C_TL] = row + 1
     scal[C_LAST_PASS] = now
     scal[C_PASSES] += 1
-
-
-# --------------------------------------------------------------------------- the loop
-
-
-@inline_kernel
-def _replay_loop(core, pred, sched, alloc, max_passes, pass_kernel):
-    """Replay until the end or ``max_passes`` passes: advance to each decision point, run
-    ``pass_kernel(sched, core, pred, alloc, now)``, record the timeline.  Returns the
-    passes run; sets scal[C_DONE] once the replay is over.  Stops early, before a pass,
-    when the allocation log could overflow in it (the Python side grows the log and calls
-    again).
-
-    Each scheduler compiles this loop with its own pass into a kernel of its own module
-    (one line: see :mod:`schedbench.schedulers.easy`), so that a run compiles its own
-    scheduler and allocator only, and numba caches that loop like any kernel.  The pass
-    is passed as a function so that numba inlines it (a global inline kernel passed on
-    is inlined like a direct call)."""
-    scal = core.scal
-    passes = 0
-    while passes < max_passes:
-        if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
-            break
-        now = _advance(core, pred, sched, alloc)
-        if now < 0:
-            scal[C_DONE] = 1
-            break
-        pass_kernel(sched, core, pred, alloc, now)
-        _record(core.timeline, scal, now)
-        passes += 1
-    return passes
 
 
 # --------------------------------------------------------------------------- for Simulation

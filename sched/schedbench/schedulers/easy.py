@@ -43,13 +43,14 @@ from ..core.api import (
     W_IDENT,
     W_NODE,
     W_NODE2,
+    advance,
     attempt_succeeded,
     choose,
     commit,
     fits,
     fits_now,
     implements,
-    replay_loop,
+    record,
     sched_started_outside,
     schedule,
 )
@@ -421,14 +422,30 @@ def _pass_pool(sched, core, pred, alloc, now):
 
 @kernel
 def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for EASY (:func:`schedbench.core.api.replay_loop`)."""
-    return replay_loop(core, pred, sched, alloc, max_passes, _pass)
+    """The replay loop compiled for EASY (see :func:`schedbench.schedulers.inorder._run`)."""
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
 
 
 @kernel
 def _run_pool(core, pred, sched, alloc, max_passes):
     """The replay loop compiled for EASY on single-type jobs."""
-    return replay_loop(core, pred, sched, alloc, max_passes, _pass_pool)
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass_pool(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
 
 
 for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel
 from ..core import JittedScheduler, QueueOrder
-from ..core.api import implements, queue_head, replay_loop, schedule, try_start
+from ..core.api import advance, implements, queue_tidy, record, schedule, try_start
 
 
 class InOrder(NamedTuple):
@@ -33,7 +33,7 @@ def _start_in_order(core, alloc, now):
     """Start queued jobs in queue order while the next fits; returns the first job that
     does not fit, or -1 when the queue emptied."""
     while True:
-        j = queue_head(core.jobs, core.queue, core.scal)
+        j = queue_tidy(core.jobs, core.queue, core.scal)
         if j < 0:
             return -1
         if not try_start(core, alloc, j, now):
@@ -48,8 +48,17 @@ def _pass(sched, core, pred, alloc, now):
 
 @kernel
 def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for FCFS / SJF (:func:`schedbench.core.api.replay_loop`)."""
-    return replay_loop(core, pred, sched, alloc, max_passes, _pass)
+    """The replay loop compiled for FCFS / SJF: advance, pass, record (returns the passes
+    run; see :func:`schedbench.core.steps._advance`)."""
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
 
 
 def _build(order: int) -> JittedScheduler:

@@ -12,7 +12,16 @@ import numpy as np
 
 from .._jit import inline_kernel, kernel
 from ..core import JittedScheduler
-from ..core.api import C_QH, C_QN, argsort_stable, implements, queue_compact, replay_loop, schedule
+from ..core.api import (
+    C_QH,
+    C_QN,
+    advance,
+    argsort_stable,
+    implements,
+    queue_compact,
+    record,
+    schedule,
+)
 from ..layout import J_PRED, J_REQ, J_SUBMIT, J_UNITS
 from .inorder import _start_in_order
 
@@ -94,8 +103,16 @@ def _pass(sched, core, pred, alloc, now):
 
 @kernel
 def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for PRB (:func:`schedbench.core.api.replay_loop`)."""
-    return replay_loop(core, pred, sched, alloc, max_passes, _pass)
+    """The replay loop compiled for PRB (see :func:`schedbench.schedulers.inorder._run`)."""
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
 
 
 def prb(setup) -> JittedScheduler:
