@@ -1,0 +1,153 @@
+"""RUSV kernels (Keller §4) against a naive per-second array model."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedbench import rusv as R
+
+H = 60  # every slot of these tests lies in [0, H)
+AVL = 8
+
+ops = st.lists(
+    st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(-AVL, AVL)),
+    max_size=25,
+)
+
+
+def naive_apply(v: np.ndarray, kind: R.Kind, start: int, stop: int, x: int) -> None:
+    v[start:stop] += x
+    if kind == R.Kind.USED:
+        np.maximum(v, 0, out=v)
+    else:
+        np.minimum(v, AVL, out=v)
+
+
+def values(r: R.Rusv, horizon: int = H + 5) -> np.ndarray:
+    return np.array([R.value_at(r, t) for t in range(horizon)])
+
+
+def build(kind: R.Kind, seq) -> tuple[R.Rusv, np.ndarray]:
+    r = R.new(AVL, kind=kind, cap=4)  # small: the operations grow it
+    v = np.full(H + 5, 0 if kind == R.Kind.USED else AVL)
+    for start, length, x in seq:
+        stop = min(start + length, H)
+        R.increment(r, start, stop, x)
+        naive_apply(v, kind, start, stop, x)
+    return r, v
+
+
+def assert_normal(r: R.Rusv) -> None:
+    s = R.slots_of(r)
+    kind = r.meta[R.M_KIND]
+    for k, (a, b, items) in enumerate(s):
+        assert a < b
+        assert (items > 0) if kind == R.Kind.USED else (items < AVL)
+        if k:
+            pa, pb, pitems = s[k - 1]
+            assert pb <= a
+            assert not (pitems == items and a - pb < 1), "equal touching neighbours must be joined"
+
+
+@settings(max_examples=150, deadline=None)
+@given(seq=ops, kind=st.sampled_from(list(R.Kind)))
+def test_increments_match_naive(seq, kind):
+    r, v = build(kind, seq)
+    assert_normal(r)
+    assert np.array_equal(values(r), v)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seq=st.lists(st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), max_size=20),
+       extra=st.tuples(st.integers(0, H - 1), st.integers(1, 30), st.integers(1, AVL)))
+def test_increment_then_decrement_restores(seq, extra):
+    r, _ = build(R.Kind.USED, seq)
+    before = R.slots_of(r)
+    start, length, x = extra
+    R.increment(r, start, start + length, x)
+    R.decrement(r, start, start + length, x)
+    assert np.array_equal(R.slots_of(r), before)
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=ops, b=ops)
+def test_intersection_is_commutative_and_a_minimum(a, b):
+    r1, v1 = build(R.Kind.FREE, a)
+    r2, v2 = build(R.Kind.FREE, b)
+    x, y = R.intersect(r1, r2), R.intersect(r2, r1)
+    assert np.array_equal(R.slots_of(x), R.slots_of(y))
+    assert_normal(x)
+    assert np.array_equal(values(x), np.minimum(v1, v2))
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=ops, b=ops)
+def test_min_free_matches_naive(a, b):
+    used, vu = build(R.Kind.USED, a)
+    allowance, va = build(R.Kind.FREE, b)
+    out = R.mf(used, allowance)
+    assert_normal(out)
+    assert np.array_equal(values(out), np.maximum(vu, AVL - va))
+
+
+@settings(max_examples=100, deadline=None)
+@given(seq=ops, free_min=st.integers(0, AVL), d=st.integers(1, 15), t1=st.integers(0, 30), span=st.integers(1, 40))
+def test_get_free_slots_returns_exactly_the_free_windows(seq, free_min, d, t1, span):
+    r, v = build(R.Kind.USED, seq)
+    t2 = t1 + span
+    free = AVL - v[t1:t2] if t2 <= len(v) else AVL - np.concatenate([v, np.zeros(t2 - len(v), int)])[t1:t2]
+    want = []
+    t = 0
+    while t < span:
+        if free[t] >= free_min:
+            u = t
+            while u < span and free[u] >= free_min:
+                u += 1
+            if u - t >= d:
+                want.append((t1 + t, t1 + u, int(free[t:u].min())))
+            t = u
+        else:
+            t += 1
+    got = [tuple(int(x) for x in row) for row in R.get_free_slots(r, free_min, d, t1, t2)]
+    assert got == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(seq=st.lists(st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), max_size=20),
+       size=st.integers(0, AVL + 1), d=st.integers(1, 15), t0=st.integers(0, 40),
+       ex=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(0, AVL)))
+def test_earliest_fit_is_the_first_window_that_fits(seq, size, d, t0, ex):
+    r, v = build(R.Kind.USED, seq)
+    ex0, length, exi = ex
+    ex1 = ex0 + length
+    eff = np.concatenate([v, np.zeros(200, int)])
+    eff[ex0:ex1] -= exi
+    got = R.earliest_fit(r, size, d, t0, exclude=(ex0, ex1, exi))
+    if size > AVL:
+        assert got == -1
+        return
+    want = next(t for t in range(t0, 400) if (eff[t:t + d] + size <= AVL).all())
+    assert got == want
+    limited = R.earliest_fit(r, size, d, t0, limit=want, exclude=(ex0, ex1, exi))
+    assert limited == -1
+
+
+def test_min_dist_joins_close_equal_slots():
+    r = R.new(10, min_dist=5)
+    R.increment(r, 0, 10, 3)
+    R.increment(r, 13, 20, 3)  # gap 3 < 5: joined at 3 items
+    assert R.slots_of(r).tolist() == [[0, 20, 3]]
+    R.increment(r, 30, 40, 3)  # gap 10: kept apart
+    assert R.slots_of(r).tolist() == [[0, 20, 3], [30, 40, 3]]
+
+
+def test_bad_slots_are_refused():
+    import pytest
+
+    r = R.new(4)
+    with pytest.raises(ValueError):
+        R.increment(r, 5, 5, 1)
+    with pytest.raises(ValueError):
+        R.new(4, avl=5)
