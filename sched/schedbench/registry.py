@@ -149,6 +149,10 @@ register_scheduler(
     "prb", "schedbench.schedulers.prb:prb",
     "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2)",
 )
+register_scheduler(
+    "conservative", "schedbench.schedulers.conservative:conservative",
+    "conservative backfilling on a RUSV plan: every queued job holds a booking (Keller's OpenCCS)",
+)
 register_allocator("ff", "schedbench.allocators.fit:first_fit", "First-Fit: node index order")
 register_allocator("bf", "schedbench.allocators.fit:best_fit", "Best-Fit: non-decreasing free cores + GPUs + MICs")
 register_allocator(

@@ -78,6 +78,6 @@ def replay(
     jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
     t0 = time.perf_counter()
     c, passes = core.run(jitted.loop, c, prep.pred, jitted.state, prep.alloc, progress,
-                         chunk=100_000 if progress else 1 << 62)
+                         chunk=100_000 if progress else 1 << 62, grow=jitted.grow)
     simulate_s = time.perf_counter() - t0
     return result(c, prep.status, table, machine, scheduler, allocator, predictor, simulate_s, passes, prov)

@@ -56,11 +56,14 @@ class JittedScheduler(NamedTuple):
     """What a jitted scheduler's factory returns: its ``state`` (a namedtuple whose class
     implements :func:`schedbench.core.hooks.schedule`), its compiled ``loop`` (the
     module's ``_run`` kernel, see :func:`schedbench.core.steps._advance`) and the
-    ``queue_order`` (:class:`QueueOrder`) the core must keep."""
+    ``queue_order`` (:class:`QueueOrder`) the core must keep.  A scheduler whose arrays
+    can fill up gives ``grow(state)``: its loop returns early when they might, and
+    :func:`run` calls ``grow`` to enlarge them in place before calling the loop again."""
 
     state: Any
     loop: Any
     queue_order: int = QueueOrder.FIFO
+    grow: Any = None
 
 
 def arm(core: Core) -> None:
@@ -79,11 +82,13 @@ def arm(core: Core) -> None:
     scal[C_HN] = scal[C_SEQ] = 2 if scal[C_PERIOD] > 0 else 1
 
 
-def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62) -> tuple[Core, int]:
+def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
+        grow=None) -> tuple[Core, int]:
     """Drive ``loop`` (a scheduler's compiled ``_run(core, pred, sched, alloc,
     max_passes)``) to the end of the replay; returns the core (its allocation log may have
     been replaced by a larger one) and the passes run.  With a ``progress(started_jobs)``
-    callback, the loop returns to Python every ``chunk`` passes to report."""
+    callback, the loop returns to Python every ``chunk`` passes to report; ``grow`` is
+    the scheduler's (see :class:`JittedScheduler`)."""
     total = 0
     while True:
         total += loop(core, pred, sched, alloc, chunk)
@@ -95,6 +100,8 @@ def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 6
             return core, total
         if not log_room(core):
             core = grow_log(core, in_place=True)  # no view of it exists during the loop
+        if grow is not None:
+            grow(sched)
 
 
 __all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "new_core", "run"]

@@ -51,7 +51,9 @@ from .hooks import (
     learn,
     predict,
     sched_enqueued,
+    sched_released,
     sched_started_outside,
+    sched_wake,
     schedule,
 )
 from .placement import _fits as fits
@@ -92,6 +94,6 @@ __all__ = [
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "predict", "place", "place_in_order", "queue_compact",
-    "queue_tidy", "record", "sched_enqueued", "sched_started_outside",
+    "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "start_from_policy", "try_start",
 ]

@@ -90,6 +90,17 @@ def sched_started_outside(sched, core, j):
     """Scheduler hook: a Python policy started job ``j`` (outside the scheduler's pass)."""
 
 
+def sched_released(sched, core, j, now):
+    """Scheduler hook: running job ``j`` has just ended at ``now`` (its resources are free)."""
+
+
+def sched_wake(sched, core):
+    """Scheduler hook: the next instant (s) at which the scheduler must pass although no
+    job ends or arrives then (a planned start, an expiring booking), or -1 for none.  It
+    must be later than the last pass."""
+    return -1
+
+
 # --------------------------------------------------------------------------- predictors
 
 
@@ -135,7 +146,7 @@ def attempt_succeeded(alloc, jobs, j):
 
 for _hook in (schedule, choose, predict):
     _dispatch(_hook, required=True)
-for _hook in (learn, sched_enqueued, sched_started_outside, alloc_enqueued, alloc_committed,
+for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, alloc_enqueued, alloc_committed,
               alloc_released, attempt_failed, attempt_succeeded):
     _dispatch(_hook, required=False)
 del _hook

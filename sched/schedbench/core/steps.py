@@ -42,7 +42,9 @@ from .hooks import (
     learn,
     predict,
     sched_enqueued,
+    sched_released,
     sched_started_outside,
+    sched_wake,
     schedule,
 )
 from .placement import _fits_now
@@ -154,9 +156,9 @@ def _try_start(core, alloc, j, now):
 
 
 @inline_kernel
-def _finish(core, pred, alloc, j, now):
+def _finish(core, pred, sched, alloc, j, now):
     """Job ``j`` ends at ``now``: free its nodes, leave the running set, tell the
-    allocator and the predictor."""
+    allocator, the scheduler and the predictor."""
     jobs = core.jobs
     log = core.log
     free = core.free
@@ -187,6 +189,7 @@ def _finish(core, pred, alloc, j, now):
     scal[C_ENDED] += 1
     jobs[j, J_STATE] = JobState.DONE
     alloc_released(alloc, jobs, j, lowest)
+    sched_released(sched, core, j, now)
     learn(pred, jobs, j, now)
 
 
@@ -239,7 +242,8 @@ def _advance(core, pred, sched, alloc):
     is over (and sets scal[C_DONE]), or -2, before any event, when the allocation log
     could overflow in the next pass (the Python side grows it and calls again).  Every
     event instant is a decision point, or, in the periodic mode, every tick plus the
-    instant of the last pass again when zero-length jobs end there.
+    instant of the last pass again when zero-length jobs end there; so is every instant
+    the scheduler asks for (:func:`schedbench.core.hooks.sched_wake`).
 
     Each scheduler's ``_run`` kernel loops over it (see :mod:`schedbench.core.api`)::
 
@@ -256,13 +260,20 @@ def _advance(core, pred, sched, alloc):
     if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
         return -2
     periodic = scal[C_PERIOD] > 0
-    while scal[C_HN] > 0:
+    while True:
+        wake = sched_wake(sched, core)
+        if scal[C_HN] == 0:
+            if wake < 0:
+                break
+            return wake
         t = heap[0, 0] >> 2
+        if 0 <= wake < t:
+            return wake
         tick = False
         while scal[C_HN] > 0 and heap[0, 0] >> 2 == t:
             _, rank, j = _pop(heap, scal)
             if rank == Event.END:
-                _finish(core, pred, alloc, j, t)
+                _finish(core, pred, sched, alloc, j, t)
             elif rank == Event.SUBMIT:
                 scal[C_NEXT] = j + 1
                 _enqueue(core, pred, sched, alloc, j, t)
@@ -273,7 +284,7 @@ def _advance(core, pred, sched, alloc):
             nt = _next_tick(core.jobs, scal, t)
             if nt >= 0:
                 _push(heap, scal, nt, Event.TICK, np.int64(-1))  # not a literal: one compiled _push
-        if not periodic or tick or scal[C_LAST_PASS] == t:
+        if not periodic or tick or scal[C_LAST_PASS] == t or wake == t:
             return t
     scal[C_DONE] = 1
     return -1
