@@ -510,3 +510,12 @@ def earliest_fit(r: Rusv, size: int, d: int, t0: int, limit: int = int(INF),
     ex0, ex1, exi = exclude
     return int(_earliest_fit_kernel(r.slots, r.meta, np.int64(size), np.int64(d), np.int64(t0),
                                     np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi)))
+
+
+# --------------------------------------------------------------------------- kernel API
+# What planning schedulers call from their own kernels (public aliases of the kernels
+# above; shapes as in the module docstring).
+kernel_add = _add
+kernel_earliest_fit = _earliest_fit
+kernel_first_stop_after = _first_stop_after
+kernel_max_in = _max_in

@@ -21,6 +21,7 @@ from ..core.api import (
     choose,
     implements,
     place_in_order,
+    plan_order,
 )
 from ..layout import J_REQ, N_RES
 
@@ -77,6 +78,14 @@ def _ff_choose(alloc, core, j):
     return place_in_order(core, core.work[W_IDENT], first, j)
 
 
+@implements(plan_order, FirstFit)
+@kernel
+def _ff_plan_order(alloc, free, order, key, tmp):
+    for i in range(free.shape[0]):
+        order[i] = i
+    return 0
+
+
 @implements(alloc_released, FirstFit)
 @inline_kernel
 def _ff_released(alloc, jobs, j, lowest):
@@ -95,6 +104,13 @@ def _best_fit_order(free, order, key, tmp):
     for i in range(free.shape[0]):
         key[i] = free[i, 0] + free[i, 1] + free[i, 2]
     argsort_stable(key, order, tmp)
+
+
+@implements(plan_order, BestFit)
+@kernel
+def _bf_plan_order(alloc, free, order, key, tmp):
+    _best_fit_order(free, order, key, tmp)
+    return 0
 
 
 @implements(choose, BestFit)

@@ -49,6 +49,7 @@ from .hooks import (
     choose,
     implements,
     learn,
+    plan_order,
     predict,
     sched_enqueued,
     sched_released,
@@ -71,6 +72,7 @@ from .state import (
     C_NEXT,
     C_QH,
     C_QN,
+    C_QSPAN,
     C_RN,
     C_STARTED,
     W_COUNT,
@@ -89,11 +91,11 @@ from .steps import _start_from_policy as start_from_policy
 from .steps import _try_start as try_start
 
 __all__ = [
-    "C_CAP", "C_ENDED", "C_FREE", "C_NEXT", "C_QH", "C_QN", "C_RN", "C_STARTED",
+    "C_CAP", "C_ENDED", "C_FREE", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_RN", "C_STARTED",
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
-    "implements", "learn", "pass_at", "predict", "place", "place_in_order", "queue_compact",
+    "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "start_from_policy", "try_start",
 ]

@@ -123,6 +123,14 @@ def choose(alloc, core, j):
     anything else of the core; returns the nodes used, or -1 when the job does not fit."""
 
 
+def plan_order(alloc, free, order, key, tmp):
+    """Allocator hook for planning schedulers: put the allocator's node order over the
+    free amounts ``free`` (int64 (m, 4), e.g. a future window's) into ``order`` (int64
+    (m,)), with scratch key (float64 (m,)) and tmp (int64 (m,)), without changing the
+    allocator's state; returns 0, or -1 when the allocator has no such order."""
+    return -1
+
+
 def alloc_enqueued(alloc, jobs, j):
     """Allocator hook: job ``j`` joined the queue (jobs: the job matrix)."""
 
@@ -146,7 +154,7 @@ def attempt_succeeded(alloc, jobs, j):
 
 for _hook in (schedule, choose, predict):
     _dispatch(_hook, required=True)
-for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, alloc_enqueued, alloc_committed,
+for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, plan_order, alloc_enqueued, alloc_committed,
               alloc_released, attempt_failed, attempt_succeeded):
     _dispatch(_hook, required=False)
 del _hook

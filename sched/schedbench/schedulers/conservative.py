@@ -29,18 +29,26 @@ taken as its minimum over [t, t + d), places the job; the job starts on its book
 
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import numpy as np
+from numba.extending import overload
 
 from .._jit import inline_kernel, internal_kernel, kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_QH,
     C_QN,
+    C_QSPAN,
     C_RN,
+    W_COUNT,
+    W_NODE,
     advance,
+    commit,
     implements,
+    place,
+    plan_order,
     queue_tidy,
     record,
     sched_enqueued,
@@ -49,10 +57,12 @@ from ..core.api import (
     schedule,
     try_start,
 )
-from ..core.state import C_QSPAN
+from ..errors import UsageError
 from ..layout import (
     J_EST,
+    J_NODES,
     J_PRED,
+    J_PTR,
     J_REQ,
     J_REQ_NODES,
     J_RUN,
@@ -66,14 +76,18 @@ from ..layout import (
 from ..rusv import (
     INF,
     M_AVL,
+    M_KIND,
+    M_MAX_AVL,
+    M_MIN_DIST,
     M_N,
     S_ITEMS,
     S_START,
     S_STOP,
     Kind,
-    _add,
-    _earliest_fit,
-    _first_stop_after,
+    kernel_add,
+    kernel_earliest_fit,
+    kernel_first_stop_after,
+    kernel_max_in,
 )
 
 # Slots of the scheduler's scal, int64 (N_SCAL,)
@@ -89,7 +103,10 @@ S_CAP_NEED = 8  # rows every vector needs before the next pass
 S_NSTART = 9  # candidates in sched.starting
 S_PMF_OK = 10  # sched.pmf describes the plan as it is
 S_PMF_N = 11
-N_SCAL = 12
+S_PMF_TYPE = 12  # the resource type sched.pmf was built for
+S_USED = 13  # nodes of the last node fit's placement
+S_BN = 14  # rows used in sched.bnodes
+N_SCAL = 15
 
 # Columns of sched.book, int64 (n, 4): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode).
@@ -117,6 +134,51 @@ class ConservativePool(NamedTuple):
     starting: np.ndarray
     pmf: np.ndarray
     scal: np.ndarray
+
+
+class ConservativeNodes(NamedTuple):
+    """Conservative backfilling with node bookings.  As :class:`ConservativePool`, plus:
+    slots/meta hold N_RES + 1 vectors, the last counting the bookings that end at each
+    instant (its covered seconds are exactly the booking ends, the candidate starts);
+    nslots int64 (m * N_RES, cap, 3) and nmeta int64 (m * N_RES, 5): one used RUSV per
+    node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
+    (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
+    wfree int64 (m, N_RES): each node's least free amount over a candidate window; order,
+    tmp int64 (m,) and key float64 (m,): the allocator's order over it."""
+
+    slots: np.ndarray
+    meta: np.ndarray
+    book: np.ndarray
+    ptype: np.ndarray
+    size: np.ndarray
+    wake: np.ndarray
+    arrivals: np.ndarray
+    starting: np.ndarray
+    pmf: np.ndarray
+    scal: np.ndarray
+    nslots: np.ndarray
+    nmeta: np.ndarray
+    bnodes: np.ndarray
+    wfree: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    tmp: np.ndarray
+
+
+_OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+def _by_state(stub, pool_impl, node_impl):
+    """Make ``stub`` callable from kernels: it compiles to ``pool_impl`` or ``node_impl``
+    by the class of its first argument (as the core's hooks do)."""
+
+    def typing(*args):
+        cls = getattr(args[0], "instance_class", None)
+        return (node_impl if cls is ConservativeNodes else pool_impl).py_func
+
+    typing.__signature__ = inspect.signature(stub)
+    overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing)
+    return stub
 
 
 # --------------------------------------------------------------------------- wake heap
@@ -215,28 +277,122 @@ def _d(jobs, j):
 
 
 @internal_kernel
-def _trim(slots, meta, scal, now):
-    """Drop the plan rows that end at or before ``now`` (nothing before now is read)."""
+def _trim_vectors(slots, meta, now):
+    """Drop the rows of every vector that end at or before ``now`` (nothing before now
+    is read again)."""
     for k in range(slots.shape[0]):
         n = meta[k, M_N]
-        i = _first_stop_after(slots[k], n, now)
-        if i > 0:
+        i = kernel_first_stop_after(slots[k], n, now)
+        if i > 32 or (i > 0 and 2 * i >= n):  # amortised: a move of the tail per trim
             for r in range(i, n):
                 slots[k, r - i, 0] = slots[k, r, 0]
                 slots[k, r - i, 1] = slots[k, r, 1]
                 slots[k, r - i, 2] = slots[k, r, 2]
             meta[k, M_N] = n - i
-    scal[S_TRIM] = now
 
 
 @inline_kernel
-def _pool_book(sched, j, begin, end, sign):
-    """Add (sign 1) or remove (sign -1) job j's booking [begin, end) on its type's vector."""
+def _pool_add(sched, j, begin, end, sign):
+    """Add (sign 1) or remove (sign -1) job j's booking [begin, end) on its type's vector
+    (from the trim instant on: earlier rows are gone)."""
     k = sched.ptype[j]
     lo = max(begin, sched.scal[S_TRIM])
     if lo < end:
-        _add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
+        kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
     sched.scal[S_PMF_OK] = 0
+
+
+@internal_kernel
+def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign):
+    """Add or remove job j's booking [begin, end) on the nodes rows[p : p + count] (node,
+    units), on the totals, and its end on the ends vector."""
+    lo = max(begin, sched.scal[S_TRIM])
+    if lo >= end:
+        return
+    for k in range(N_RES):
+        r = jobs[j, J_REQ + k]
+        if r == 0:
+            continue
+        total = 0
+        for u in range(p, p + count):
+            v = rows[u, 0] * N_RES + k
+            amount = rows[u, 1] * r
+            kernel_add(sched.nslots[v], sched.nmeta[v], lo, end, sign * amount)
+            total += amount
+        kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * total)
+    if end >= sched.scal[S_TRIM]:
+        kernel_add(sched.slots[N_RES], sched.meta[N_RES], end, end + 1, sign)
+
+
+def _book(sched, core, j, begin, end, sign):
+    """Add (sign 1) or remove (sign -1) job j's existing booking [begin, end): on its
+    type's totals (pool), or on its booked nodes (nodes: a queued job's from bnodes, a
+    running job's from the core's allocation log)."""
+
+
+@inline_kernel
+def _book_pool(sched, core, j, begin, end, sign):
+    _pool_add(sched, j, begin, end, sign)
+
+
+@inline_kernel
+def _book_nodes(sched, core, j, begin, end, sign):
+    jobs = core.jobs
+    if jobs[j, J_STATE] == JobState.RUNNING or jobs[j, J_STATE] == JobState.DONE:
+        _node_add_rows(sched, jobs, j, core.log, jobs[j, J_PTR], jobs[j, J_NODES], begin, end, sign)
+    else:
+        _node_add_rows(sched, jobs, j, sched.bnodes, sched.book[j, B_PTR], sched.book[j, B_COUNT], begin, end, sign)
+
+
+_by_state(_book, _book_pool, _book_nodes)
+
+
+def _book_new(sched, core, j, begin, end):
+    """Book job j at [begin, end): on its type's totals (pool), or on the nodes of the
+    placement in core.work that the last fit found (nodes)."""
+
+
+@inline_kernel
+def _book_new_pool(sched, core, j, begin, end):
+    _pool_add(sched, j, begin, end, 1)
+
+
+@internal_kernel
+def _compact_bnodes(sched, jobs):
+    """Drop the rows of bookings that no longer stand (keeps each job's rows in order)."""
+    bn = sched.bnodes
+    book = sched.book
+    w = 0
+    for r in range(sched.scal[S_BN]):
+        j = bn[r, 2]
+        p = book[j, B_PTR]
+        if jobs[j, J_STATE] == JobState.QUEUED and p <= r < p + book[j, B_COUNT]:
+            if r == p:
+                book[j, B_PTR] = w
+            bn[w, 0] = bn[r, 0]
+            bn[w, 1] = bn[r, 1]
+            bn[w, 2] = j
+            w += 1
+    sched.scal[S_BN] = w
+
+
+@inline_kernel
+def _book_new_nodes(sched, core, j, begin, end):
+    used = sched.scal[S_USED]
+    if sched.scal[S_BN] + used > sched.bnodes.shape[0]:
+        _compact_bnodes(sched, core.jobs)
+    p = sched.scal[S_BN]
+    for u in range(used):
+        sched.bnodes[p + u, 0] = core.work[W_NODE, u]
+        sched.bnodes[p + u, 1] = core.work[W_COUNT, u]
+        sched.bnodes[p + u, 2] = j
+    sched.scal[S_BN] = p + used
+    sched.book[j, B_PTR] = p
+    sched.book[j, B_COUNT] = used
+    _node_add_rows(sched, core.jobs, j, sched.bnodes, p, used, begin, end, 1)
+
+
+_by_state(_book_new, _book_new_pool, _book_new_nodes)
 
 
 @internal_kernel
@@ -280,7 +436,7 @@ def _most_free_before(slots, meta, pmf, scal, now, t):
     if covered < t:
         # the part [covered, t): plan row lo (which reaches t) or a gap
         n = meta[M_N]
-        i = _first_stop_after(slots, n, covered)
+        i = kernel_first_stop_after(slots, n, covered)
         if i >= n or slots[i, S_START] > covered:
             return meta[M_AVL]
         free = meta[M_AVL] - slots[i, S_ITEMS]
@@ -290,13 +446,136 @@ def _most_free_before(slots, meta, pmf, scal, now, t):
 
 
 @inline_kernel
-def _pool_fit(sched, jobs, j, now, limit, ex0, ex1):
-    """Earliest fit of pool job j at or after now, before ``limit`` (-1: none), counting
-    its own booking [ex0, ex1) as absent (ex1 <= ex0: none)."""
+def _totals_fit(sched, jobs, j, t, limit, ex0, ex1):
+    """Earliest t' >= t at which job j's total demand of every type fits the totals over
+    [t', t' + d), counting its own booking [ex0, ex1) as absent; -1 when none before
+    ``limit``.  (Pool jobs have one type; node jobs may have several: iterate to the
+    first instant all agree on.)"""
+    d = _d(jobs, j)
+    while True:
+        moved = False
+        for k in range(N_RES):
+            r = jobs[j, J_REQ + k]
+            if r == 0:
+                continue
+            size = r * jobs[j, J_UNITS]
+            ex = size if ex1 > ex0 else 0
+            t2 = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, t, limit, ex0, ex1, ex)
+            if t2 < 0:
+                return -1
+            if t2 != t:
+                t = t2
+                moved = True
+        if not moved:
+            return t
+
+
+@inline_kernel
+def _next_end_after(sched, t):
+    """The first booking end > t (the ends vector covers exactly those instants), or -1."""
+    slots = sched.slots[N_RES]
+    n = sched.meta[N_RES, M_N]
+    i = kernel_first_stop_after(slots, n, t + 1)
+    if i >= n:
+        return -1
+    return max(slots[i, S_START], t + 1)
+
+
+@internal_kernel
+def _nodes_at(sched, core, alloc, j, t):
+    """Whether the allocator places job j on the nodes' least free amounts over [t, t +
+    d) (into core.work; the nodes used in sched.scal[S_USED])."""
+    jobs = core.jobs
+    d = _d(jobs, j)
+    wfree = sched.wfree
+    cap = core.cap
+    for node in range(wfree.shape[0]):
+        for k in range(N_RES):
+            v = node * N_RES + k
+            if cap[node, k] == 0:
+                wfree[node, k] = 0
+            else:
+                wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
+    if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
+        sched.scal[S_GROW] = -2  # the allocator gives no planning order
+        return False
+    used = place(wfree, sched.order, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                 jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT])
+    sched.scal[S_USED] = used
+    return used >= 0
+
+
+@internal_kernel
+def _node_fit(sched, core, alloc, j, now, limit):
+    """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
+    at which the nodes take the job, skipping candidates the totals rule out; -1 when
+    none before ``limit``.  The placement is left in core.work."""
+    jobs = core.jobs
+    t = now
+    while True:
+        t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
+        if t < 0:
+            return -1
+        # an instant the totals allow is a candidate: the totals only fall at booking ends
+        if _nodes_at(sched, core, alloc, j, t):
+            return t
+        if sched.scal[S_GROW] == -2:
+            return -1
+        t = _next_end_after(sched, t)
+        if t < 0 or t >= limit:
+            return -1
+
+
+def _fit(sched, core, alloc, j, now):
+    """Earliest fit of queued job j at or after now (its own booking not in the plan)."""
+
+
+@inline_kernel
+def _fit_pool(sched, core, alloc, j, now):
     k = sched.ptype[j]
-    size = sched.size[j]
-    ex = size if ex1 > ex0 else 0
-    return _earliest_fit(sched.slots[k], sched.meta[k], size, _d(jobs, j), now, limit, ex0, ex1, ex)
+    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, INF,
+                         np.int64(0), np.int64(0), np.int64(0))
+
+
+@inline_kernel
+def _fit_nodes(sched, core, alloc, j, now):
+    return _node_fit(sched, core, alloc, j, now, INF)
+
+
+_by_state(_fit, _fit_pool, _fit_nodes)
+
+
+def _earlier_fit(sched, core, alloc, j, now, b0, e0):
+    """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1; the
+    plan is unchanged (node placement left in core.work)."""
+
+
+@inline_kernel
+def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
+    k = sched.ptype[j]
+    sc = sched.scal
+    if sc[S_PMF_OK] == 0 or sc[S_PMF_TYPE] != k:
+        _build_pmf(sched.slots[k], sched.meta[k], sched.pmf, sc, now)
+        sc[S_PMF_TYPE] = k
+    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
+        return -1  # no instant before its booking has its size free
+    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
+
+
+@inline_kernel
+def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
+    jobs = core.jobs
+    if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
+        return -1
+    _book_nodes(sched, core, j, b0, e0, -1)
+    t = _node_fit(sched, core, alloc, j, now, b0)
+    # put the booking back as it was (the caller moves it when t >= 0); the placement
+    # found stays in core.work: booking rows come from bnodes, not from work
+    _book_nodes(sched, core, j, b0, e0, 1)
+    return t
+
+
+_by_state(_earlier_fit, _earlier_fit_pool, _earlier_fit_nodes)
 
 
 @inline_kernel
@@ -308,6 +587,17 @@ def _set_booking(jobs, sched, j, begin, end):
     book[j, B_END] = end
     if begin != old:
         _wake_push(jobs, book, sched.wake, sched.scal, begin, j)
+
+
+@inline_kernel
+def _book_at_fit(sched, core, alloc, j, now):
+    """Book job j (unbooked) at its earliest fit."""
+    t = _fit(sched, core, alloc, j, now)
+    if t < 0:  # only when the allocator gives no planning order (reported by _grow)
+        return
+    end = t + _d(core.jobs, j)
+    _book_new(sched, core, j, t, end)
+    _set_booking(core.jobs, sched, j, t, end)
 
 
 # --------------------------------------------------------------------------- hooks
@@ -322,7 +612,6 @@ def _flags_at(sc, now):
         sc[S_EXTENDED] = 0
 
 
-@implements(sched_enqueued, ConservativePool)
 @internal_kernel
 def _enqueued(sched, core, j):
     sc = sched.scal
@@ -330,21 +619,19 @@ def _enqueued(sched, core, j):
     sc[S_NARR] += 1
 
 
-@implements(sched_released, ConservativePool)
 @internal_kernel
 def _released(sched, core, j, now):
     sc = sched.scal
     _flags_at(sc, now)
     begin = sched.book[j, B_BEGIN]
     end = sched.book[j, B_END]
-    _pool_book(sched, j, begin, end, -1)
+    _book(sched, core, j, begin, end, -1)
     if end > now:
         sc[S_RELEASE] = 1
     sched.book[j, B_BEGIN] = -1
     sched.book[j, B_END] = -1
 
 
-@implements(sched_wake, ConservativePool)
 @internal_kernel
 def _wake(sched, core):
     return _next_wake(core.jobs, sched.book, sched.wake, sched.scal)
@@ -353,24 +640,29 @@ def _wake(sched, core):
 # --------------------------------------------------------------------------- the pass
 
 
-@inline_kernel
-def _expire(sched, jobs, j, now):
+@internal_kernel
+def _expire(sched, core, j, now):
     """Job j's booking ends now and it still runs: extend it (spec, "Expiries")."""
+    jobs = core.jobs
     start = jobs[j, J_START]
     new_end = start + jobs[j, J_EST]
     if new_end <= now:
         new_end = now + max(1, now - start)
-    _pool_book(sched, j, now, new_end, 1)
+    old_end = sched.book[j, B_END]
+    _book(sched, core, j, now, new_end, 1)
+    if sched.slots.shape[0] > N_RES:  # nodes: the end moved on the ends vector
+        kernel_add(sched.slots[N_RES], sched.meta[N_RES], old_end, old_end + 1, -1)
     sched.book[j, B_END] = new_end
     sched.scal[S_EXTENDED] = 1
-    if jobs[j, J_START] + jobs[j, J_RUN] > new_end:
+    if start + jobs[j, J_RUN] > new_end:
         _wake_push(jobs, sched.book, sched.wake, sched.scal, new_end, -(j + 1))
 
 
 @internal_kernel
-def _pop_due(sched, jobs, now):
+def _pop_due(sched, core, now):
     """Pop every wake entry due at or before now: extend expiring bookings, collect the
     jobs planned to start now into sched.starting."""
+    jobs = core.jobs
     sc = sched.scal
     book = sched.book
     wake = sched.wake
@@ -381,14 +673,14 @@ def _pop_due(sched, jobs, now):
         if not _wake_valid(jobs, book, t, code):
             continue
         if code < 0:
-            _expire(sched, jobs, -code - 1, now)
+            _expire(sched, core, -code - 1, now)
         else:
             sched.starting[sc[S_NSTART]] = code
             sc[S_NSTART] += 1
 
 
 @internal_kernel
-def _rebook_all(sched, core, now):
+def _rebook_all(sched, core, alloc, now):
     """After an extension: unbook every queued job but this instant's arrivals, then book
     each again at its earliest fit, in queue order."""
     jobs = core.jobs
@@ -399,26 +691,20 @@ def _rebook_all(sched, core, now):
     for r in range(qh, qh + span):
         j = queue[r]
         if jobs[j, J_STATE] == JobState.QUEUED and book[j, B_BEGIN] >= 0:
-            _pool_book(sched, j, book[j, B_BEGIN], book[j, B_END], -1)
+            _book(sched, core, j, book[j, B_BEGIN], book[j, B_END], -1)
     for r in range(qh, qh + span):
         j = queue[r]
         if jobs[j, J_STATE] == JobState.QUEUED and book[j, B_BEGIN] >= 0:
-            t = _pool_fit(sched, jobs, j, now, INF, 0, 0)
-            end = t + _d(jobs, j)
-            _pool_book(sched, j, t, end, 1)
-            _set_booking(jobs, sched, j, t, end)
+            _book_at_fit(sched, core, alloc, j, now)
 
 
 @internal_kernel
-def _compress(sched, core, now):
+def _compress(sched, core, alloc, now):
     """After a release: each queued job but this instant's arrivals, in queue order, moves
-    to its earliest fit when that is earlier than its booking.  A job is skipped when no
-    instant before its booking has its size free (prefix maxima of the plan, rebuilt only
-    after a move)."""
+    to its earliest fit when that is earlier than its booking."""
     jobs = core.jobs
     queue = core.queue
     book = sched.book
-    sc = sched.scal
     qh = core.scal[C_QH]
     span = core.scal[C_QSPAN]
     for r in range(qh, qh + span):
@@ -428,32 +714,22 @@ def _compress(sched, core, now):
         b0 = book[j, B_BEGIN]
         if b0 <= now:  # an arrival (-1), or planned to start now: cannot move earlier
             continue
-        k = sched.ptype[j]
-        if sc[S_PMF_OK] == 0:
-            _build_pmf(sched.slots[k], sched.meta[k], sched.pmf, sc, now)
-        if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
-            continue
         e0 = book[j, B_END]
-        t = _pool_fit(sched, jobs, j, now, b0, b0, e0)
+        t = _earlier_fit(sched, core, alloc, j, now, b0, e0)
         if t < 0:
             continue
-        _pool_book(sched, j, b0, e0, -1)
+        _book(sched, core, j, b0, e0, -1)
         end = t + _d(jobs, j)
-        _pool_book(sched, j, t, end, 1)
+        _book_new(sched, core, j, t, end)
         _set_booking(jobs, sched, j, t, end)
 
 
 @internal_kernel
-def _book_arrivals(sched, core, now):
+def _book_arrivals(sched, core, alloc, now):
     """Book each arrival of this instant at its earliest fit, in (submit, id) order."""
-    jobs = core.jobs
     sc = sched.scal
     for a in range(sc[S_NARR]):
-        j = sched.arrivals[a]
-        t = _pool_fit(sched, jobs, j, now, INF, 0, 0)
-        end = t + _d(jobs, j)
-        _pool_book(sched, j, t, end, 1)
-        _set_booking(jobs, sched, j, t, end)
+        _book_at_fit(sched, core, alloc, sched.arrivals[a], now)
     sc[S_NARR] = 0
 
 
@@ -485,13 +761,36 @@ def _sift(a, m, i):
         i = c
 
 
+def _start(sched, core, alloc, j, now):
+    """Start job j now (its booking begins now); returns whether it could."""
+
+
 @inline_kernel
+def _start_pool(sched, core, alloc, j, now):
+    return try_start(core, alloc, j, now)
+
+
+@inline_kernel
+def _start_nodes(sched, core, alloc, j, now):
+    p = sched.book[j, B_PTR]
+    used = sched.book[j, B_COUNT]
+    for u in range(used):
+        core.work[W_NODE, u] = sched.bnodes[p + u, 0]
+        core.work[W_COUNT, u] = sched.bnodes[p + u, 1]
+    commit(core, alloc, j, now, used)
+    return True
+
+
+_by_state(_start, _start_pool, _start_nodes)
+
+
+@internal_kernel
 def _start_due(sched, core, alloc, now):
     """Start every queued job whose booking begins now, in queue order (job index order:
     the queue is in (submit, id) order)."""
     jobs = core.jobs
     sc = sched.scal
-    _pop_due(sched, jobs, now)
+    _pop_due(sched, core, now)
     m = sc[S_NSTART]
     starting = sched.starting
     _heapsort(starting, m)
@@ -501,7 +800,7 @@ def _start_due(sched, core, alloc, now):
         if j == last or jobs[j, J_STATE] != JobState.QUEUED or sched.book[j, B_BEGIN] != now:
             continue
         last = j
-        if try_start(core, alloc, j, now):
+        if _start(sched, core, alloc, j, now):
             end = sched.book[j, B_END]
             if now + jobs[j, J_RUN] > end:
                 _wake_push(jobs, sched.book, sched.wake, sc, end, -(j + 1))
@@ -510,26 +809,50 @@ def _start_due(sched, core, alloc, now):
     sc[S_NSTART] = 0
 
 
-@implements(schedule, ConservativePool)
+def _trim_nodes(sched, now):
+    """Trim the node vectors too (nodes only)."""
+
+
 @inline_kernel
-def _pass_pool(sched, core, pred, alloc, now):
+def _trim_nodes_pool(sched, now):
+    pass
+
+
+@inline_kernel
+def _trim_nodes_nodes(sched, now):
+    _trim_vectors(sched.nslots, sched.nmeta, now)
+
+
+_by_state(_trim_nodes, _trim_nodes_pool, _trim_nodes_nodes)
+
+
+@inline_kernel
+def _pass(sched, core, pred, alloc, now):
+    """One pass at ``now`` (see the module docstring for the order)."""
     sc = sched.scal
     _flags_at(sc, now)
-    if sched.meta[0, M_N] > 0 and sched.slots[0, 0, S_STOP] <= now:
-        _trim(sched.slots, sched.meta, sc, now)
-    else:
-        sc[S_TRIM] = now
+    _trim_vectors(sched.slots, sched.meta, now)
+    _trim_nodes(sched, now)
+    sc[S_TRIM] = now
     sc[S_PMF_OK] = 0
-    _pop_due(sched, core.jobs, now)  # expiries first; planned starts are collected
+    _pop_due(sched, core, now)  # expiries first; planned starts are collected
     queue_tidy(core.jobs, core.queue, core.scal)  # bounds the holes compress walks over
     if sc[S_EXTENDED]:
-        _rebook_all(sched, core, now)
+        _rebook_all(sched, core, alloc, now)
     elif sc[S_RELEASE]:
-        _compress(sched, core, now)
-    _book_arrivals(sched, core, now)
+        _compress(sched, core, alloc, now)
+    _book_arrivals(sched, core, alloc, now)
     _start_due(sched, core, alloc, now)
     sc[S_RELEASE] = 0
     sc[S_EXTENDED] = 0
+
+
+for _cls in (ConservativePool, ConservativeNodes):
+    implements(schedule, _cls)(_pass)
+    implements(sched_enqueued, _cls)(_enqueued)
+    implements(sched_released, _cls)(_released)
+    implements(sched_wake, _cls)(_wake)
+del _cls
 
 
 @inline_kernel
@@ -537,7 +860,7 @@ def _room(sched, core):
     """Whether every plan vector has room for the next pass: a vector holds at most 2b + 1
     rows for b bookings, and an operation needs as many again."""
     need = 4 * (core.scal[C_QN] + core.scal[C_RN] + sched.scal[S_AMAX]) + 16
-    if need > sched.slots.shape[1]:
+    if need > sched.slots.shape[1]:  # every vector has the same rows
         sched.scal[S_CAP_NEED] = need
         sched.scal[S_GROW] = 1
         return False
@@ -545,36 +868,48 @@ def _room(sched, core):
 
 
 @kernel
-def _run_pool(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for conservative backfilling on resource totals."""
+def _run(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for conservative backfilling (either state class)."""
     passes = 0
     while passes < max_passes:
-        if not _room(sched, core):
+        if not _room(sched, core) or sched.scal[S_GROW] < 0:
             break
         now = advance(core, pred, sched, alloc)
         if now < 0:
             break
-        _pass_pool(sched, core, pred, alloc, now)
+        _pass(sched, core, pred, alloc, now)
         record(core.timeline, core.scal, now)
         passes += 1
     return passes
 
 
+def _grow_vectors(a: np.ndarray, new_cap: int) -> None:
+    """Enlarge the (v, cap, 3) vectors ``a`` to (v, new_cap, 3) in place."""
+    v, cap, _ = a.shape
+    if new_cap <= cap or v == 0:
+        return
+    a.resize((v, new_cap, 3), refcheck=False)
+    flat = a.reshape(-1)
+    for i in range(v - 1, 0, -1):  # move each vector's rows to its new place, last first
+        flat[i * new_cap * 3 : i * new_cap * 3 + cap * 3] = flat[i * cap * 3 : (i + 1) * cap * 3].copy()
+
+
 def _grow(state) -> None:
     """Enlarge the plan's vectors in place when the loop asked for room."""
     sc = state.scal
+    if sc[S_GROW] == -1:
+        raise AssertionError("conservative: a job planned to start now did not fit")
+    if sc[S_GROW] == -2:
+        raise UsageError("conservative on nodes books nodes in the allocator's order: "
+                         "this allocator gives none (use ff or bf)")
     if sc[S_GROW] != 1:
-        if sc[S_GROW] == -1:
-            raise AssertionError("conservative: a job planned to start now did not fit")
         return
-    k, cap, _ = state.slots.shape
+    cap = state.slots.shape[1]
     new_cap = max(int(sc[S_CAP_NEED]), cap + cap // 2)
-    flat = state.slots.reshape(-1)
-    state.slots.resize((k, new_cap, 3), refcheck=False)
-    flat = state.slots.reshape(-1)
-    for v in range(k - 1, 0, -1):  # move each vector's rows to its new place, last first
-        flat[v * new_cap * 3 : v * new_cap * 3 + cap * 3] = flat[v * cap * 3 : (v + 1) * cap * 3].copy()
+    _grow_vectors(state.slots, new_cap)
     state.pmf.resize((2, new_cap), refcheck=False)
+    if isinstance(state, ConservativeNodes):
+        _grow_vectors(state.nslots, new_cap)
     sc[S_GROW] = 0
 
 
@@ -594,27 +929,42 @@ def _most_arrivals(J: np.ndarray) -> int:
     return int(np.unique(live, return_counts=True)[1].max())
 
 
+def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty used vectors, one per entry of ``avl``: slots (v, cap, 3), meta (v, 5)."""
+    meta = np.zeros((avl.size, 5), dtype=np.int64)
+    meta[:, M_MAX_AVL] = avl
+    meta[:, M_AVL] = avl
+    meta[:, M_MIN_DIST] = 1
+    meta[:, M_KIND] = int(Kind.USED)
+    return np.zeros((avl.size, cap, 3), dtype=np.int64), meta
+
+
 def conservative(setup) -> JittedScheduler:
     J = setup.jobs
     n = J.shape[0]
-    cap_total = setup.machine.capacity.sum(axis=0)
+    capacity = setup.machine.capacity
     ptype = _pool_types(J)
-    if ptype is None:
-        raise NotImplementedError("conservative on nodes: see ConservativeNodes")
     cap = 64
-    meta = np.zeros((N_RES, 5), dtype=np.int64)
-    meta[:, 1] = cap_total
-    meta[:, 2] = cap_total
-    meta[:, 3] = 1
-    meta[:, 4] = int(Kind.USED)
-    book = np.full((n, 4), -1, dtype=np.int64)
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
     scal[S_AMAX] = _most_arrivals(J)
-    state = ConservativePool(
-        slots=np.zeros((N_RES, cap, 3), dtype=np.int64), meta=meta, book=book, ptype=ptype,
+    common = dict(
+        book=np.full((n, 4), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
         size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal,
     )
-    return JittedScheduler(state, _run_pool, grow=_grow)
+    if ptype is not None:
+        slots, meta = _vectors(capacity.sum(axis=0), cap)
+        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), _run, grow=_grow)
+    m = capacity.shape[0]
+    totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])
+    slots, meta = _vectors(totals, cap)
+    nslots, nmeta = _vectors(capacity.reshape(-1), cap)
+    rows = 2 * int(np.minimum(J[:, J_UNITS], m).clip(min=1).sum()) + 64
+    state = ConservativeNodes(
+        slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
+        bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
+        order=np.arange(m, dtype=np.int64), key=np.zeros(m), tmp=np.zeros(m, dtype=np.int64),
+    )
+    return JittedScheduler(state, _run, grow=_grow)
