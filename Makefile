@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test bench bench-perf bench-check bench-save study lint clean
+.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -23,6 +23,9 @@ setup: $(STAMP) ## create .venv (if missing) and install schedbench with its dev
 
 test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchmarks)
 	$(BIN)/python -m pytest -q
+
+test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; a few minutes)
+	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py -k shared_logs
 
 # Benchmarks: the default sweep and report (bench), hot-path timings (bench-perf) and a
 # baseline of them (bench-save, bench-check; see bench/check.py for the noise band).

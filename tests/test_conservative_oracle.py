@@ -1,0 +1,216 @@
+"""Conservative backfilling: the numba engine against the spec's reference replay
+(tests/naive_conservative.py), job by job, on the shared logs, on generated pools, on
+heterogeneous node workloads (ESP, Eurora), and the spec's invariants.
+
+The shared logs run their first ``SCHEDBENCH_ORACLE_JOBS`` jobs (default 3,000, so that
+``make test`` stays fast; the oracle needs about 30 s for 20,000 KTH or HPC2N jobs).
+``make test-oracle-full`` runs the issue's 20,000.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_conservative as nc
+from schedbench import jobs, machine, replay, swf
+from schedbench.workloads import esp, eurora, eurora_like
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
+EURORA = SHARED / "traces" / "eurora"
+N_JOBS = int(os.environ.get("SCHEDBENCH_ORACLE_JOBS", "3000"))
+STATUS = {s.value: s.name.lower() for s in replay.Status}
+
+
+def _starts(nv) -> np.ndarray:
+    return np.array([-1 if s is None else s for s in nv.start], dtype=np.int64)
+
+
+def _pred(table, predictor):
+    return table.run if predictor == "actual" else table.estimate
+
+
+def _assert_same(r, nv, table, label):
+    expected = _starts(nv)
+    bad = np.flatnonzero(r.start != expected)
+    assert bad.size == 0, (
+        f"{label}: {bad.size} starts differ, first job id {table.job_id[bad[0]]}: "
+        f"engine {r.start[bad[0]]}, oracle {expected[bad[0]]}"
+    )
+    assert [STATUS[s] for s in r.status] == nv.status, label
+
+
+def _first_bookings(nv) -> dict:
+    first = {}
+    for _, jid, frm in nv.passes:
+        first.setdefault(jid, frm)
+    return first
+
+
+# --------------------------------------------------------------------------- shared logs
+
+
+@pytest.fixture(scope="module", params=LOGS, ids=lambda p: p.name.split("-cln")[0])
+def first_jobs(request):
+    table, header = swf.read(request.param)
+    table = table.head(N_JOBS)
+    return table, machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
+
+
+@pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
+@pytest.mark.parametrize("predictor", ["requested", "actual"])
+def test_engine_equals_oracle_on_shared_logs(first_jobs, predictor):
+    table, mach = first_jobs
+    nv = nc.replay_pool(
+        table.job_id, table.submit, table.run, table.units, _pred(table, predictor),
+        table.estimate, int(mach.totals[0]),
+    )
+    for allocator in ("ff", "bf"):
+        r = replay.replay(table, mach, "conservative", allocator, predictor)
+        _assert_same(r, nv, table, f"conservative+{allocator} {predictor}")
+    if predictor == "actual":
+        # the spec's promise: with exact predictions nothing starts after its first booking
+        first = _first_bookings(nv)
+        late = [j for j, s in zip(nv.job_id, nv.start, strict=True) if s is not None and s > first[j]]
+        assert late == []
+
+
+# --------------------------------------------------------------------------- generated pools
+
+
+@st.composite
+def pool_traces(draw):
+    """Small pools with equal submit times, zero-length jobs, runs longer than the estimate
+    (bookings expire and double), zero estimates and jobs the machine cannot hold."""
+    procs = draw(st.integers(1, 10))
+    n = draw(st.integers(1, 35))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))))
+    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
+    size = np.array(draw(st.lists(st.integers(0, procs + 1), min_size=n, max_size=n)))
+    est = np.array(draw(st.lists(st.integers(-1, 30), min_size=n, max_size=n)))
+    ids = np.array(draw(st.permutations(range(1, n + 1))))
+    order = np.lexsort((ids, submit))
+    table = jobs.from_columns(
+        job_id=ids[order], submit=submit[order], run=run[order], procs_req=size[order],
+        procs_alloc=size[order], time_req=est[order],
+    )
+    return table, procs
+
+
+@settings(max_examples=300)
+@given(pool_traces(), st.sampled_from(["requested", "actual"]))
+def test_engine_equals_oracle_on_generated_pools(trace, predictor):
+    table, procs = trace
+    nv = nc.replay_pool(
+        table.job_id, table.submit, table.run, table.units, _pred(table, predictor),
+        table.estimate, procs,
+    )
+    for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
+        for allocator in ("ff", "bf"):
+            r = replay.replay(table, machine.from_spec(spec), "conservative", allocator, predictor)
+            _assert_same(r, nv, table, f"{spec} {allocator} {predictor}")
+    if predictor == "actual":
+        first = _first_bookings(nv)
+        assert all(s is None or s <= first[j] for j, s in zip(nv.job_id, nv.start, strict=True))
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def _node_jobs(table, predictor):
+    pred = _pred(table, predictor)
+    return [
+        dict(
+            job_id=int(table.job_id[i]), submit=int(table.submit[i]), run=int(table.run[i]),
+            pred=int(pred[i]), estimate=int(table.estimate[i]), units=int(table.units[i]),
+            unit=(int(table.unit_cores[i]), int(table.unit_gpus[i]), int(table.unit_mics[i]),
+                  int(table.unit_mem[i])),
+            req_nodes=int(table.req_nodes[i]),
+        )
+        for i in range(table.job_id.size)
+    ]
+
+
+def _check_nodes(table, mach, allocator, predictor="requested"):
+    nv = nc.replay_nodes(_node_jobs(table, predictor), [tuple(c) for c in mach.capacity], allocator)
+    r = replay.replay(table, mach, "conservative", allocator, predictor)
+    _assert_same(r, nv, table, f"conservative+{allocator} {predictor}")
+    used = [0 if a is None else len(a) for a in nv.alloc]
+    np.testing.assert_array_equal(np.where(r.start >= 0, r.nodes_used, 0), used)
+    return r, nv
+
+
+@st.composite
+def node_traces(draw):
+    m = draw(st.integers(1, 5))
+    nodes = [
+        (draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.sampled_from([0, 16, 32])))
+        for _ in range(m)
+    ]
+    n = draw(st.integers(1, 25))
+    rows = []
+    for _ in range(n):
+        unit = (draw(st.integers(0, 3)), draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.sampled_from([0, 0, 8])))
+        if sum(unit[:3]) == 0:
+            unit = (1, unit[1], unit[2], unit[3])
+        units = draw(st.integers(0, 6))
+        req_nodes = -1
+        if units > 0 and draw(st.booleans()):
+            req_nodes = draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0]))
+        # run may exceed the estimate: bookings expire on nodes too
+        rows.append((draw(st.integers(0, 40)), draw(st.integers(-1, 25) | st.just(0)), draw(st.integers(0, 30)),
+                     units, unit, req_nodes))
+    rows.sort(key=lambda r: r[0])
+    return nodes, rows
+
+
+@settings(max_examples=200)
+@given(node_traces(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
+def test_engine_equals_oracle_on_generated_nodes(trace, allocator, predictor):
+    nodes, rows = trace
+    n = len(rows)
+    table = jobs.from_columns(
+        job_id=np.arange(1, n + 1),
+        submit=[r[0] for r in rows],
+        run=[r[1] for r in rows],
+        estimate=[r[2] for r in rows],
+        units=[r[3] for r in rows],
+        unit_cores=[r[4][0] for r in rows],
+        unit_gpus=[r[4][1] for r in rows],
+        unit_mics=[r[4][2] for r in rows],
+        unit_mem=[r[4][3] for r in rows],
+        req_nodes=[r[5] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    _, nv = _check_nodes(table, machine.Machine(cap, machine.spec_of(cap)), allocator, predictor)
+    if predictor == "actual":
+        first = _first_bookings(nv)
+        assert all(s is None or s <= first[j] for j, s in zip(nv.job_id, nv.start, strict=True))
+
+
+@pytest.mark.parametrize(("variant", "allocator"), [("original", "ff"), ("random-size", "bf")])
+def test_engine_equals_oracle_on_esp(variant, allocator):
+    mach = machine.from_spec("16x(cores=8,gpus=2)")
+    table = esp.generate(variant, mach, np.random.default_rng(7), estimate_factor=1.5)
+    _check_nodes(table, mach, allocator)
+
+
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_engine_equals_oracle_on_eurora_like(allocator):
+    table, _ = eurora_like.generate(300, np.random.default_rng(3))
+    _check_nodes(table, machine.from_spec(eurora_like.MACHINE_SPEC), allocator)
+
+
+@pytest.mark.skipif(not EURORA.exists(), reason="../shared/traces/eurora not present")
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_engine_equals_oracle_on_shared_eurora(allocator):
+    table, meta = eurora.read_instances(EURORA / "job_instances")
+    table = table.head(600)
+    mach = machine.from_node_file(EURORA / "system_configs" / "nodes_#64")
+    _check_nodes(table, mach, allocator)
