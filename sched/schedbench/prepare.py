@@ -35,6 +35,7 @@ from .layout import (
     job_matrix,
 )
 from .machine import Machine
+from .site import Site, compile_site
 
 
 class Status(enum.IntEnum):
@@ -45,6 +46,7 @@ class Status(enum.IntEnum):
     DROPPED_NO_SIZE = 2
     DROPPED_TOO_WIDE = 3
     NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
+    REJECTED_BY_LIMIT = 5  # a site policy refuses it for ever (schedbench.site)
 
 
 STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
@@ -124,6 +126,22 @@ def classify(table: JobTable, machine: Machine, jobs: np.ndarray | None = None) 
     return status
 
 
+def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int) -> np.ndarray:
+    """Jobs without GPUs that no empty machine can host once ``keep`` cores of every GPU
+    node are kept for GPU jobs (Keller's expensive resources)."""
+    out = np.zeros(J.shape[0], dtype=np.bool_)
+    gpu_nodes = machine.capacity[:, 1] > 0
+    if keep <= 0 or not gpu_nodes.any():
+        return out
+    cap = np.array(machine.capacity, dtype=np.int64)
+    cap[gpu_nodes, 0] = np.maximum(cap[gpu_nodes, 0] - keep, 0)
+    m = cap.shape[0]
+    buffers = np.empty((3, m), dtype=np.int64)
+    buffers[0] = np.arange(m)
+    _too_wide(cap, J, buffers[0], buffers[1], buffers[2], out)
+    return out & (J[:, J_REQ + 1] == 0)
+
+
 def check_sorted(table: JobTable) -> None:
     s, i = table.submit, table.job_id
     if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
@@ -148,18 +166,26 @@ def build(
     predictor: str = "requested",
     *,
     meta: dict | None = None,
+    site: Site | None = None,
 ) -> Prepared:
     """Validate the inputs and build everything but the scheduler's state and the core:
     the caller builds the scheduler from ``Prepared.setup``, then the core in the queue
-    order the scheduler asks for (:func:`schedbench.core.new_core`)."""
+    order the scheduler asks for (:func:`schedbench.core.new_core`).  ``site``: site
+    policies (:mod:`schedbench.site`); jobs they refuse for ever are left out."""
     check_sorted(table)
     if predictor not in predictors.PREDICTORS:
         raise UsageError(f"unknown predictor {predictor!r}; choose from {', '.join(predictors.PREDICTORS)}")
     J = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
     status = classify(table, machine, J)
     J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
+    arrays = None
+    if site is not None:
+        arrays, rejected = compile_site(site, J, machine)
+        rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores) & (status == Status.REPLAYED)
+        status[rejected] = Status.REJECTED_BY_LIMIT
+        J[rejected, J_STATE] = JobState.DROPPED
     pred = predictors.prepare(table, predictor, meta)
-    setup = core_mod.Setup(table, machine, J, meta or {})
+    setup = core_mod.Setup(table, machine, J, meta or {}, arrays)
     alloc = allocator.load()(setup, **alloc_options)
     return Prepared(pred, alloc, setup, status)
 

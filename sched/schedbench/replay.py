@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from . import core, registry
+from . import site as site_mod
 from .errors import UsageError
 from .jobs import JobTable
 from .machine import Machine
@@ -48,6 +49,7 @@ def replay(
     meta: dict | None = None,
     options: dict | None = None,
     progress=None,
+    site=None,
     **more_options,
 ) -> ReplayResult:
     """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a registered
@@ -55,11 +57,23 @@ def replay(
     event instant); ``meta``: the workload's metadata (queue names and limits);
     ``options`` (and keyword arguments): scheduler and allocator options by name, e.g.
     ``critical=("gpus",)``, ``priority_bound=5``.  ``progress``, if given, is called with
-    the number of started jobs from time to time."""
+    the number of started jobs from time to time.  ``site``: site policies, a
+    :class:`schedbench.site.Site` or the path of a site file (see that module: limits,
+    FreePools and kept GPU-node cores act on the ``conservative`` plan; maintenance
+    windows too, and other schedulers refuse them for now)."""
     sched = registry.scheduler(scheduler)
     alloc = registry.allocator(allocator)
     sched_opts, alloc_opts = registry.split_options(sched, alloc, {**(options or {}), **more_options})
+    if site is not None and not isinstance(site, site_mod.Site):
+        site = site_mod.load(site)
+    if site is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
+        raise UsageError(
+            f"site policies act on a plan: use them with {', '.join(site_mod.PLANNING_SCHEDULERS)}, not "
+            f"{scheduler} (maintenance windows for the queue schedulers are not built yet)"
+        )
     prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
+    if site is not None:
+        prov["site"] = site.summary()
     if sched.kind is registry.Kind.PYTHON:
         from .simulation import Simulation
 
@@ -70,7 +84,7 @@ def replay(
         return res._replace(options=prov)
     if period < 0:
         raise UsageError("the decision period must be >= 0 seconds")
-    prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta)
+    prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
     jitted = sched.load()(prep.setup, **sched_opts)
     c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order)
     core.arm(c)

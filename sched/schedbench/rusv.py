@@ -292,6 +292,64 @@ def _earliest_fit_kernel(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
     return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
 
 
+@inline_kernel
+def _earliest_fit_valid(slots, meta, size, d, t0, limit, room, valid):
+    """Earliest start t >= t0 (s) such that at every instant x of [t, t + d) that lies in
+    one of the ``valid`` intervals the used vector plus ``size`` stays within ``room``
+    (Keller's limit with a validity, §3 and §5.1: a limit binds only while it is valid);
+    -1 when there is none before ``limit``.  ``room`` < ``size`` forbids every valid
+    instant (a request the limit refuses outright must avoid the validity).
+
+    valid int64 (v, 2): sorted disjoint [start, stop) intervals; d >= 1.  A violating
+    instant x rules out every start in (x - d, x]; the next candidate is the end of the
+    run of violating instants that x begins."""
+    n = meta[M_N]
+    nv = valid.shape[0]
+    t = t0
+    cap = room - size
+    while True:
+        if t >= limit:
+            return -1
+        end = t + d
+        lo, hi = 0, nv
+        while lo < hi:  # first interval whose stop is > t
+            mid = (lo + hi) >> 1
+            if valid[mid, 1] <= t:
+                lo = mid + 1
+            else:
+                hi = mid
+        nxt = -1
+        v = lo
+        while v < nv and valid[v, 0] < end and nxt < 0:
+            p = max(valid[v, 0], t)
+            q = min(valid[v, 1], end)
+            if cap < 0:
+                nxt = valid[v, 1]  # the whole interval violates
+                break
+            i = _first_stop_after(slots, n, p)
+            while i < n and slots[i, S_START] < q:
+                if slots[i, S_ITEMS] > cap:
+                    # violating from max(start, p): run through touching violating rows
+                    stop = slots[i, S_STOP]
+                    i += 1
+                    while i < n and slots[i, S_START] == stop and slots[i, S_ITEMS] > cap:
+                        stop = slots[i, S_STOP]
+                        i += 1
+                    nxt = min(stop, valid[v, 1])
+                    break
+                i += 1
+            v += 1
+        if nxt < 0:
+            return t
+        t = nxt
+
+
+@kernel
+def _earliest_fit_valid_kernel(slots, meta, size, d, t0, limit, room, valid):
+    """Kernel entry of :func:`_earliest_fit_valid`."""
+    return _earliest_fit_valid(slots, meta, size, d, t0, limit, room, valid)
+
+
 @kernel
 def _get_free_slots(slots, meta, free_min, d, t1, t2, out):
     """getFreeSlots on a used vector: the maximal windows in [t1, t2) with at least
@@ -512,6 +570,19 @@ def earliest_fit(r: Rusv, size: int, d: int, t0: int, limit: int = int(INF),
                                     np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi)))
 
 
+def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, limit: int = int(INF)) -> int:
+    """Earliest t >= t0 such that ``size`` more items stay within ``room`` in the used
+    vector ``r`` at every instant of [t, t + d) inside the ``valid`` intervals (int64 (v,
+    2), sorted, disjoint, [start, stop)); -1 when none before ``limit``."""
+    valid = np.ascontiguousarray(valid, dtype=np.int64).reshape(-1, 2)
+    if r.meta[M_KIND] != Kind.USED or d < 1:
+        raise ValueError("earliest_fit_valid takes a used vector and d >= 1")
+    if valid.shape[0] and (np.any(valid[:, 0] >= valid[:, 1]) or np.any(valid[1:, 0] < valid[:-1, 1])):
+        raise ValueError("valid intervals must be non-empty, sorted and disjoint")
+    return int(_earliest_fit_valid_kernel(r.slots, r.meta, np.int64(size), np.int64(d), np.int64(t0),
+                                          np.int64(limit), np.int64(room), valid))
+
+
 # --------------------------------------------------------------------------- kernel API
 # What planning schedulers call from their own kernels (public aliases of the kernels
 # above; shapes as in the module docstring).
@@ -519,3 +590,4 @@ kernel_add = _add
 kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
 kernel_max_in = _max_in
+kernel_earliest_fit_valid = _earliest_fit_valid

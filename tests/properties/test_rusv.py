@@ -134,6 +134,29 @@ def test_earliest_fit_is_the_first_window_that_fits(seq, size, d, t0, ex):
     assert limited == -1
 
 
+@st.composite
+def validities(draw):
+    """Sorted disjoint [start, stop) intervals inside [0, 2H)."""
+    edges = sorted(set(draw(st.lists(st.integers(0, 2 * H), max_size=8))))
+    pairs = [(edges[i], edges[i + 1]) for i in range(0, len(edges) - 1, 2)]
+    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seq=ops, size=st.integers(0, AVL), room=st.integers(-1, AVL), d=st.integers(1, 25),
+       t0=st.integers(0, H), valid=validities())
+def test_earliest_fit_under_a_limit_binds_only_while_valid(seq, size, room, d, t0, valid):
+    r, v = build(R.Kind.USED, seq)
+    used = np.concatenate([v, np.zeros(400, int)])
+    inside = np.zeros(used.size, dtype=bool)
+    for a, b in valid:
+        inside[a:b] = True
+    ok = ~inside | (used + size <= room)
+    want = next(t for t in range(t0, used.size - 30) if ok[t:t + d].all())
+    assert R.earliest_fit_valid(r, size, d, t0, room, valid) == want
+    assert R.earliest_fit_valid(r, size, d, t0, room, valid, limit=want) == -1
+
+
 def test_min_dist_joins_close_equal_slots():
     r = R.new(10, min_dist=5)
     R.increment(r, 0, 10, 3)

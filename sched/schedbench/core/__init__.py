@@ -44,12 +44,14 @@ if TYPE_CHECKING:
 class Setup(NamedTuple):
     """What a scheduler's or an allocator's factory builds its state from: the job table
     (sorted by (submit, id)), the machine, the job matrix (:mod:`schedbench.layout`) and
-    the workload's metadata (queue names and limits; may be empty)."""
+    the workload's metadata (queue names and limits; may be empty); ``site``: the site
+    policies' arrays (:class:`schedbench.site.SiteArrays`) or None."""
 
     table: JobTable
     machine: Machine
     jobs: np.ndarray
     meta: dict
+    site: object = None
 
 
 class JittedScheduler(NamedTuple):

@@ -86,6 +86,7 @@ from ..rusv import (
     Kind,
     kernel_add,
     kernel_earliest_fit,
+    kernel_earliest_fit_valid,
     kernel_first_stop_after,
     kernel_max_in,
 )
@@ -106,11 +107,33 @@ S_PMF_N = 11
 S_PMF_TYPE = 12  # the resource type sched.pmf was built for
 S_USED = 13  # nodes of the last node fit's placement
 S_BN = 14  # rows used in sched.bnodes
-N_SCAL = 15
+S_SITE = 15  # 1 when some job has site constraints (limits, FreePools)
+N_SCAL = 16
 
 # Columns of sched.book, int64 (n, 4): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode).
 B_BEGIN, B_END, B_PTR, B_COUNT = range(4)
+
+
+class SitePlan(NamedTuple):
+    """The site policies on the plan (:mod:`schedbench.site`, :class:`SiteArrays` for
+    the arrays' meaning), plus lslots int64 (nvec, cap, 3) and lmeta int64 (nvec, 5): one
+    used RUSV per consumer and resource type that has an items limit (Keller's usdRS),
+    holding that consumer's bookings.  ``gpu`` int64 (1,): cores of a GPU node kept for
+    GPU jobs."""
+
+    valid: np.ndarray
+    vptr: np.ndarray
+    cptr: np.ndarray
+    crow: np.ndarray
+    jvptr: np.ndarray
+    jvrow: np.ndarray
+    lslots: np.ndarray
+    lmeta: np.ndarray
+    mptr: np.ndarray
+    mwin: np.ndarray
+    mends: np.ndarray
+    gpu: np.ndarray
 
 
 class ConservativePool(NamedTuple):
@@ -122,7 +145,7 @@ class ConservativePool(NamedTuple):
     min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
     of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2, cap): the
     plan's prefix maximum of free items (stop, max free over [now, stop)); scal int64
-    (N_SCAL,)."""
+    (N_SCAL,); site: :class:`SitePlan`."""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -134,6 +157,7 @@ class ConservativePool(NamedTuple):
     starting: np.ndarray
     pmf: np.ndarray
     scal: np.ndarray
+    site: SitePlan
 
 
 class ConservativeNodes(NamedTuple):
@@ -156,6 +180,7 @@ class ConservativeNodes(NamedTuple):
     starting: np.ndarray
     pmf: np.ndarray
     scal: np.ndarray
+    site: SitePlan
     nslots: np.ndarray
     nmeta: np.ndarray
     bnodes: np.ndarray
@@ -292,6 +317,16 @@ def _trim_vectors(slots, meta, now):
 
 
 @inline_kernel
+def _consumer_add(site, j, k, lo, end, amount):
+    """Add ``amount`` items of type k over [lo, end) to the usage vectors of job j's
+    consumers that have an items limit on type k."""
+    for r in range(site.jvptr[j], site.jvptr[j + 1]):
+        if site.jvrow[r, 1] == k:
+            v = site.jvrow[r, 0]
+            kernel_add(site.lslots[v], site.lmeta[v], lo, end, amount)
+
+
+@inline_kernel
 def _pool_add(sched, j, begin, end, sign):
     """Add (sign 1) or remove (sign -1) job j's booking [begin, end) on its type's vector
     (from the trim instant on: earlier rows are gone)."""
@@ -299,6 +334,7 @@ def _pool_add(sched, j, begin, end, sign):
     lo = max(begin, sched.scal[S_TRIM])
     if lo < end:
         kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
+        _consumer_add(sched.site, j, k, lo, end, sign * sched.size[j])
     sched.scal[S_PMF_OK] = 0
 
 
@@ -320,6 +356,7 @@ def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign):
             kernel_add(sched.nslots[v], sched.nmeta[v], lo, end, sign * amount)
             total += amount
         kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * total)
+        _consumer_add(sched.site, j, k, lo, end, sign * total)
     if end >= sched.scal[S_TRIM]:
         kernel_add(sched.slots[N_RES], sched.meta[N_RES], end, end + 1, sign)
 
@@ -472,13 +509,38 @@ def _totals_fit(sched, jobs, j, t, limit, ex0, ex1):
 
 @inline_kernel
 def _next_end_after(sched, t):
-    """The first booking end > t (the ends vector covers exactly those instants), or -1."""
+    """The first booking or maintenance-window end > t (the ends vector covers exactly
+    the booking ends), or -1."""
     slots = sched.slots[N_RES]
     n = sched.meta[N_RES, M_N]
     i = kernel_first_stop_after(slots, n, t + 1)
-    if i >= n:
-        return -1
-    return max(slots[i, S_START], t + 1)
+    nxt = -1 if i >= n else max(slots[i, S_START], t + 1)
+    mends = sched.site.mends
+    lo, hi = 0, mends.shape[0]
+    while lo < hi:  # first window end > t
+        mid = (lo + hi) >> 1
+        if mends[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < mends.shape[0] and (nxt < 0 or mends[lo] < nxt):
+        nxt = mends[lo]
+    return nxt
+
+
+@inline_kernel
+def _in_maintenance(site, node, t, end):
+    """Whether a maintenance window of ``node`` meets [t, end)."""
+    lo, hi = site.mptr[node], site.mptr[node + 1]
+    if lo == hi:
+        return False
+    while lo < hi:  # first window of the node whose stop is > t
+        mid = (lo + hi) >> 1
+        if site.mwin[mid, 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < site.mptr[node + 1] and site.mwin[lo, 0] < end
 
 
 @internal_kernel
@@ -489,13 +551,18 @@ def _nodes_at(sched, core, alloc, j, t):
     d = _d(jobs, j)
     wfree = sched.wfree
     cap = core.cap
+    site = sched.site
+    keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
     for node in range(wfree.shape[0]):
+        down = _in_maintenance(site, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
-            if cap[node, k] == 0:
+            if cap[node, k] == 0 or down:
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
         return False
@@ -526,23 +593,80 @@ def _node_fit(sched, core, alloc, j, now, limit):
             return -1
 
 
+@inline_kernel
+def _constraints_fit(sched, jobs, j, t, limit):
+    """Earliest t' >= t at which job j's site constraints (limits, FreePools) all hold
+    over [t', t' + d), or -1 when none before ``limit`` (each constraint gives its own
+    earliest instant; iterate to the first all agree on)."""
+    site = sched.site
+    c0 = site.cptr[j]
+    c1 = site.cptr[j + 1]
+    if c0 == c1:
+        return t
+    d = _d(jobs, j)
+    while True:
+        moved = False
+        for c in range(c0, c1):
+            vec = site.crow[c, 0]
+            s = site.crow[c, 2]
+            k = site.crow[c, 3]
+            size = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+            valid = site.valid[site.vptr[s] : site.vptr[s + 1]]
+            if vec >= 0:
+                t2 = kernel_earliest_fit_valid(site.lslots[vec], site.lmeta[vec], size, d, t, limit, site.crow[c, 1], valid)
+            else:
+                t2 = kernel_earliest_fit_valid(sched.slots[-vec - 1], sched.meta[-vec - 1], size, d, t, limit,
+                                               site.crow[c, 1], valid)
+            if t2 < 0:
+                return -1
+            if t2 != t:
+                t = t2
+                moved = True
+        if not moved:
+            return t
+
+
+def _plan_fit(sched, core, alloc, j, t, limit):
+    """Earliest fit of queued job j at or after t on the plan alone (its own booking not
+    in the plan); -1 when none before ``limit``."""
+
+
+@inline_kernel
+def _plan_fit_pool(sched, core, alloc, j, t, limit):
+    k = sched.ptype[j]
+    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), t, limit,
+                               np.int64(0), np.int64(0), np.int64(0))
+
+
+@inline_kernel
+def _plan_fit_nodes(sched, core, alloc, j, t, limit):
+    return _node_fit(sched, core, alloc, j, t, limit)
+
+
+_by_state(_plan_fit, _plan_fit_pool, _plan_fit_nodes)
+
+
+@inline_kernel
+def _fit_before(sched, core, alloc, j, now, limit):
+    """Earliest fit of queued job j at or after now on the plan and the site's
+    constraints, -1 when none before ``limit``: the plan's earliest fit and the
+    constraints' take turns until they agree (each returns the first instant >= its
+    argument that it allows, so none skips the first instant both allow)."""
+    t = now
+    while True:
+        t = _plan_fit(sched, core, alloc, j, t, limit)
+        if t < 0:
+            return -1
+        t2 = _constraints_fit(sched, core.jobs, j, t, limit)
+        if t2 == t or t2 < 0:
+            return t2
+        t = t2
+
+
+@inline_kernel
 def _fit(sched, core, alloc, j, now):
     """Earliest fit of queued job j at or after now (its own booking not in the plan)."""
-
-
-@inline_kernel
-def _fit_pool(sched, core, alloc, j, now):
-    k = sched.ptype[j]
-    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, INF,
-                         np.int64(0), np.int64(0), np.int64(0))
-
-
-@inline_kernel
-def _fit_nodes(sched, core, alloc, j, now):
-    return _node_fit(sched, core, alloc, j, now, INF)
-
-
-_by_state(_fit, _fit_pool, _fit_nodes)
+    return _fit_before(sched, core, alloc, j, now, INF)
 
 
 def _earlier_fit(sched, core, alloc, j, now, b0, e0):
@@ -559,7 +683,15 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
         sc[S_PMF_TYPE] = k
     if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
         return -1  # no instant before its booking has its size free
-    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
+    if sched.site.cptr[j] == sched.site.cptr[j + 1]:
+        return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, b0, b0, e0,
+                                   sched.size[j])
+    pmf_ok = sc[S_PMF_OK]
+    _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
+    t = _fit_before(sched, core, alloc, j, now, b0)
+    _pool_add(sched, j, b0, e0, 1)
+    sc[S_PMF_OK] = pmf_ok  # the plan is as it was
+    return t
 
 
 @inline_kernel
@@ -568,7 +700,7 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
         return -1
     _book_nodes(sched, core, j, b0, e0, -1)
-    t = _node_fit(sched, core, alloc, j, now, b0)
+    t = _fit_before(sched, core, alloc, j, now, b0)
     # put the booking back as it was (the caller moves it when t >= 0); the placement
     # found stays in core.work: booking rows come from bnodes, not from work
     _book_nodes(sched, core, j, b0, e0, 1)
@@ -833,6 +965,7 @@ def _pass(sched, core, pred, alloc, now):
     _flags_at(sc, now)
     _trim_vectors(sched.slots, sched.meta, now)
     _trim_nodes(sched, now)
+    _trim_vectors(sched.site.lslots, sched.site.lmeta, now)
     sc[S_TRIM] = now
     sc[S_PMF_OK] = 0
     _pop_due(sched, core, now)  # expiries first; planned starts are collected
@@ -907,6 +1040,7 @@ def _grow(state) -> None:
     cap = state.slots.shape[1]
     new_cap = max(int(sc[S_CAP_NEED]), cap + cap // 2)
     _grow_vectors(state.slots, new_cap)
+    _grow_vectors(state.site.lslots, new_cap)
     state.pmf.resize((2, new_cap), refcheck=False)
     if isinstance(state, ConservativeNodes):
         _grow_vectors(state.nslots, new_cap)
@@ -939,20 +1073,39 @@ def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((avl.size, cap, 3), dtype=np.int64), meta
 
 
+def _site_plan(arrays, n: int, m: int, cap: int) -> SitePlan:
+    """The scheduler's view of the site's arrays (:func:`schedbench.site.compile_site`);
+    empty arrays when there is no site."""
+    i64 = np.int64
+    if arrays is None:
+        e2 = np.zeros((0, 2), dtype=i64)
+        lslots, lmeta = _vectors(np.zeros(0, dtype=i64), cap)
+        return SitePlan(e2, np.zeros(1, i64), np.zeros(n + 1, i64), np.zeros((0, 4), i64), np.zeros(n + 1, i64), e2,
+                        lslots, lmeta, np.zeros(m + 1, i64), e2.copy(), np.zeros(0, i64), np.zeros(1, i64))
+    lslots, lmeta = _vectors(np.full(arrays.nvec, np.iinfo(np.int64).max >> 2, dtype=i64), cap)
+    return SitePlan(arrays.valid, arrays.vptr, arrays.cptr, arrays.crow, arrays.jvptr, arrays.jvrow, lslots, lmeta,
+                    arrays.mptr, arrays.mwin, arrays.mends, np.array([arrays.gpu_node_cores], dtype=i64))
+
+
 def conservative(setup) -> JittedScheduler:
     J = setup.jobs
     n = J.shape[0]
     capacity = setup.machine.capacity
+    arrays = getattr(setup, "site", None)
     ptype = _pool_types(J)
+    if arrays is not None and (arrays.mwin.size or (arrays.gpu_node_cores and (capacity[:, 1] > 0).any())):
+        ptype = None  # windows and kept cores are per node: bookings must hold nodes
     cap = 64
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
     scal[S_AMAX] = _most_arrivals(J)
+    site = _site_plan(arrays, n, capacity.shape[0], cap)
+    scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
         book=np.full((n, 4), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
         size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
-        pmf=np.zeros((2, cap), dtype=np.int64), scal=scal,
+        pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
     )
     if ptype is not None:
         slots, meta = _vectors(capacity.sum(axis=0), cap)

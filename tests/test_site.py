@@ -1,0 +1,267 @@
+"""Site policies (schedbench.site) on the conservative plan: reading and checking the
+file, validities, hand-made traces with expected starts for every policy, the engine
+against tests/naive_site.py on generated traces and sites, and the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_site
+from schedbench import jobs, machine, replay, site
+from schedbench.errors import UsageError
+
+STATUS = {s.value: s.name.lower() for s in replay.Status}
+
+
+def table(rows, **cols):
+    """rows: (id, submit, run, cores, estimate[, user[, group]]) of single-core units."""
+    rows = [tuple(r) + (1,) * (7 - len(r)) for r in rows]
+    ids, sub, run, size, est, user, group = (list(c) for c in zip(*rows, strict=True))
+    return jobs.from_columns(job_id=ids, submit=sub, run=run, procs_req=size, procs_alloc=size, time_req=est,
+                             user=user, group=group, **cols)
+
+
+def starts(text, rows, spec="1x(cores=10)", allocator="ff"):
+    r = replay.replay(table(rows), machine.from_spec(spec), "conservative", allocator, site=site.parse(text))
+    return r.start.tolist(), [STATUS[s] for s in r.status]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def test_validities_expand_weekly_windows_on_the_sites_clock():
+    s = site.parse('[clock]\nstart = "Wed 12:00"\n[[limit]]\nuser = 1\nitems = 2\n'
+                   'validity = "Mon-Fri 08:00-18:00; Sat 22:00-02:00"\n')
+    v = s.limits[0].validity
+    iv = v.intervals(0, 7 * 86400, s.origin)
+    h = 3600
+    # t = 0 is Wednesday noon: Wednesday's window is [-4h, 6h), Thursday's [20h, 30h)
+    assert [-4 * h, 6 * h] in iv.tolist() and [20 * h, 30 * h] in iv.tolist()
+    # Saturday 22:00 to Sunday 02:00: Saturday noon is 3 days after Wednesday noon
+    assert [3 * 86400 + 10 * h, 3 * 86400 + 14 * h] in iv.tolist()
+    # the longest gap: Sunday 02:00 to Monday 08:00
+    assert v.longest_gap() == 30 * h
+    assert site.Validity("always").longest_gap() == 0
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("[[limit]]\nuser = 1\nitemz = 3\n", "1: [[limit]] #1: unknown key 'itemz'"),
+    ("[[limit]]\nuser = 1\nitems = 3\n\n[[limit]]\ngroup = 2\nduration = \"4x\"\n", "5: [[limit]] #2: duration"),
+    ("[[limit]]\nuser = 1\ngroup = 2\nitems = 3\n", "exactly one consumer"),
+    ("[[limit]]\nuser = 1\nitems = 3\nvalidity = \"Mon-Fry 08:00-18:00\"\n", "weekly"),
+    ("[[freepool]]\nresource = \"disks\"\nitems = 3\n", "resource must be one of"),
+    ("[[maintenance]]\nnodes = \"a-b\"\nfrom = 0\nto = 10\n", "nodes must be"),
+    ("[[maintenance]]\nfrom = 10\nto = 10\n", "must be after"),
+    ("[limit]\nuser = 1\n", "write [[limit]]"),
+    ("[clocks]\n", "unknown section"),
+    ("[[limit]\n", "not valid TOML"),
+])
+def test_bad_site_files_say_where_and_what(text, words):
+    with pytest.raises(UsageError, match=None) as e:
+        site.parse(text, "s.toml")
+    msg = str(e.value)
+    assert msg.startswith("s.toml:") and words in msg and "\n" not in msg
+
+
+def test_missing_site_file_is_one_line(tmp_path):
+    with pytest.raises(UsageError, match="no such site file"):
+        site.load(tmp_path / "nope.toml")
+
+
+def test_the_commented_template_is_a_valid_site():
+    from pathlib import Path
+
+    s = site.load(Path(__file__).resolve().parents[1] / "traces" / "site-template.toml")
+    assert s.limits and s.freepools and s.maintenance and s.gpu_node_cores
+
+
+def test_site_policies_refuse_queue_schedulers():
+    with pytest.raises(UsageError, match="conservative"):
+        replay.replay(table([(1, 0, 5, 1, 5)]), machine.from_spec("1x(cores=2)"), "easy", "ff",
+                      site=site.parse("[[maintenance]]\nfrom = 0\nto = 10\n"))
+
+
+# --------------------------------------------------------------------------- hand-made traces
+
+ROWS = [(1, 0, 10, 6, 10, 1), (2, 0, 10, 4, 10, 1), (3, 1, 5, 2, 5, 2)]
+
+
+def test_without_a_site_job_3_waits_for_the_first_end():
+    assert starts("", ROWS)[0] == [0, 0, 10]
+
+
+def test_items_limit_counts_the_consumers_bookings():
+    # user 1 at most 8 cores: job 2 (4) waits for job 1 (6) to end at 10; job 3 (user 2,
+    # 2 cores) backfills at 1 beside job 1.
+    assert starts('[[limit]]\nuser = 1\nresource = "cores"\nitems = 8\n', ROWS)[0] == [0, 10, 1]
+
+
+def test_items_percent_takes_the_larger_of_the_two():
+    text = '[[limit]]\nuser = 1\nresource = "cores"\nitems = 2\nitems_percent = 100\n'
+    assert starts(text, ROWS)[0] == [0, 0, 10]
+
+
+def test_limit_binds_only_while_valid():
+    # the 8-core limit holds over [0, 5): job 2 (d 10) may not overlap it beside job 1;
+    # at 5 the limit is gone and 6 + 4 cores fit the machine: job 2 books [5, 15).  Job 3
+    # (2 cores, d 5) at 1 would meet 6 + 4 + 2 at 5: it waits for job 1's end at 10.
+    text = '[[limit]]\nuser = 1\nresource = "cores"\nitems = 8\nvalidity = { from = 0, to = 5 }\n'
+    assert starts(text, ROWS)[0] == [0, 5, 10]
+
+
+def test_duration_and_area_limits_keep_refused_jobs_out_of_the_validity():
+    # jobs over 6 s may not run in [0, 20): jobs 1 and 2 wait until 20
+    text = '[[limit]]\nuser = 1\nduration = 6\nvalidity = { from = 0, to = 20 }\n'
+    assert starts(text, ROWS)[0] == [20, 20, 1]
+    # area 45 core-seconds: job 1 (60) waits, job 2 (40) does not
+    text = '[[limit]]\nuser = 1\nresource = "cores"\narea = 45\nvalidity = { from = 0, to = "30s" }\n'
+    assert starts(text, ROWS)[0] == [30, 0, 1]
+
+
+def test_a_job_no_validity_gap_can_take_is_rejected_by_limit():
+    got, status = starts('[[limit]]\nuser = 1\nduration = "8s"\n', ROWS)
+    assert got == [-1, -1, 1]
+    assert status == ["rejected_by_limit", "rejected_by_limit", "replayed"]
+    # a weekly limit valid all day but 00:00-00:01 (t = 0 is Monday 00:00): jobs over 6 s
+    # submitted at 100 wait for Tuesday's free minute; job 3 (5 s) is not refused
+    late = [(1, 100, 10, 6, 10), (2, 100, 10, 4, 10), (3, 101, 5, 2, 5)]
+    got, status = starts('[[limit]]\ngroup = 1\nduration = 6\nvalidity = "Mon-Sun 00:01-24:00"\n', late)
+    assert status == ["replayed"] * 3
+    assert got == [86400, 86400, 101]
+
+
+def test_freepool_keeps_cores_for_small_jobs():
+    # keep 4 cores free over [0, 50) unless a job has at most 2 cores: job 1 (6) starts,
+    # job 2 (4) would leave 0 free: it waits for job 1; job 3 (2 cores) may use the pool.
+    text = ('[[freepool]]\nresource = "cores"\nitems = 4\nvalidity = { from = 0, to = 50 }\n'
+            '[freepool.unless]\nmax_cores = 2\n')
+    assert starts(text, ROWS)[0] == [0, 10, 1]
+    got, status = starts(text.replace("{ from = 0, to = 50 }", '"always"').replace("items = 4", "percent = 50"), ROWS)
+    assert status == ["rejected_by_limit", "replayed", "replayed"] and got[1:] == [0, 1]
+
+
+def test_kept_gpu_node_cores_and_maintenance_windows_hold_nodes():
+    spec = "1x(cores=4,gpus=1)+1x(cores=4)"
+    gpu_job = dict(unit_cores=[1, 1, 4], unit_gpus=[0, 1, 0])
+    rows = [(1, 0, 10, 4, 10), (2, 0, 10, 1, 10), (3, 0, 10, 1, 10)]
+    t = table(rows, **gpu_job)
+    mach = machine.from_spec(spec)
+    kept = site.parse("[expensive]\ngpu_node_cores = 1\n")
+    r = replay.replay(t, mach, "conservative", "ff", site=kept)
+    # job 1 (4 single cores, no GPU) spreads over the GPU node's 3 usable cores and 1 of
+    # node 1; job 2 (1 core + 1 GPU) takes the kept core on node 0; job 3 (4 cores on one
+    # node) cannot use the GPU node (3 cores for it): node 1 at 10
+    assert r.start.tolist() == [0, 0, 10]
+    maint = site.parse('[[maintenance]]\nnodes = "1"\nfrom = 5\nto = 30\n')
+    r = replay.replay(t, mach, "conservative", "ff", site=maint)
+    # node 1 is down [5, 30): job 1 (d 10) can only run on node 0 ([0, 10) meets the
+    # window on node 1); job 2 needs the GPU node: [10, 20); job 3 (4 cores on one node)
+    # finds node 0 free at 20, before node 1 is back at 30
+    assert r.start.tolist() == [0, 10, 20]
+    assert r.options["site"]["maintenance_windows"] == 1
+
+
+# --------------------------------------------------------------------------- engine == oracle
+
+
+def _valid(draw):
+    if draw(st.booleans()):
+        return "always"
+    a = draw(st.integers(0, 40))
+    return [(a, a + draw(st.integers(1, 30)))]
+
+
+@st.composite
+def sites(draw, nodes):
+    out = {"limits": [], "freepools": [], "maintenance": [], "gpu_node_cores": 0}
+    for _ in range(draw(st.integers(0, 2))):
+        out["limits"].append(dict(
+            who=draw(st.sampled_from(["user", "group"])), ident=draw(st.sampled_from([None, 1, 2])),
+            k=draw(st.sampled_from([0, 1])), items=draw(st.none() | st.integers(0, 6)),
+            duration=draw(st.none() | st.integers(1, 20)), area=draw(st.none() | st.integers(1, 60)),
+            valid=_valid(draw)))
+    for _ in range(draw(st.integers(0, 1))):
+        out["freepools"].append(dict(
+            k=0, keep=draw(st.integers(0, 4)), max_cores=draw(st.none() | st.integers(1, 3)),
+            max_duration=draw(st.none() | st.integers(1, 20)), users=draw(st.none() | st.just({1})),
+            groups=None, valid=_valid(draw)))
+    if draw(st.booleans()):
+        v = _valid(draw)
+        if v != "always":
+            out["maintenance"].append(dict(nodes=draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1,
+                                                                 max_size=len(nodes), unique=True)), valid=v))
+    out["gpu_node_cores"] = draw(st.sampled_from([0, 0, 1]))
+    return out
+
+
+def _toml_validity(v):
+    return '"always"' if v == "always" else f"{{ from = {v[0][0]}, to = {v[0][1]} }}"
+
+
+def to_toml(s) -> str:
+    out = []
+    for lim in s["limits"]:
+        out.append("[[limit]]")
+        out.append(f'{lim["who"]} = {lim["ident"] if lim["ident"] is not None else chr(34) + "*" + chr(34)}')
+        out.append(f'resource = "{site.RESOURCES[lim["k"]]}"')
+        for key in ("items", "duration", "area"):
+            if lim[key] is not None:
+                out.append(f"{key} = {lim[key]}")
+        if all(lim[key] is None for key in ("items", "duration", "area")):
+            out.append("items = 1000000")
+        out.append(f"validity = {_toml_validity(lim['valid'])}")
+    for p in s["freepools"]:
+        out += ["[[freepool]]", f'resource = "{site.RESOURCES[p["k"]]}"', f'items = {p["keep"]}',
+                f"validity = {_toml_validity(p['valid'])}", "[freepool.unless]"]
+        if p["max_cores"] is not None:
+            out.append(f"max_cores = {p['max_cores']}")
+        if p["max_duration"] is not None:
+            out.append(f"max_duration = {p['max_duration']}")
+        if p["users"] is not None:
+            out.append(f"users = {sorted(p['users'])}")
+    for mw in s["maintenance"]:
+        out += ["[[maintenance]]", f"nodes = {sorted(mw['nodes'])}", f"from = {mw['valid'][0][0]}",
+                f"to = {mw['valid'][0][1]}"]
+    if s["gpu_node_cores"]:
+        out += ["[expensive]", f"gpu_node_cores = {s['gpu_node_cores']}"]
+    return "\n".join(out) + "\n"
+
+
+@st.composite
+def traces(draw):
+    nodes = [(draw(st.integers(1, 6)), draw(st.integers(0, 2)), 0, 0) for _ in range(draw(st.integers(1, 3)))]
+    single = draw(st.booleans())  # all single cores: the totals plan, unless a policy needs nodes
+    rows = []
+    for i in range(draw(st.integers(1, 14))):
+        unit = (1, 0) if single else (draw(st.integers(1, 2)), draw(st.integers(0, 1)))
+        rows.append(dict(job_id=i + 1, submit=draw(st.integers(0, 30)), run=draw(st.integers(0, 15)),
+                         estimate=draw(st.integers(1, 15)), units=draw(st.integers(1, 4)),
+                         unit=(unit[0], unit[1], 0, 0), req_nodes=-1, user=draw(st.sampled_from([1, 2])),
+                         group=draw(st.sampled_from([1, 2]))))
+    rows.sort(key=lambda r: (r["submit"], r["job_id"]))
+    return nodes, rows, draw(sites(nodes))
+
+
+@settings(max_examples=150)
+@given(traces(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
+def test_engine_equals_oracle_under_site_policies(trace, allocator, predictor):
+    nodes, rows, s = trace
+    for r in rows:
+        r["pred"] = r["run"] if predictor == "actual" else r["estimate"]
+    nv = naive_site.replay_site(rows, nodes, allocator, s)
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[r["estimate"] for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[-1] * len(rows),
+        user=[r["user"] for r in rows], group=[r["group"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), "conservative", allocator, predictor,
+                        site=site.parse(to_toml(s)))
+    expected = [-1 if x is None else x for x in nv.start]
+    assert res.start.tolist() == expected, to_toml(s)
+    assert [STATUS[x] for x in res.status] == nv.status
