@@ -265,3 +265,43 @@ def test_engine_equals_oracle_under_site_policies(trace, allocator, predictor):
     expected = [-1 if x is None else x for x in nv.start]
     assert res.start.tolist() == expected, to_toml(s)
     assert [STATUS[x] for x in res.status] == nv.status
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def _swf(path, rows):
+    """A tiny SWF log: rows of (id, submit, run, procs, requested time, user)."""
+    lines = ["; MaxNodes: 4", "; MaxProcs: 4"]
+    for i, sub, run, procs, req, user in rows:
+        lines.append(f"{i} {sub} 0 {run} {procs} -1 -1 {procs} {req} -1 1 {user} 1 -1 1 -1 -1 -1")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_replay_with_a_site_file_as_a_user_runs_it(tmp_path, capsys):
+    from schedbench.cli import main
+
+    log = _swf(tmp_path / "t.swf", [(1, 0, 100, 2, 100, 1), (2, 0, 100, 2, 100, 1), (3, 5, 50, 4, 9000, 2)])
+    sitefile = tmp_path / "site.toml"
+    # user 1 at most 2 processors; user 2 at most 1 h per job: job 3 is rejected
+    sitefile.write_text('[[limit]]\nuser = 1\nitems = 2\n\n[[limit]]\nuser = 2\nduration = "1h"\n')
+    out = tmp_path / "run"
+    assert main(["replay", str(log), "-s", "conservative", "--site", str(sitefile), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "rejected by a site limit: 1" in printed
+    import json
+
+    import polars as pl
+
+    frame = pl.read_parquet(out / "jobs.parquet").sort("job_id")
+    assert frame["start"].to_list() == [0, 100, None]
+    assert frame["status"].to_list() == ["replayed", "replayed", "rejected_by_limit"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["site"]["limits"] == 2 and summary["jobs_rejected_by_limit"] == 1
+    # a bad file: one line naming file and line, exit 2, no traceback
+    sitefile.write_text('[[limit]]\nuser = 1\nitems = "many"\n')
+    assert main(["replay", str(log), "-s", "conservative", "--site", str(sitefile), "-o", str(tmp_path / "r2")]) == 2
+    err = capsys.readouterr().err
+    assert f"{sitefile}:1: [[limit]] #1: items must be an integer" in err and "Traceback" not in err
+    assert err.strip().count("\n") == 0

@@ -36,6 +36,7 @@ STATUSES: tuple[str, ...] = (
     "dropped_no_size",
     "dropped_too_wide",
     "not_started",
+    "rejected_by_limit",
 )
 """Every value the ``status`` column may take."""
 
@@ -122,7 +123,8 @@ def counts(jobs: pl.DataFrame) -> dict[str, int]:
 
     ``input`` = all rows; ``replayed``; ``dropped_no_runtime``, ``dropped_no_size``,
     ``dropped_too_wide`` (left out of the replay, spec "Jobs that are not simulated");
-    ``dropped`` = the sum of the three; ``not_started`` (queued when the replay ended).
+    ``dropped`` = the sum of the three; ``not_started`` (queued when the replay ended);
+    ``rejected_by_limit`` (a site policy refuses the job for ever, :mod:`schedbench.site`).
     Raises ValueError on a status outside :data:`STATUSES`.
     """
     by = dict(jobs.group_by("status").len().iter_rows())

@@ -256,11 +256,13 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "jobs_replayed": replayed,
         "jobs_dropped": {k: v for k, v in counts.items() if k.startswith("dropped")},
         "jobs_not_started": counts["not_started"],
+        "jobs_rejected_by_limit": counts["rejected_by_limit"],
         "passes": int(result.passes),
         "period": result.options.get("period"),
         "scheduler_options": result.options.get("scheduler_options"),
         "allocator_options": result.options.get("allocator_options"),
         "input_digest": result.options.get("input_digest"),
+        "site": result.options.get("site"),
         "metrics": metrics.summary(jobs, timeline, machine_totals(result)),
         "timings": {
             "simulate_s": result.simulate_s,

@@ -36,6 +36,7 @@ applies where: see README, "Site policies".  :func:`load` reads and checks a fil
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -157,7 +158,7 @@ class Site:
 
     def summary(self) -> dict:
         return {
-            "file": self.path, "limits": len(self.limits), "freepools": len(self.freepools),
+            "file": self.path, "sha256": hashlib.sha256(self.text.encode()).hexdigest(), "limits": len(self.limits), "freepools": len(self.freepools),
             "maintenance_windows": len(self.maintenance), "gpu_node_cores": self.gpu_node_cores,
         }
 

@@ -12,6 +12,7 @@ from .. import registry, workload_io
 from .._jit import notify_compiles
 from ..predictors import PREDICTORS
 from ..replay import replay
+from ..site import load as load_site
 
 
 def register(sub) -> None:
@@ -61,6 +62,11 @@ def register(sub) -> None:
         "--period", type=int, default=0, metavar="S",
         help="decide only every S seconds from the first submission (as IPSCHED's 5 s "
         "cycle) instead of at every event instant (default 0: every event)",
+    )
+    p.add_argument(
+        "--site", metavar="FILE",
+        help="site policies (TOML: limits, FreePools, kept GPU-node cores, maintenance windows) on the "
+        "conservative scheduler's plan; template: traces/site-template.toml",
     )
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
@@ -116,6 +122,7 @@ def options_of(args) -> dict:
 def _run(args) -> int:
     _freeze_heap_at_exit()
     options = options_of(args)
+    site = load_site(args.site) if args.site else None
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
         table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
@@ -123,7 +130,7 @@ def _run(args) -> int:
         try:
             result = replay(
                 table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
-                meta=meta, period=args.period, options=options,
+                meta=meta, period=args.period, options=options, site=site,
             )
         finally:
             if bar is not None:
@@ -145,6 +152,8 @@ def format_summary(summary: dict) -> str:
         return "-" if value is None else fmt.format(value)
 
     dropped = ", ".join(f"{k[8:]} {v}" for k, v in summary["jobs_dropped"].items() if v) or "none"
+    if summary.get("jobs_rejected_by_limit"):
+        dropped += f"; rejected by a site limit: {summary['jobs_rejected_by_limit']:,}"
     rows = [
         ("run", summary["label"] + f" (predictor {summary['predictor']}"
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
