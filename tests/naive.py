@@ -97,6 +97,15 @@ R9  EASY on nodes (each pass):
          every job started in step 3 of this pass with now + pred > shadow.  (Step-1
          jobs are already inside FS: they are not subtracted again.)  On a pool of
          1-core units this is exactly R7's extra rule.
+
+Maintenance windows (replay_nodes' ``maintenance``; schedbench.site):
+M1  Every allocation a job is *started* with sees the nodes whose windows meet [now, now
+    + max(pred, 1)) as having nothing free; EASY's shadow time and FS (R9, steps 2-3)
+    are computed on the free state as it is, windows ignored.
+M2  While the queue is not empty, every window end after the last decision instant is a
+    decision instant too.
+M3  When only windows keep the head out (it fits the free state as it is) and nothing
+    runs, the shadow time is now.
 """
 
 from __future__ import annotations
@@ -266,11 +275,21 @@ class _Replay:
         self.queue = []  # kept in (submit, id) order
         self.running = []
         self.passes = []
+        self.maint = None  # per node [(a, b), ...]: maintenance windows (M1-M3), or None
+        self.now = None
 
     # -- resources --------------------------------------------------------------------
 
     def fits_now(self, job):
-        return self.m.try_alloc(job, self.m.free)
+        if self.maint is None:
+            return self.m.try_alloc(job, self.m.free)
+        # M1: nodes with a window meeting [now, now + max(pred, 1)) offer nothing
+        end = self.now + max(job.pred, 1)
+        free = [
+            [0] * NTYPES if any(a < end and self.now < b for a, b in wins) else list(row)
+            for row, wins in zip(self.m.free, self.maint, strict=True)
+        ]
+        return self.m.try_alloc(job, free)
 
     def start(self, job, alloc, now):
         job.start = now
@@ -297,8 +316,12 @@ class _Replay:
             times = [j.end for j in self.running]
             if pending:
                 times.append(pending[0].submit)
+            if self.maint is not None and self.queue:
+                # M2: a window end is a decision instant while jobs wait
+                times += [b for wins in self.maint for _, b in wins if self.now is None or b > self.now]
             assert times, "queue non-empty but nothing runs and nothing arrives"
             now = min(times)
+            self.now = now
             # (a) ends
             for j in [j for j in self.running if j.end == now]:
                 self.finish(j)
@@ -353,7 +376,9 @@ class _Replay:
             if self.m.try_alloc(head, trial) is not None:
                 shadow = r.predicted_end(now)
                 break
-        assert shadow is not None, "head cannot fit even on the empty machine"
+        if shadow is None:  # M3: only a maintenance window keeps the head out now
+            assert self.maint is not None and not self.running, "head cannot fit even on the empty machine"
+            shadow = now
         self.passes.append((now, head.job_id, shadow))
         # free resources at the shadow time (snapshot): every job running now with
         # pe <= shadow counts as ended
@@ -453,7 +478,7 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler) -> Na
     return _result(n, ids, status, jobs, rep.passes, with_alloc=False)
 
 
-def replay_nodes(jobs, nodes, scheduler, allocator) -> NaiveResult:
+def replay_nodes(jobs, nodes, scheduler, allocator, maintenance=None) -> NaiveResult:
     """Replay on heterogeneous nodes.
 
     ``nodes``: list of (cores, gpus, mics, mem) capacities.  ``jobs``: list of dicts with
@@ -461,7 +486,8 @@ def replay_nodes(jobs, nodes, scheduler, allocator) -> NaiveResult:
     req_nodes (-1 / <= 0: free spread; > 0: exactly that many nodes, each hosting
     units / req_nodes units).  ``allocator``: "ff" or "bf".  Returns a NaiveResult whose
     ``alloc`` holds, for each replayed job, its [(node index, units), ...].  See the
-    module docstring (R1-R6, R8, R9)."""
+    module docstring (R1-R6, R8, R9).  ``maintenance``: per node a list of [a, b) windows
+    (M1-M3 in the module docstring), or None."""
     if allocator not in ALLOCATORS:
         raise ValueError(f"unknown allocator {allocator!r}")
     caps = [tuple(int(x) for x in nd) for nd in nodes]
@@ -502,5 +528,7 @@ def replay_nodes(jobs, nodes, scheduler, allocator) -> NaiveResult:
         status.append(REPLAYED)
         sim.append(job)
     rep = _Replay(sim, machine, scheduler, is_pool=False)
+    if maintenance is not None:
+        rep.maint = [list(w) for w in maintenance]
     rep.run()
     return _result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)

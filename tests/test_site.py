@@ -78,10 +78,10 @@ def test_the_commented_template_is_a_valid_site():
     assert s.limits and s.freepools and s.maintenance and s.gpu_node_cores
 
 
-def test_site_policies_refuse_queue_schedulers():
+def test_plan_policies_refuse_queue_schedulers():
     with pytest.raises(UsageError, match="conservative"):
         replay.replay(table([(1, 0, 5, 1, 5)]), machine.from_spec("1x(cores=2)"), "easy", "ff",
-                      site=site.parse("[[maintenance]]\nfrom = 0\nto = 10\n"))
+                      site=site.parse("[[limit]]\nuser = 1\nitems = 1\n"))
 
 
 # --------------------------------------------------------------------------- hand-made traces
@@ -305,3 +305,85 @@ def test_replay_with_a_site_file_as_a_user_runs_it(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{sitefile}:1: [[limit]] #1: items must be an integer" in err and "Traceback" not in err
     assert err.strip().count("\n") == 0
+
+
+# --------------------------------------------------------------------------- maintenance, every scheduler
+
+
+@st.composite
+def maintained(draw):
+    m = draw(st.integers(1, 4))
+    nodes = [(draw(st.integers(1, 4)), draw(st.integers(0, 1)), 0, 0) for _ in range(m)]
+    wins = []
+    for _ in range(m):
+        w = []
+        for _ in range(draw(st.integers(0, 2))):
+            a = draw(st.integers(0, 50))
+            w.append((a, a + draw(st.integers(1, 25))))
+        wins.append(naive_site_merge(w))
+    rows = []
+    for i in range(draw(st.integers(1, 16))):
+        unit = (draw(st.integers(1, 2)), draw(st.integers(0, 1)), 0, 0)
+        units = draw(st.integers(1, 3))
+        req_nodes = -1 if draw(st.booleans()) else 1
+        rows.append(dict(job_id=i + 1, submit=draw(st.integers(0, 40)), run=draw(st.integers(0, 20)),
+                         pred=draw(st.integers(1, 20)), units=units, unit=unit, req_nodes=req_nodes))
+    rows.sort(key=lambda r: (r["submit"], r["job_id"]))
+    return nodes, wins, rows
+
+
+def naive_site_merge(w):
+    out = []
+    for a, b in sorted(w):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _maintenance_toml(wins) -> str:
+    return "".join(f"[[maintenance]]\nnodes = [{i}]\nfrom = {a}\nto = {b}\n\n"
+                   for i, w in enumerate(wins) for a, b in w)
+
+
+@settings(max_examples=150)
+@given(maintained(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["ff", "bf"]))
+def test_maintenance_windows_bind_the_queue_schedulers_as_the_oracle(trace, scheduler, allocator):
+    import naive
+
+    nodes, wins, rows = trace
+    nv = naive.replay_nodes(rows, nodes, scheduler, allocator, maintenance=wins)
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), scheduler, allocator,
+                        site=site.parse(_maintenance_toml(wins)))
+    assert res.start.tolist() == [-1 if x is None else x for x in nv.start]
+    assert [STATUS[x] for x in res.status] == nv.status
+
+
+@settings(max_examples=60)
+@given(maintained(), st.sampled_from(["fcfs", "sjf", "easy", "prb", "conservative"]),
+       st.sampled_from(["ff", "bf"]))
+def test_no_job_runs_across_a_window_on_its_nodes(trace, scheduler, allocator):
+    """With exact predictions (pred = run), no job's run meets a window of a node it uses."""
+    nodes, wins, rows = trace
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[max(r["run"], 1) for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), scheduler, allocator, "actual",
+                        site=site.parse(_maintenance_toml(wins)))
+    for j in np.flatnonzero(res.start >= 0):
+        p = res.alloc_ptr[j]
+        for node, _ in res.alloc_log[p : p + res.nodes_used[j]]:
+            for a, b in wins[node]:
+                assert not (a < res.end[j] and res.start[j] < b) or res.end[j] == res.start[j]

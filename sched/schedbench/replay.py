@@ -67,10 +67,14 @@ def replay(
     if site is not None and not isinstance(site, site_mod.Site):
         site = site_mod.load(site)
     if site is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
-        raise UsageError(
-            f"site policies act on a plan: use them with {', '.join(site_mod.PLANNING_SCHEDULERS)}, not "
-            f"{scheduler} (maintenance windows for the queue schedulers are not built yet)"
-        )
+        if site.plan_only:
+            raise UsageError(
+                f"limits, FreePools and kept GPU-node cores act on a plan: use them with "
+                f"{', '.join(site_mod.PLANNING_SCHEDULERS)}, not {scheduler} (maintenance windows bind every "
+                "jitted scheduler)"
+            )
+        if sched.kind is registry.Kind.PYTHON:
+            raise UsageError(f"maintenance windows are not built for Python policies ({scheduler}) yet")
     prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
     if site is not None:
         prov["site"] = site.summary()
@@ -86,7 +90,12 @@ def replay(
         raise UsageError("the decision period must be >= 0 seconds")
     prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
     jitted = sched.load()(prep.setup, **sched_opts)
-    c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order)
+    arrays = prep.setup.site
+    windows = None
+    if arrays is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
+        windows = (arrays.mptr, arrays.mwin)  # the core hides them (a planner books around them)
+    c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
+                      maintenance=windows)
     core.arm(c)
     args = (c, prep.pred, jitted.state, prep.alloc)
     jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed

@@ -24,6 +24,10 @@ Kernels
     start it if it fits (inline).
     ``commit(core, alloc, j, now, used)``: start job j on the placement in core.work.
     ``fits_now(core, j) -> bool``: whether job j fits on the free nodes now (inline).
+    ``mask_maintenance(core, j, now)`` / ``unmask_maintenance(core, alloc, j)``: hide from job j the
+    nodes whose maintenance windows meet its predicted run, and give them back
+    (``try_start`` does both; a scheduler that tests fits and commits itself brackets
+    them, when core.scal[C_MAINT] is set).
     ``fits(free, free_total, units, req, req_nodes, ident, out_node, out_count) -> bool``:
     the same test on any free-resource array (inline).
     ``place(free, order, first, units, req, req_nodes, out_node, out_count) -> used``:
@@ -69,6 +73,7 @@ from .state import (
     C_CAP,
     C_ENDED,
     C_FREE,
+    C_MAINT,
     C_NEXT,
     C_QH,
     C_QN,
@@ -85,17 +90,19 @@ from .state import (
 )
 from .steps import _advance as advance
 from .steps import _commit_placed as commit
+from .steps import _mask as mask_maintenance
 from .steps import _pass_at as pass_at
 from .steps import _record as record
 from .steps import _start_from_policy as start_from_policy
 from .steps import _try_start as try_start
+from .steps import _unmask as unmask_maintenance
 
 __all__ = [
-    "C_CAP", "C_ENDED", "C_FREE", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_RN", "C_STARTED",
+    "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_RN", "C_STARTED",
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "start_from_policy", "try_start",
+    "schedule", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance",
 ]

@@ -35,7 +35,9 @@ C_QORDER = 16  # QueueOrder
 C_DONE = 17  # 1 once the replay is over
 C_FREE = 18  # C_FREE + k: free amount of resource k over all nodes
 C_CAP = 22  # C_CAP + k: capacity of resource k over all nodes
-N_CSCAL = 26
+C_MAINT = 26  # 1 when nodes have maintenance windows (Core.mwin)
+C_MNEXT = 27  # next maintenance-window end (index in Core.mends) not yet a decision point
+N_CSCAL = 28
 
 # Rows of Core.work, int64 (N_WORK, n_nodes): node buffers of placements.
 W_IDENT = 0  # 0 .. m-1: index order
@@ -69,7 +71,11 @@ class Core(NamedTuple):
     fit, see :func:`schedbench.core.run`).  cap,
     free int64 (m, 4).  work int64 (N_WORK, m): placement buffers.  timeline int64 (N_TL,
     rows), column-major so that each column is contiguous.  scal int64 (N_CSCAL,): C_*.
-    """
+    Maintenance windows (a site's, :mod:`schedbench.site`): mptr int64 (m + 1,) and mwin
+    int64 (w, 2): node i's windows are mwin[mptr[i] : mptr[i + 1]], sorted [start, end);
+    mends int64 (e,): every window end, sorted, unique; mnodes int64 (k,): the nodes with
+    windows; msave int64 (m, 4): the free amounts of nodes a job may not use, while its
+    fit is tested (-1: none saved)."""
 
     jobs: np.ndarray
     queue: np.ndarray
@@ -81,12 +87,19 @@ class Core(NamedTuple):
     work: np.ndarray
     timeline: np.ndarray
     scal: np.ndarray
+    mptr: np.ndarray
+    mwin: np.ndarray
+    mends: np.ndarray
+    mnodes: np.ndarray
+    msave: np.ndarray
 
 
-def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO) -> Core:
+def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO,
+             maintenance: tuple[np.ndarray, np.ndarray] | None = None) -> Core:
     """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.layout.job_matrix`),
-    rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities.  Nothing is queued
-    yet: :func:`schedbench.core.api.arm` pushes the first events."""
+    rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
+    (mptr, mwin) of the nodes' maintenance windows (see :class:`Core`), or None.
+    Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""
     n = jobs.shape[0]
     m = cap.shape[0]
     i64 = np.int64
@@ -107,6 +120,11 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
     scal[C_PERIOD] = period
     scal[C_TICK0] = first
     scal[C_QORDER] = queue_order
+    if maintenance is None:
+        mptr, mwin = np.zeros(m + 1, i64), np.zeros((0, 2), i64)
+    else:
+        mptr, mwin = (np.ascontiguousarray(a, dtype=i64) for a in maintenance)
+    scal[C_MAINT] = int(mwin.shape[0] > 0)
     return Core(
         jobs=jobs,
         queue=np.empty(n, i64),
@@ -116,8 +134,13 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
         cap=np.ascontiguousarray(cap, dtype=i64),
         free=np.array(cap, dtype=i64, copy=True),
         work=work,
-        timeline=np.empty((N_TL, 2 * n + 16 + ticks), i64),
+        timeline=np.empty((N_TL, 2 * n + 16 + ticks + int(mwin.shape[0])), i64),
         scal=scal,
+        mptr=mptr,
+        mwin=mwin,
+        mends=np.unique(mwin[:, 1]).astype(i64),
+        mnodes=np.flatnonzero(mptr[1:] > mptr[:-1]).astype(i64),
+        msave=np.full((m, N_RES), -1, i64),
     )
 
 

@@ -58,6 +58,8 @@ from .state import (
     C_LAST_PASS,
     C_LIVE,
     C_LOG,
+    C_MAINT,
+    C_MNEXT,
     C_NEXT,
     C_PASSES,
     C_PERIOD,
@@ -139,19 +141,71 @@ def _commit_placed(core, alloc, j, now, used):
     _commit(core.jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
 
 
+@internal_kernel
+def _mask(core, j, now):
+    """Hide from job ``j`` the nodes whose maintenance windows meet [now, now + max(pred,
+    1)): their free amounts go to core.msave and out of core.free and the free totals
+    until :func:`_unmask` (no job runs across a window on an affected node)."""
+    end = now + max(core.jobs[j, J_PRED], 1)
+    mptr = core.mptr
+    mwin = core.mwin
+    scal = core.scal
+    for node in core.mnodes:
+        lo, hi = mptr[node], mptr[node + 1]
+        while lo < hi:  # first window of the node ending after now
+            mid = (lo + hi) >> 1
+            if mwin[mid, 1] <= now:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < mptr[node + 1] and mwin[lo, 0] < end:
+            for k in range(N_RES):
+                core.msave[node, k] = core.free[node, k]
+                scal[C_FREE + k] -= core.free[node, k]
+                core.free[node, k] = 0
+
+
+@internal_kernel
+def _unmask(core, alloc, j):
+    """Give back what :func:`_mask` hid from job ``j`` (placements never take a hidden
+    node), and tell the allocator, as for an end: its hints may have skipped them."""
+    scal = core.scal
+    lowest = _NO_NODE
+    for node in core.mnodes:
+        if core.msave[node, 0] >= 0:
+            for k in range(N_RES):
+                core.free[node, k] += core.msave[node, k]
+                scal[C_FREE + k] += core.msave[node, k]
+                core.msave[node, k] = -1
+            if node < lowest:
+                lowest = node
+    if lowest != _NO_NODE:
+        alloc_released(alloc, core.jobs, j, lowest)
+
+
 @inline_kernel
 def _try_start(core, alloc, j, now):
     """Offer queued job ``j`` to the allocator now: start it if it fits; returns whether
-    it did.  Nodes are ordered and chosen only once the job is known to fit."""
+    it did.  Nodes are ordered and chosen only once the job is known to fit; nodes in
+    maintenance during the job's predicted run are hidden from it."""
     jobs = core.jobs
+    maint = core.scal[C_MAINT] != 0
+    if maint:
+        _mask(core, j, now)
     if not _fits_now(core, j):
         attempt_failed(alloc, jobs, j)
+        if maint:
+            _unmask(core, alloc, j)
         return False
     attempt_succeeded(alloc, jobs, j)
     used = choose(alloc, core, j)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
+        if maint:
+            _unmask(core, alloc, j)
         return False
     _commit(jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
+    if maint:
+        _unmask(core, alloc, j)
     return True
 
 
@@ -236,6 +290,28 @@ def _next_tick(jobs, scal, now):
     return -1
 
 
+@internal_kernel
+def _maintenance_wake(core, wake):
+    """``wake`` or the next maintenance-window end after the last decision point, if
+    earlier and some job waits (nodes come back: a queued job may fit); the window
+    ends up to it are consumed."""
+    scal = core.scal
+    mends = core.mends
+    i = scal[C_MNEXT]
+    last = scal[C_LAST_PASS]
+    while i < mends.shape[0] and mends[i] <= last:
+        i += 1
+    scal[C_MNEXT] = i
+    if i >= mends.shape[0] or scal[C_QN] == 0:
+        return wake
+    t = mends[i]
+    if scal[C_HN] > 0 and (core.heap[0, 0] >> 2) < t:
+        return wake  # an event comes first: this end waits for a later call
+    if wake < 0 or t < wake:
+        return t
+    return wake
+
+
 @inline_kernel
 def _advance(core, pred, sched, alloc):
     """Process events up to the next decision point; returns its time, -1 when the replay
@@ -262,6 +338,8 @@ def _advance(core, pred, sched, alloc):
     periodic = scal[C_PERIOD] > 0
     while True:
         wake = sched_wake(sched, core)
+        if scal[C_MAINT] != 0 and not periodic:
+            wake = _maintenance_wake(core, wake)
         if scal[C_HN] == 0:
             if wake < 0:
                 break

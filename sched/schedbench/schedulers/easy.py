@@ -35,6 +35,7 @@ from ..core import JittedScheduler
 from ..core.api import (
     C_ENDED,
     C_FREE,
+    C_MAINT,
     C_NEXT,
     C_RN,
     C_STARTED,
@@ -50,9 +51,11 @@ from ..core.api import (
     fits,
     fits_now,
     implements,
+    mask_maintenance,
     record,
     sched_started_outside,
     schedule,
+    unmask_maintenance,
 )
 from ..layout import J_NODES, J_PRED, J_PTR, J_REQ, J_REQ_NODES, J_STATE, J_UNITS, N_RES, JobState
 from .inorder import _start_in_order
@@ -112,7 +115,9 @@ def easy(setup) -> JittedScheduler:
         size <<= 1
     scal = np.zeros(N_ESCAL, dtype=np.int64)
     scal[E_STARTED] = -1  # no pass to reuse yet
-    pool = _all_pool_type(setup.jobs)
+    site = getattr(setup, "site", None)
+    # maintenance windows hide nodes per job: the backfill must test each fit on nodes
+    pool = _all_pool_type(setup.jobs) and (site is None or site.mwin.size == 0)
     state = (EasyPool if pool else Easy)(
         tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
         stack=np.empty(128, np.int64),
@@ -386,7 +391,14 @@ def _backfill_nodes(sched, core, alloc, now, head):
         c = _tree_next(sched.tree, sched.stack, core.scal, c + 1, -1, 0, horizon)
         if c < 0:
             break
-        if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
+        if jobs[c, J_STATE] != JobState.QUEUED:
+            continue
+        maint = core.scal[C_MAINT] != 0
+        if maint:  # nodes in maintenance during c's predicted run are hidden from it
+            mask_maintenance(core, c, now)
+        if not fits_now(core, c):
+            if maint:
+                unmask_maintenance(core, alloc, c)
             continue
         used = choose(alloc, core, c)
         if jobs[c, J_PRED] > horizon:
@@ -395,8 +407,12 @@ def _backfill_nodes(sched, core, alloc, now, head):
             _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
             if not _head_fits_scratch(jobs, sched.scratch, totals, work, head):
                 _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
+                if maint:
+                    unmask_maintenance(core, alloc, c)
                 continue
         _start_backfilled(sched, core, alloc, now, c, used)
+        if maint:
+            unmask_maintenance(core, alloc, c)
     _remember(sched.scal, core, head, shadow, 0)
 
 
@@ -406,7 +422,7 @@ def _pass(sched, core, pred, alloc, now):
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         kind = np.int64(_pool_type(core.jobs, head))  # not a literal: one compiled version
-        if kind >= 0:
+        if kind >= 0 and core.scal[C_MAINT] == 0:  # windows hide nodes per job: test fits on nodes
             _backfill_pool(sched, core, alloc, now, head, kind)
         else:
             _backfill_nodes(sched, core, alloc, now, head)
