@@ -29,8 +29,10 @@ duration such as ``"2d12h"`` after t = 0) or a weekly window ``"Mon-Fri 08:00-18
 (several joined with ``";"``; an end at or before the start crosses midnight) on a clock
 whose t = 0 is ``[clock] start`` (default ``"Mon 00:00"``; Keller's cron validity).
 
-The policies act on the plan of the ``conservative`` scheduler (Keller's planning).  Which
-applies where: see README, "Site policies".  :func:`load` reads and checks a file;
+Limits, FreePools and kept cores act on the plan of the ``conservative`` scheduler
+(Keller's planning); maintenance windows bind every jitted scheduler (the core hides a
+node from a job whose predicted run meets one of its windows).  See README, "Site
+policies".  :func:`load` reads and checks a file;
 :func:`compile_site` turns it into the arrays the scheduler's kernels read.
 """
 
@@ -62,7 +64,7 @@ from .layout import (
 from .machine import Machine
 
 PLANNING_SCHEDULERS = ("conservative",)
-"""The schedulers that keep a plan, on which site policies act."""
+"""The schedulers that keep a plan, on which limits, FreePools and kept cores act."""
 WEEK = 7 * 86400
 FOREVER = 1 << 61  # beyond any trace instant, below the plan's INF
 RESOURCES = ("cores", "gpus", "mics", "mem")
