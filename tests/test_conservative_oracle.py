@@ -214,3 +214,22 @@ def test_engine_equals_oracle_on_shared_eurora(allocator):
     table = table.head(600)
     mach = machine.from_node_file(EURORA / "system_configs" / "nodes_#64")
     _check_nodes(table, mach, allocator)
+
+
+@pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
+def test_stepped_conservative_equals_the_one_call_replay():
+    """Simulation steps the jitted conservative pass (its plan vectors grow between passes
+    as in the compiled loop: 2,000 KTH jobs outgrow the first 64 rows many times)."""
+    from schedbench import layout
+    from schedbench.simulation import Simulation
+
+    table, header = swf.read(next(p for p in LOGS if "KTH" in p.name))
+    table = table.head(2000)
+    mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
+    sim = Simulation(table, mach, allocator="ff", scheduler="conservative")
+    while sim.advance() is not None:
+        sim.jitted_pass()
+        sim.end_pass()
+    r = replay.replay(table, mach, "conservative", "ff")
+    np.testing.assert_array_equal(sim.core.jobs[:, layout.J_START], r.start)
+    assert sim.sched.slots.shape[1] > 64

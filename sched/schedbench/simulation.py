@@ -171,9 +171,10 @@ class Simulation:
         self.period = period
         prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta)
         order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
+        self._grow = None
         if sched_entry is not None:
             jitted = sched_entry.load()(prep.setup, **self.scheduler_options)
-            self.sched, order = jitted.state, jitted.queue_order
+            self.sched, order, self._grow = jitted.state, jitted.queue_order, jitted.grow
         else:
             self.sched = PolicyDriven(np.zeros(1, dtype=np.int64))
         self.pred, self.alloc, self.status = prep.pred, prep.alloc, prep.status
@@ -206,6 +207,8 @@ class Simulation:
         """Process events up to the next decision point; its time, or None at the end."""
         if not core_mod.log_room(self.core):
             self.core = core_mod.grow_log(self.core)
+        if self._grow is not None:
+            self._grow(self.sched, self.core)
         t = api.advance(self.core, self.pred, self.sched, self.alloc)
         self.now = None if t < 0 else int(t)
         self._started_in_pass = 0
@@ -291,6 +294,8 @@ class Simulation:
             raise UsageError("create the Simulation with scheduler=NAME to step a jitted scheduler")
         if not core_mod.log_room(self.core):
             self.core = core_mod.grow_log(self.core)
+        if self._grow is not None:  # the scheduler's arrays get room as in a jitted replay
+            self._grow(self.sched, self.core)
         before = int(self.core.scal[C_STARTED])
         api.pass_at(self.core, self.pred, self.sched, self.alloc, self.now)
         self._started_in_pass += int(self.core.scal[C_STARTED]) - before

@@ -59,8 +59,9 @@ class JittedScheduler(NamedTuple):
     implements :func:`schedbench.core.hooks.schedule`), its compiled ``loop`` (the
     module's ``_run`` kernel, see :func:`schedbench.core.steps._advance`) and the
     ``queue_order`` (:class:`QueueOrder`) the core must keep.  A scheduler whose arrays
-    can fill up gives ``grow(state)``: its loop returns early when they might, and
-    :func:`run` calls ``grow`` to enlarge them in place before calling the loop again."""
+    can fill up gives ``grow(state, core)``: its loop returns early when they might, and
+    :func:`run` calls ``grow`` to enlarge them in place before calling the loop again
+    (:class:`schedbench.simulation.Simulation` calls it before every pass it steps)."""
 
     state: Any
     loop: Any
@@ -103,7 +104,7 @@ def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 6
         if not log_room(core):
             core = grow_log(core, in_place=True)  # no view of it exists during the loop
         if grow is not None:
-            grow(sched)
+            grow(sched, core)
 
 
 __all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "new_core", "run"]

@@ -1027,9 +1027,15 @@ def _grow_vectors(a: np.ndarray, new_cap: int) -> None:
         flat[i * new_cap * 3 : i * new_cap * 3 + cap * 3] = flat[i * cap * 3 : (i + 1) * cap * 3].copy()
 
 
-def _grow(state) -> None:
-    """Enlarge the plan's vectors in place when the loop asked for room."""
+def _grow(state, core) -> None:
+    """Enlarge the plan's vectors in place when the loop asked for room, or when the next
+    pass might need more (a pass stepped from Python: :class:`Simulation`)."""
     sc = state.scal
+    if sc[S_GROW] == 0:
+        need = 4 * (int(core.scal[C_QN]) + int(core.scal[C_RN]) + int(sc[S_AMAX])) + 16
+        if need > state.slots.shape[1]:
+            sc[S_CAP_NEED] = need
+            sc[S_GROW] = 1
     if sc[S_GROW] == -1:
         raise AssertionError("conservative: a job planned to start now did not fit")
     if sc[S_GROW] == -2:
