@@ -38,7 +38,12 @@ S5  Rejected (status "rejected_by_limit"), never simulated: jobs refused outrigh
     by an always-valid limit; jobs of an always-valid FreePool they do not match whose
     demand exceeds total - keep; jobs without GPUs that no empty machine with the kept
     cores taken out can host.  Checked after naive.py's drops, in that order.
-S6  Everything else is naive_conservative's (C1-C14).
+S6  Everything else is naive_conservative's (C1-C14), but for C6:
+S7  Compress may find a job's earliest fit *later* than its booking: a job moved before
+    it (one a FreePool lets in, or another job of its consumer) can make its booking
+    break a FreePool or a limit.  The spec's rule stands: the job keeps its booking
+    (site constraints are checked when a booking is made; a job never moves later in a
+    compress).
 """
 
 from __future__ import annotations
@@ -114,6 +119,8 @@ def _matches(pool, job):
 
 
 class _SiteConservative(_Conservative):
+    STRICT_C6 = False  # S7
+
     def __init__(self, jobs, plan, real, mode, site, caps):
         super().__init__(jobs, plan, real, mode)
         self.site = site

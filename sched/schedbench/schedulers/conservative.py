@@ -400,16 +400,23 @@ def _compact_bnodes(sched, jobs):
     bn = sched.bnodes
     book = sched.book
     w = 0
-    for r in range(sched.scal[S_BN]):
+    r = 0
+    n = sched.scal[S_BN]
+    while r < n:
         j = bn[r, 2]
-        p = book[j, B_PTR]
-        if jobs[j, J_STATE] == JobState.QUEUED and p <= r < p + book[j, B_COUNT]:
-            if r == p:
-                book[j, B_PTR] = w
-            bn[w, 0] = bn[r, 0]
-            bn[w, 1] = bn[r, 1]
-            bn[w, 2] = j
-            w += 1
+        if jobs[j, J_STATE] == JobState.QUEUED and book[j, B_PTR] == r:
+            # a standing booking's block, moved whole (its pointer changes only after:
+            # the rows after the first are recognised by the old pointer)
+            count = book[j, B_COUNT]
+            for u in range(count):
+                bn[w + u, 0] = bn[r + u, 0]
+                bn[w + u, 1] = bn[r + u, 1]
+                bn[w + u, 2] = j
+            book[j, B_PTR] = w
+            w += count
+            r += count
+        else:
+            r += 1
     sched.scal[S_BN] = w
 
 
