@@ -73,6 +73,40 @@ def order_weighted(free, cap, units, req, queued, prio=None):
     return sorted(range(len(free)), key=lambda i: (rank(i), i))
 
 
+def order_weighted_authors(free, cap, units, req, window, prio=None):
+    """The authors' Weighted (AccaSim): w_k = (1 + sum (pred + 1) * units * req_k) /
+    (1 + sum (pred + 1)) * (used_k + 1) / cap_k**2 over ``window``, the (pred, units,
+    per-unit request) of the next queued jobs after this one (at most the window size),
+    times p_k for critical types under Priority-Weighted; ranks as order_weighted."""
+    total_cap = [sum(row[k] for row in cap) for k in range(RES)]
+    total_free = [sum(row[k] for row in free) for k in range(RES)]
+    counters = [1.0] * RES
+    length = 1.0
+    for p, u, r in window:
+        d = float(p + 1)
+        length += d
+        for k in range(RES):
+            counters[k] += d * float(u * r[k])
+    weights = []
+    for k in range(RES):
+        if total_cap[k] <= 0:
+            weights.append(None)
+            continue
+        used = total_cap[k] - total_free[k]
+        w = counters[k] / length * (float(used) + 1.0) / (float(total_cap[k]) * float(total_cap[k]))
+        weights.append(w * (prio[k] if prio is not None and k in CRITICAL else 1))
+
+    def rank(i):
+        taken = min(host(free[i], req), units)
+        r = 0.0
+        for k in range(RES):
+            if cap[i][k] > 0 and weights[k] is not None:
+                r += weights[k] * (free[i][k] - taken * req[k])
+        return r
+
+    return sorted(range(len(free)), key=lambda i: (rank(i), i))
+
+
 def place(free, order, units, req, req_nodes):
     """All-requested-computers-available placement: list of (node, units) or None."""
     out = []
@@ -108,17 +142,25 @@ def fits_empty(table, capacity) -> list[bool]:
 
 
 class ReferenceDispatcher:
-    """FCFS / SJF / PRB with a reference allocator, as a ``decide(view)`` policy that
-    places jobs explicitly.  Priority-Weighted priorities move on every offer: +1 per
-    critical type the job needs when it does not fit, -1 when it is placed, in [1, 10]."""
+    """FCFS / SJF / PRB (skipping) / PRB-blocking with a reference allocator, as a
+    ``decide(view)`` policy that places jobs explicitly.
 
-    def __init__(self, scheduler, allocator, bound=10):
+    PRB tries every queued job in priority order and skips those that do not fit; the
+    others stop at the first that does not fit.  Priority-Weighted priorities move on
+    every attempt, after the node order of that attempt was computed: +1 per critical type
+    the job needs when it does not fit, -1 when it is placed, within [1, bound].
+    ``weight_rule`` "text" weighs over every job still queued (this one included);
+    "authors" over the next ``window`` jobs after this one in the pass's queue order."""
+
+    def __init__(self, scheduler, allocator, bound=10, weight_rule="text", window=100):
         self.scheduler = scheduler
         self.allocator = allocator
         self.prio = {k: 1 for k in CRITICAL}
         self.bound = bound
+        self.weight_rule = weight_rule
+        self.window = window
 
-    def _order(self, view, free, j, queued):
+    def _order(self, view, free, j, queued, after):
         req = [int(x) for x in view.request[j]]
         units = int(view.units[j])
         if self.allocator == "ff":
@@ -129,6 +171,8 @@ class ReferenceDispatcher:
             return order_balanced(free)
         prio = self.prio if self.allocator == "priority-weighted" else None
         cap = [[int(x) for x in row] for row in view.capacity]
+        if self.weight_rule == "authors":
+            return order_weighted_authors(free, cap, units, req, after[: self.window], prio)
         return order_weighted(free, cap, units, req, queued, prio)
 
     def _sorted_queue(self, view):
@@ -144,23 +188,31 @@ class ReferenceDispatcher:
 
         return sorted(q, key=lambda j: (-float(view.time - view.submit[j]) / float(view.qwait[j]), demand(j), j))
 
+    def _move(self, req, step):
+        if self.allocator == "priority-weighted":
+            for k in CRITICAL:
+                if req[k] > 0:
+                    self.prio[k] = min(max(self.prio[k] + step, 1), self.bound)
+
     def decide(self, view):
         free = [[int(x) for x in row] for row in view.free]
         queue = self._sorted_queue(view)
         waiting = list(queue)
-        for j in queue:
+        skipping = self.scheduler == "prb"
+        for pos, j in enumerate(queue):
             req = [int(x) for x in view.request[j]]
             units, req_nodes = int(view.units[j]), int(view.req_nodes[j])
-            queued = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]]) for q in waiting]
             # whether a job fits does not depend on the order
-            fits = place(free, order_ff(free), units, req, req_nodes) is not None
-            if self.allocator == "priority-weighted":
-                for k in CRITICAL:
-                    if req[k] > 0:
-                        self.prio[k] = min(max(self.prio[k] + (-1 if fits else 1), 1), self.bound)
-            if not fits:
+            if place(free, order_ff(free), units, req, req_nodes) is None:
+                self._move(req, 1)
+                if skipping:
+                    continue
                 return
-            alloc = place(free, self._order(view, free, j, queued), units, req, req_nodes)
+            queued = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]]) for q in waiting]
+            after = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]])
+                     for q in queue[pos + 1:] if q in waiting]
+            alloc = place(free, self._order(view, free, j, queued, after), units, req, req_nodes)
+            self._move(req, -1)
             for node, count in alloc:
                 for k in range(RES):
                     free[node][k] -= count * req[k]
