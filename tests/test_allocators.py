@@ -129,7 +129,7 @@ def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
         req_nodes=np.zeros(4, np.int64),
     )
     m = machine.from_spec("3x(cores=8,gpus=3)")
-    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted")
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", weight_rule="text")
     for _ in range(2):
         sim.advance()
         sim.jitted_pass()
@@ -172,7 +172,7 @@ def test_priority_weighted_counts_every_attempt_backfill_candidates_included():
     J2's attempt was computed with p_gpu = 2, before it was lowered."""
     table = _gpu_jobs([0, 1, 1, 1, 1], [100, 10, 10, 10, 10], [2, 1, 1, 1, 1], [1, 1, 1, 1, 2], [1, 1, 1, 1, 0])
     m = machine.from_spec("2x(cores=4,gpus=1)")
-    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", priority_bound=3)
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", priority_bound=3, weight_rule="text")
     assert _passes(sim, 4) == [1, 3, 3, 2]
     assert sim.core.jobs[:, layout.J_START].tolist() == [0, 100, 100, -1, 1]
     # J2's order: queue J2, J3 (pred 10 each, one GPU each), one GPU of two in use (J1)
@@ -189,7 +189,7 @@ def test_priority_weighted_counts_a_backfill_refused_by_the_reservation():
     order computed with p_gpu = 3, then p_gpu = 2."""
     table = _gpu_jobs([0, 1, 1, 1], [100, 10, 500, 50], [3, 4, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1])
     m = machine.from_spec("2x(cores=4,gpus=2)")
-    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted")
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", weight_rule="text")
     assert _passes(sim, 2) == [1, 2]
     assert sim.core.jobs[:, layout.J_START].tolist() == [0, -1, -1, 1]
     # J3's order: the queue J1, J2, J3 asks 10*4 + 500*1 + 50*1 GPU-seconds over 560 s of

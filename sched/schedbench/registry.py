@@ -94,9 +94,9 @@ _CRITICAL = Option(
 )
 _BOUND = Option("priority_bound", 10, "priority-weighted's bound on priorities", int)
 _WEIGHT_RULE = Option(
-    "weight_rule", "text",
-    "weighted / priority-weighted w_k: 'text' (the paper's Eq. 1 over the whole queue) or 'authors' "
-    "(AccaSim's smoothing: counters start at 1 over a window of the next jobs)",
+    "weight_rule", "authors",
+    "weighted / priority-weighted w_k: 'authors' (default: AccaSim's smoothing, counters start at 1 over a "
+    "window of the next jobs) or 'text' (the paper's Eq. 1 over the whole queue)",
 )
 _WINDOW = Option("window", 100, "jobs in the 'authors' weight rule's window", int)
 
