@@ -221,6 +221,8 @@ def _balanced_order(free, crit, bins, order, key, tmp):
 @implements(choose, Balanced)
 @inline_kernel
 def _balanced_choose(alloc, core, j):
+    """choose() for Balanced: job ``j``'s placement along the Balanced order of the free
+    nodes (core.work; returns the nodes used, -1 when it does not fit)."""
     _balanced_order(core.free, alloc.crit, alloc.bins, alloc.order, alloc.key, alloc.tmp)
     return place_in_order(core, alloc.order, np.int64(0), j)
 
@@ -304,6 +306,9 @@ def _rank_order(free, cap, scal, weights, units, req, order, key, tmp):
 
 @inline_kernel
 def _weighted_choose(alloc, core, j):
+    """choose() for Weighted and Priority-Weighted: w_k by the state's rule (mode[0]) into
+    alloc.weights, then job ``j``'s placement along the rank order of the free nodes
+    (core.work; returns the nodes used, -1 when it does not fit)."""
     jobs = core.jobs
     if alloc.mode[0] == RULE_AUTHORS:
         _window_weights(jobs, core.queue, core.scal, j, alloc.mode[1], alloc.prio, alloc.weights)
@@ -328,11 +333,13 @@ def _queue_sums(sums, jobs, j, sign):
 
 @inline_kernel
 def _sums_enqueued(alloc, jobs, j):
+    """alloc_enqueued(): job ``j`` joins the queue's request sums."""
     _queue_sums(alloc.sums, jobs, j, 1)
 
 
 @inline_kernel
 def _sums_committed(alloc, jobs, j):
+    """alloc_committed(): job ``j`` leaves the queue's request sums."""
     _queue_sums(alloc.sums, jobs, j, -1)
 
 
@@ -348,11 +355,13 @@ def _prioritise(alloc, jobs, j, step):
 
 @inline_kernel
 def _raise_priorities(alloc, jobs, j):
+    """attempt_failed(): +1 on the priority of each critical type job ``j`` needs."""
     _prioritise(alloc, jobs, j, 1)
 
 
 @inline_kernel
 def _lower_priorities(alloc, jobs, j):
+    """attempt_succeeded(): -1 on the priority of each critical type job ``j`` needs."""
     _prioritise(alloc, jobs, j, -1)
 
 

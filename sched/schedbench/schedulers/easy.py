@@ -20,6 +20,14 @@ The backfill scan visits the queue in order but skips, through a min-tree over q
 jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
 shrink during a pass, so a skipped job could not have started later in it).
 
+Allocation attempts (the allocator hooks attempt_failed / attempt_succeeded, which
+Priority-Weighted counts): the in-order starts up to the blocked head (included), then
+every queued job behind the head in queue order: a candidate that does not fit now, or
+whose placement would delay the head's reservation, is a failed attempt; a backfilled job
+a successful one, reported after its nodes were chosen.  Jobs the min-tree lets the scan
+skip are reported as failed attempts only to allocators whose ``counts_attempts`` is True
+(the others never see them, so their scans keep the pruning and the pass reuse).
+
 When every job of the table is of that single-type kind, the replay uses :class:`EasyPool`,
 whose loop leaves out the node-feasible code (same schedule, less to compile).
 """

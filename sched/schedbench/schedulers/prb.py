@@ -129,6 +129,8 @@ def _start_skipping(core, alloc, now):
 @implements(schedule, Prb)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
+    """schedule() for prb: the queue in PRB order at ``now`` (s), then every queued job
+    offered once, in that order."""
     _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, sched.qwork, now)
     _start_skipping(core, alloc, now)
 
@@ -136,6 +138,8 @@ def _pass(sched, core, pred, alloc, now):
 @implements(schedule, PrbBlocking)
 @inline_kernel
 def _pass_blocking(sched, core, pred, alloc, now):
+    """schedule() for prb-blocking: the queue in PRB order at ``now`` (s), then starts in
+    that order until the first job that does not fit."""
     _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, sched.qwork, now)
     _start_in_order(core, alloc, now)
 
