@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from naive_alloc import ReferenceDispatcher, order_balanced
+from naive_alloc import ReferenceDispatcher, order_balanced, replay_nodes_netti
 from schedbench import jobs, layout, machine, replay, results
 from schedbench.schedulers.prb import expected_queue_wait
 from schedbench.simulation import Simulation
@@ -221,3 +221,75 @@ def test_weighted_authors_rule_keeps_accelerators_weighted_on_an_idle_machine(ru
     got = replay.replay(table, m, "fcfs", "weighted", weight_rule=rule)
     r = results.allocations_frame(got)
     assert r["node"].to_list() == [node]
+
+
+# --------------------------------------------------------------------------- EASY (and FCFS/SJF)
+# against tests/naive.py's spec oracle carrying the Netti allocators (naive_alloc.replay_nodes_netti)
+
+
+def _rows(table):
+    return [dict(job_id=int(table.job_id[i]), submit=int(table.submit[i]), run=int(table.run[i]),
+                 pred=int(table.estimate[i]), units=int(table.units[i]),
+                 unit=(int(table.unit_cores[i]), int(table.unit_gpus[i]), int(table.unit_mics[i]), int(table.unit_mem[i])),
+                 req_nodes=int(table.req_nodes[i])) for i in range(table.n_jobs)]
+
+
+def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
+    nv = replay_nodes_netti(_rows(table), mach.capacity.tolist(), scheduler, allocator, rule, window)
+    got = replay.replay(table, mach, scheduler, allocator, **_options(allocator, rule, window))
+    expected = np.array([-1 if s is None else s for s in nv.start])
+    np.testing.assert_array_equal(got.start, expected)
+    frame = results.allocations_frame(got)
+    placed = {}
+    for job_id, node, units in zip(frame["job_id"], frame["node"], frame["units"], strict=True):
+        placed.setdefault(int(job_id), []).append((int(node), int(units)))
+    for job_id, alloc in zip(nv.job_id, nv.alloc, strict=True):
+        assert sorted(placed.get(job_id, [])) == (alloc or []), job_id
+    if allocator == "priority-weighted":
+        # the priorities after every pass, stepped through the jitted scheduler
+        sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, **_options(allocator, rule, window))
+        trace = []
+        while sim.advance() is not None:
+            sim.jitted_pass()
+            sim.end_pass()
+            trace.append((sim.now, int(sim.alloc.prio[1]), int(sim.alloc.prio[2])))
+        assert trace == nv.prio_trace
+
+
+@pytest.mark.parametrize(("allocator", "rule"), ALLOC_RULES)
+def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule):
+    table, mach, _ = _workload(250, 7, 1.5)
+    _check_against_naive(table, mach, "easy", allocator, rule)
+
+
+@st.composite
+def node_cases(draw):
+    m = draw(st.integers(1, 5))
+    cap = np.array([[draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)),
+                     draw(st.sampled_from([0, 32]))] for _ in range(m)], dtype=np.int64)
+    n = draw(st.integers(1, 25))
+    cols = {k: [] for k in ("submit", "run", "estimate", "units", "unit_cores", "unit_gpus", "unit_mics", "unit_mem",
+                            "req_nodes")}
+    for _ in range(n):
+        units = draw(st.integers(1, 4))
+        cols["submit"].append(draw(st.integers(0, 40)))
+        cols["run"].append(draw(st.integers(0, 25)))
+        cols["estimate"].append(draw(st.integers(1, 30)))
+        cols["units"].append(units)
+        cols["unit_cores"].append(draw(st.integers(1, 3)))
+        cols["unit_gpus"].append(draw(st.integers(0, 1)))
+        cols["unit_mics"].append(draw(st.integers(0, 1)))
+        cols["unit_mem"].append(draw(st.sampled_from([0, 0, 8])))
+        cols["req_nodes"].append(
+            draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0])) if draw(st.booleans()) else -1
+        )
+    order = np.argsort(cols["submit"], kind="stable")
+    table = jobs.from_columns(job_id=np.arange(1, n + 1), **{k: np.asarray(v)[order] for k, v in cols.items()})
+    return table, machine.Machine(cap, machine.spec_of(cap))
+
+
+@settings(max_examples=200)
+@given(node_cases(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(ALLOC_RULES), st.sampled_from([100, 2]))
+def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
+    table, mach = case
+    _check_against_naive(table, mach, scheduler, *alloc_rule, window)
