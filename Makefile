@@ -50,7 +50,7 @@ bench-check: $(STAMP) ## run the hot-path timings and fail on a slowdown beyond 
 bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine) as BENCH_BASELINE
 	$(BIN)/python bench/check.py save --baseline $(BENCH_BASELINE)
 
-study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data (Tables 2-3)
+study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
 
 lint: $(STAMP) ## ruff

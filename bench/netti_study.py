@@ -2,11 +2,32 @@
 
 SJF, EASY, PRB and FCFS x FF, BF, Balanced, Weighted and Priority-Weighted on the real
 Eurora job instances (../shared/traces/eurora) and on the Eurora-like generator at two
-load levels; prints, per workload, the mean slowdown s = mean (wait + run) / run over jobs
-with run > 0 and the mean queue size q over dispatching times (both as in the paper,
-§4.1), with the best gain of the heterogeneity-aware allocators over FF and BF.
+load levels; prints, per workload and node order, the mean slowdown s = mean (wait + run)
+/ run over jobs with run > 0 and the mean queue size q over dispatching times (both as in
+the paper, §4.1), with the best gain of the heterogeneity-aware allocators over FF and BF.
 
-    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [-o FILE]
+Every workload runs under three orders of the same 64 nodes (``--orders``), since
+First-Fit's placements are the node order itself:
+
+* ``file``: the node file's order (Eurora's ``nodes_#64`` and the generator's machine
+  list the 32 MIC nodes first).  MIC jobs are under 1 % of the mix, so FF keeps CPU jobs
+  on the MIC nodes and off the GPU nodes: under this order FF is accidentally
+  heterogeneity-aware, and the aware allocators can only look weak beside it.
+* ``gpu-first``: the GPU nodes first, then the MIC nodes (each in file order): FF puts
+  CPU jobs on the GPU nodes first, as an order that knows nothing of the mix may.
+* ``interleaved``: GPU and MIC nodes alternate (GPU first): a neutral order, neither
+  protecting nor exposing one accelerator type.
+
+The other allocators sort the nodes themselves; the order only breaks their ties.
+
+Beside the load-level workloads, the generator's month presets (``--presets``: apr2015,
+apr2014, sep2014, aug2014, from Netti et al. §4.3) run too; each of their tables carries
+the paper's figures for that month (Tables 2-3: the rows marked "paper"; the paper has no
+FCFS and its EBF is our EASY).  Every row gives the gain of the best aware allocator
+(B, W, P-W) over the better of FF and BF, ours and the paper's, so the two read side by
+side; the tables of the other workloads end with the paper's gains for all four months.
+
+    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [--orders ...] [-o FILE]
 """
 
 from __future__ import annotations
@@ -25,6 +46,55 @@ SCHEDULERS = ("sjf", "easy", "prb", "fcfs")
 ALLOCATORS = ("ff", "bf", "balanced", "weighted", "priority-weighted")
 SHORT = {"ff": "FF", "bf": "BF", "balanced": "B", "weighted": "W", "priority-weighted": "P-W"}
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces" / "eurora" / "job_instances"
+ORDERS = ("file", "gpu-first", "interleaved")
+MONTHS = ("apr2015", "apr2014", "sep2014", "aug2014")
+#: Netti et al. Tables 2-3: per month and scheduler, (s, q) of FF, BF, B, W, P-W (data-driven
+#: predictions; the paper's EBF is "easy"; CPH is not reproduced here).
+PAPER = {
+    "apr2015": {"sjf": ((16, 5), (16, 5), (10, 5), (10, 5), (10, 5)),
+                "easy": ((28, 5), (28, 5), (18, 4), (20, 4), (20, 4)),
+                "prb": ((28, 5), (28, 5), (21, 4), (22, 4), (22, 4))},
+    "apr2014": {"sjf": ((1269, 230), (1270, 229), (1266, 233), (1276, 218), (1253, 216)),
+                "easy": ((3004, 697), (2563, 702), (2197, 619), (2378, 686), (2313, 674)),
+                "prb": ((1852, 615), (2023, 640), (1778, 594), (1829, 627), (1910, 599))},
+    "sep2014": {"sjf": ((34, 28), (29, 23), (19, 20), (23, 19), (14, 14)),
+                "easy": ((51, 33), (48, 34), (39, 19), (37, 20), (53, 37)),
+                "prb": ((43, 24), (47, 27), (30, 16), (36, 16), (40, 20))},
+    "aug2014": {"sjf": ((26, 17), (32, 22), (18, 14), (18, 13), (15, 11)),
+                "easy": ((22, 15), (26, 16), (21, 15), (14, 10), (18, 13)),
+                "prb": ((20, 13), (22, 14), (14, 10), (8, 6), (5, 3))},
+}
+ORDER_NOTE = {
+    "file": "node file order (MIC nodes first)",
+    "gpu-first": "GPU nodes first, then MIC nodes",
+    "interleaved": "GPU and MIC nodes alternating",
+}
+
+
+def node_permutation(capacity: np.ndarray, order: str) -> np.ndarray:
+    """Node indices of ``capacity`` (int64 (m, 4)) in ``order`` (:data:`ORDERS`): GPU nodes
+    are those with GPUs, MIC nodes those with MICs and no GPUs; nodes with neither come
+    last in the two reordered orders; each group keeps its file order."""
+    m = capacity.shape[0]
+    if order == "file":
+        return np.arange(m)
+    gpu = np.flatnonzero(capacity[:, 1] > 0)
+    mic = np.flatnonzero((capacity[:, 1] == 0) & (capacity[:, 2] > 0))
+    rest = np.flatnonzero((capacity[:, 1] == 0) & (capacity[:, 2] == 0))
+    if order == "gpu-first":
+        return np.concatenate([gpu, mic, rest])
+    if order == "interleaved":
+        mixed = [int(i) for pair in zip(gpu, mic, strict=False) for i in pair]
+        longer = gpu if gpu.size > mic.size else mic
+        mixed += [int(i) for i in longer[min(gpu.size, mic.size):]]
+        return np.concatenate([np.array(mixed, dtype=np.int64), rest])
+    raise ValueError(f"unknown node order {order!r}; choose from {', '.join(ORDERS)}")
+
+
+def reordered(mach: machine.Machine, order: str) -> machine.Machine:
+    """The same nodes as ``mach`` in ``order``."""
+    cap = mach.capacity[node_permutation(mach.capacity, order)]
+    return machine.Machine(cap, machine.spec_of(cap), f"{mach.note}; nodes in {order} order".strip("; "))
 
 
 def _measure(table, mach, meta, scheduler, allocator, predictor):
@@ -52,10 +122,19 @@ def _gain(base, best):
     return f"{100 * (base - best) / base:.0f}%" if base > 0 else "-"
 
 
-def table_md(name, cells):
+def _aware_gain(s, q):
+    """Gain (text) of the best aware allocator over the better of FF and BF, for slowdown
+    and queue size; ``s`` and ``q`` map allocator names to values."""
+    aware = ALLOCATORS[2:]
+    return (f"{_gain(min(s['ff'], s['bf']), min(s[a] for a in aware))} / "
+            f"{_gain(min(q['ff'], q['bf']), min(q[a] for a in aware))}")
+
+
+def table_md(name, cells, month=None):
+    """One workload's table; ``month``: the preset month whose paper rows go beside ours."""
     head = "| scheduler | " + " | ".join(f"{SHORT[a]} s | {SHORT[a]} q" for a in ALLOCATORS)
-    head += " | best gain vs FF s / q | vs BF s / q |"
-    rows = [f"**{name}**", "", head, "|" + "---|" * (2 * len(ALLOCATORS) + 3)]
+    head += " | best gain vs FF s / q | vs BF s / q | vs better of FF, BF s / q |"
+    rows = [f"**{name}**", "", head, "|" + "---|" * (2 * len(ALLOCATORS) + 4)]
     for scheduler in SCHEDULERS:
         s = {a: cells[scheduler, a][0] for a in ALLOCATORS}
         q = {a: cells[scheduler, a][1] for a in ALLOCATORS}
@@ -63,9 +142,50 @@ def table_md(name, cells):
         best_s = min(s[a] for a in aware)
         best_q = min(q[a] for a in aware)
         row = f"| {scheduler.upper()} | " + " | ".join(f"{s[a]:.1f} | {q[a]:.1f}" for a in ALLOCATORS)
-        row += f" | {_gain(s['ff'], best_s)} / {_gain(q['ff'], best_q)} | {_gain(s['bf'], best_s)} / {_gain(q['bf'], best_q)} |"
+        row += f" | {_gain(s['ff'], best_s)} / {_gain(q['ff'], best_q)} | {_gain(s['bf'], best_s)} / {_gain(q['bf'], best_q)}"
+        row += f" | {_aware_gain(s, q)} |"
         rows.append(row)
+        if month and scheduler in PAPER[month]:
+            rows.append(_paper_row(month, scheduler))
+    if not month:
+        rows += ["", "Paper (Tables 2-3), gain of the best aware allocator over the better of FF, BF, s / q: "
+                 + "; ".join(f"{m}: " + ", ".join(f"{sc.upper()} {_paper_gain(m, sc)}" for sc in ("sjf", "easy", "prb"))
+                             for m in MONTHS)]
     return "\n".join(rows)
+
+
+def _paper_gain(month, scheduler):
+    values = PAPER[month][scheduler]
+    return _aware_gain({a: v[0] for a, v in zip(ALLOCATORS, values, strict=True)},
+                       {a: v[1] for a, v in zip(ALLOCATORS, values, strict=True)})
+
+
+def _paper_row(month, scheduler):
+    values = PAPER[month][scheduler]
+    s = {a: v[0] for a, v in zip(ALLOCATORS, values, strict=True)}
+    q = {a: v[1] for a, v in zip(ALLOCATORS, values, strict=True)}
+    aware = ALLOCATORS[2:]
+    best_s, best_q = min(s[a] for a in aware), min(q[a] for a in aware)
+    row = f"| *paper {month} {'EBF' if scheduler == 'easy' else scheduler.upper()}* | "
+    row += " | ".join(f"{s[a]} | {q[a]}" for a in ALLOCATORS)
+    row += f" | {_gain(s['ff'], best_s)} / {_gain(q['ff'], best_q)} | {_gain(s['bf'], best_s)} / {_gain(q['bf'], best_q)}"
+    return row + f" | {_aware_gain(s, q)} |"
+
+
+def _with_orders(workloads, orders):
+    """Each workload once per node order (its name says which); the month of a preset
+    workload is kept in its instances' meta."""
+    out = {}
+    for name, instances in workloads.items():
+        for order in orders:
+            out[f"{name}; node order: {ORDER_NOTE[order]} ({order})"] = [
+                (t, reordered(m, order), meta) for t, m, meta in instances
+            ]
+    return out
+
+
+def _month(instances):
+    return instances[0][2].get("preset")
 
 
 def main(argv=None) -> int:
@@ -76,8 +196,17 @@ def main(argv=None) -> int:
     ap.add_argument("--burstiness", type=float, default=2.0)
     default_pred = "user-profile" if "user-profile" in predictors.PREDICTORS else "requested"
     ap.add_argument("--predictor", default=default_pred)
+    ap.add_argument("--presets", default=",".join(MONTHS),
+                    help="generator month presets to run (comma-separated; '' for none; default all four)")
+    ap.add_argument("--preset-jobs", type=int, default=4000, help="jobs per preset workload (default 4000)")
+    ap.add_argument("--orders", default=",".join(ORDERS),
+                    help=f"node orders to run, comma-separated (default {','.join(ORDERS)})")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
+    orders = tuple(o.strip() for o in args.orders.split(",") if o.strip())
+    for o in orders:
+        if o not in ORDERS:
+            ap.error(f"unknown node order {o!r}; choose from {', '.join(ORDERS)}")
 
     t0 = time.perf_counter()
     workloads = {}
@@ -92,11 +221,25 @@ def main(argv=None) -> int:
             table, meta = eurora_like.generate(args.jobs, np.random.default_rng(seed), load=load, burstiness=args.burstiness)
             instances.append((table, machine.from_spec(meta["machine"]), meta))
         workloads[f"Eurora-like, load {load}, burstiness {args.burstiness} ({args.jobs} jobs x {args.seeds} seeds)"] = instances
-    results = study(workloads, args.predictor)
-    text = "\n\n".join(table_md(name, cells) for name, cells in results.items())
+    for month in (m.strip() for m in args.presets.split(",") if m.strip()):
+        if month not in MONTHS:
+            ap.error(f"unknown preset {month!r}; choose from {', '.join(MONTHS)}")
+        instances = []
+        for seed in range(args.seeds):
+            table, meta = eurora_like.generate(args.preset_jobs, np.random.default_rng(seed), **eurora_like.PRESETS[month])
+            meta["preset"] = month
+            instances.append((table, machine.from_spec(meta["machine"]), meta))
+        gpu_load = np.mean([meta["offered_load"]["gpus"] for _, _, meta in instances])
+        workloads[f"Eurora-like preset {month} ({args.preset_jobs} jobs x {args.seeds} seeds, "
+                  f"offered GPU load {gpu_load:.2f})"] = instances
+    with_orders = _with_orders(workloads, orders)
+    results = study(with_orders, args.predictor)
+    text = "\n\n".join(table_md(name, cells, _month(with_orders[name])) for name, cells in results.items())
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
-        f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.\n"
+        f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "
+        "Each table names its node order: First-Fit's placements are that order, the other "
+        "allocators sort the nodes themselves (the order only breaks their ties).\n"
     )
     print(text)
     if args.output:

@@ -7,6 +7,8 @@ Nothing here imports the allocator kernels.
 
 from __future__ import annotations
 
+import naive
+
 RES = 4
 CRITICAL = (1, 2)  # GPUs and MICs
 
@@ -73,6 +75,40 @@ def order_weighted(free, cap, units, req, queued, prio=None):
     return sorted(range(len(free)), key=lambda i: (rank(i), i))
 
 
+def order_weighted_authors(free, cap, units, req, window, prio=None):
+    """The authors' Weighted (AccaSim): w_k = (1 + sum (pred + 1) * units * req_k) /
+    (1 + sum (pred + 1)) * (used_k + 1) / cap_k**2 over ``window``, the (pred, units,
+    per-unit request) of the next queued jobs after this one (at most the window size),
+    times p_k for critical types under Priority-Weighted; ranks as order_weighted."""
+    total_cap = [sum(row[k] for row in cap) for k in range(RES)]
+    total_free = [sum(row[k] for row in free) for k in range(RES)]
+    counters = [1.0] * RES
+    length = 1.0
+    for p, u, r in window:
+        d = float(p + 1)
+        length += d
+        for k in range(RES):
+            counters[k] += d * float(u * r[k])
+    weights = []
+    for k in range(RES):
+        if total_cap[k] <= 0:
+            weights.append(None)
+            continue
+        used = total_cap[k] - total_free[k]
+        w = counters[k] / length * (float(used) + 1.0) / (float(total_cap[k]) * float(total_cap[k]))
+        weights.append(w * (prio[k] if prio is not None and k in CRITICAL else 1))
+
+    def rank(i):
+        taken = min(host(free[i], req), units)
+        r = 0.0
+        for k in range(RES):
+            if cap[i][k] > 0 and weights[k] is not None:
+                r += weights[k] * (free[i][k] - taken * req[k])
+        return r
+
+    return sorted(range(len(free)), key=lambda i: (rank(i), i))
+
+
 def place(free, order, units, req, req_nodes):
     """All-requested-computers-available placement: list of (node, units) or None."""
     out = []
@@ -108,17 +144,25 @@ def fits_empty(table, capacity) -> list[bool]:
 
 
 class ReferenceDispatcher:
-    """FCFS / SJF / PRB with a reference allocator, as a ``decide(view)`` policy that
-    places jobs explicitly.  Priority-Weighted priorities move on every offer: +1 per
-    critical type the job needs when it does not fit, -1 when it is placed, in [1, 10]."""
+    """FCFS / SJF / PRB (skipping) / PRB-blocking with a reference allocator, as a
+    ``decide(view)`` policy that places jobs explicitly.
 
-    def __init__(self, scheduler, allocator, bound=10):
+    PRB tries every queued job in priority order and skips those that do not fit; the
+    others stop at the first that does not fit.  Priority-Weighted priorities move on
+    every attempt, after the node order of that attempt was computed: +1 per critical type
+    the job needs when it does not fit, -1 when it is placed, within [1, bound].
+    ``weight_rule`` "text" weighs over every job still queued (this one included);
+    "authors" over the next ``window`` jobs after this one in the pass's queue order."""
+
+    def __init__(self, scheduler, allocator, bound=10, weight_rule="text", window=100):
         self.scheduler = scheduler
         self.allocator = allocator
         self.prio = {k: 1 for k in CRITICAL}
         self.bound = bound
+        self.weight_rule = weight_rule
+        self.window = window
 
-    def _order(self, view, free, j, queued):
+    def _order(self, view, free, j, queued, after):
         req = [int(x) for x in view.request[j]]
         units = int(view.units[j])
         if self.allocator == "ff":
@@ -129,6 +173,8 @@ class ReferenceDispatcher:
             return order_balanced(free)
         prio = self.prio if self.allocator == "priority-weighted" else None
         cap = [[int(x) for x in row] for row in view.capacity]
+        if self.weight_rule == "authors":
+            return order_weighted_authors(free, cap, units, req, after[: self.window], prio)
         return order_weighted(free, cap, units, req, queued, prio)
 
     def _sorted_queue(self, view):
@@ -144,25 +190,187 @@ class ReferenceDispatcher:
 
         return sorted(q, key=lambda j: (-float(view.time - view.submit[j]) / float(view.qwait[j]), demand(j), j))
 
+    def _move(self, req, step):
+        if self.allocator == "priority-weighted":
+            for k in CRITICAL:
+                if req[k] > 0:
+                    self.prio[k] = min(max(self.prio[k] + step, 1), self.bound)
+
     def decide(self, view):
         free = [[int(x) for x in row] for row in view.free]
         queue = self._sorted_queue(view)
         waiting = list(queue)
-        for j in queue:
+        skipping = self.scheduler == "prb"
+        for pos, j in enumerate(queue):
             req = [int(x) for x in view.request[j]]
             units, req_nodes = int(view.units[j]), int(view.req_nodes[j])
-            queued = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]]) for q in waiting]
             # whether a job fits does not depend on the order
-            fits = place(free, order_ff(free), units, req, req_nodes) is not None
-            if self.allocator == "priority-weighted":
-                for k in CRITICAL:
-                    if req[k] > 0:
-                        self.prio[k] = min(max(self.prio[k] + (-1 if fits else 1), 1), self.bound)
-            if not fits:
+            if place(free, order_ff(free), units, req, req_nodes) is None:
+                self._move(req, 1)
+                if skipping:
+                    continue
                 return
-            alloc = place(free, self._order(view, free, j, queued), units, req, req_nodes)
+            queued = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]]) for q in waiting]
+            after = [(int(view.pred[q]), int(view.units[q]), [int(x) for x in view.request[q]])
+                     for q in queue[pos + 1:] if q in waiting]
+            alloc = place(free, self._order(view, free, j, queued, after), units, req, req_nodes)
+            self._move(req, -1)
             for node, count in alloc:
                 for k in range(RES):
                     free[node][k] -= count * req[k]
             waiting.remove(j)
             yield j, [n for n, _ in alloc], [c for _, c in alloc]
+
+
+# --------------------------------------------------------------------------- EASY (and FCFS/SJF) on
+# the spec oracle of tests/naive.py, with the allocators above and Priority-Weighted's attempts
+
+
+class _NettiNodes(naive._Nodes):
+    """tests/naive.py's node machine with a Netti et al. allocator: feasibility checks
+    (``current`` None) use index order; an allocation attempt of job ``current`` uses the
+    allocator's order, computed from the replay's queue, ``scan`` (the pass's visiting
+    order, for the authors' window) and the priorities as they are before the attempt."""
+
+    def __init__(self, nodes, allocator, weight_rule, window, bound):
+        super().__init__(nodes, "ff")
+        self.netti = allocator
+        self.rule = weight_rule
+        self.window = window
+        self.bound = bound
+        self.prio = {k: 1 for k in CRITICAL}
+        self.replay = None
+        self.current = None
+        self.scan = []
+
+    def order(self, free):
+        job = self.current
+        if job is None or self.netti == "ff":
+            return order_ff(free)
+        if self.netti == "bf":
+            return order_bf(free)
+        if self.netti == "balanced":
+            return order_balanced(free)
+        req = list(job.need.unit)
+        units = job.need.units
+        prio = self.prio if self.netti == "priority-weighted" else None
+        queued = self.replay.queue
+        if self.rule == "authors":
+            pos = next(i for i, q in enumerate(self.scan) if q is job)
+            after = [(q.pred, q.need.units, list(q.need.unit)) for q in self.scan[pos + 1:] if q in queued]
+            return order_weighted_authors(free, self.cap, units, req, after[: self.window], prio)
+        return order_weighted(free, self.cap, units, req, [(q.pred, q.need.units, list(q.need.unit)) for q in queued],
+                              prio)
+
+    def move(self, job, step):
+        if self.netti == "priority-weighted":
+            for k in CRITICAL:
+                if job.need.unit[k] > 0:
+                    self.prio[k] = min(max(self.prio[k] + step, 1), self.bound)
+
+
+class _NettiReplay(naive._Replay):
+    """tests/naive.py's replay (R1-R9) where every start is an allocation attempt of the
+    allocator: the in-order jobs up to the first that does not fit (included), then, for
+    EASY, every queued job behind the head; a failed attempt (does not fit, or a backfill
+    refused by the reservation) moves p_k by +1, an allocated job by -1 after its order."""
+
+    def one_pass(self, now):
+        started = super().one_pass(now)
+        self.prio_trace.append((now, self.m.prio[1], self.m.prio[2]))
+        return started
+
+    def offer(self, job, scan):
+        if self.m.try_alloc(job, self.m.free) is None:
+            self.m.move(job, 1)
+            return None
+        self.m.current, self.m.scan = job, scan
+        try:
+            return self.m.try_alloc(job, self.m.free)
+        finally:
+            self.m.current = None
+
+    def started(self, job, alloc, now):
+        self.m.move(job, -1)
+        self.start(job, alloc, now)
+
+    def pass_in_order(self, now, order):
+        for job in order:
+            alloc = self.offer(job, order)
+            if alloc is None:
+                return
+            self.started(job, alloc, now)
+
+    def pass_easy(self, now):
+        while self.queue:
+            alloc = self.offer(self.queue[0], list(self.queue))
+            if alloc is None:
+                break
+            self.started(self.queue[0], alloc, now)
+        if not self.queue:
+            return
+        head = self.queue[0]
+        by_pe = sorted(self.running, key=lambda j: (j.predicted_end(now), j.job_id, j.idx))
+        trial = self.m.copy_free()
+        shadow = None
+        for r in by_pe:
+            trial = self.released(trial, r)
+            if self.m.try_alloc(head, trial) is not None:
+                shadow = r.predicted_end(now)
+                break
+        assert shadow is not None
+        at_shadow = self.m.copy_free()
+        for r in self.running:
+            if r.predicted_end(now) <= shadow:
+                at_shadow = self.released(at_shadow, r)
+        past_shadow = []
+        scan = list(self.queue[1:])
+        for job in scan:
+            alloc = self.offer(job, scan)
+            if alloc is None:
+                continue
+            if now + job.pred <= shadow:
+                self.started(job, alloc, now)
+                continue
+            trial = [list(n) for n in at_shadow]
+            for other, oalloc in past_shadow:
+                naive._Nodes.sub(trial, other, oalloc)
+            naive._Nodes.sub(trial, job, alloc)
+            if self.m.try_alloc(head, trial) is not None:
+                self.started(job, alloc, now)
+                past_shadow.append((job, alloc))
+            else:
+                self.m.move(job, 1)
+
+
+def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10):
+    """:func:`naive.replay_nodes` (same inputs and result) with any of ff, bf, balanced,
+    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf or easy.  The
+    result also has ``prio_trace``: (time, p_gpu, p_mic) after each pass."""
+    caps = [tuple(int(x) for x in nd) for nd in nodes]
+    machine = _NettiNodes(caps, allocator, weight_rule, window, bound)
+    empty = [list(c) for c in caps]
+    ids, status, sim = [], [], []
+    for i, d in enumerate(jobs):
+        unit = tuple(int(x) for x in d["unit"])
+        req_nodes = int(d.get("req_nodes", -1))
+        units = int(d["units"])
+        job = naive._Job(idx=i, job_id=int(d["job_id"]), submit=int(d["submit"]), run=int(d["run"]),
+                         pred=int(d["pred"]), need=naive._NodeRequest(units=units, unit=unit, req_nodes=req_nodes))
+        ids.append(job.job_id)
+        if job.run < 0:
+            status.append(naive.DROPPED_NO_RUNTIME)
+        elif units <= 0 or max(unit) <= 0:
+            status.append(naive.DROPPED_NO_SIZE)
+        elif machine.try_alloc(job, empty) is None:
+            status.append(naive.DROPPED_TOO_WIDE)
+        else:
+            status.append(naive.REPLAYED)
+            sim.append(job)
+    rep = _NettiReplay(sim, machine, scheduler, is_pool=False)
+    rep.prio_trace = []
+    machine.replay = rep
+    rep.run()
+    out = naive._result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)
+    out.prio_trace = rep.prio_trace  # (time, p_gpu, p_mic) after each pass
+    return out

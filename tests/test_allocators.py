@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from naive_alloc import ReferenceDispatcher, order_balanced
-from schedbench import jobs, layout, machine, replay
+from naive_alloc import ReferenceDispatcher, order_balanced, replay_nodes_netti
+from schedbench import jobs, layout, machine, replay, results
 from schedbench.schedulers.prb import expected_queue_wait
 from schedbench.simulation import Simulation
 from schedbench.workloads import eurora_like
@@ -40,13 +40,22 @@ def _workload(n, seed, load):
     return table, machine.from_spec(meta["machine"]), meta
 
 
-@pytest.mark.parametrize("allocator", ALLOCS)
-@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "prb"])
-def test_jitted_pairs_equal_the_reference_dispatcher(scheduler, allocator):
+SCHEDS = ["fcfs", "sjf", "prb", "prb-blocking"]
+# (allocator, weight rule): every allocator, plus the authors' weights for the two Weighted ones
+ALLOC_RULES = [(a, "text") for a in ALLOCS] + [("weighted", "authors"), ("priority-weighted", "authors")]
+
+
+def _options(allocator, rule, window=100):
+    return {"weight_rule": rule, "window": window} if "weighted" in allocator else {}
+
+
+@pytest.mark.parametrize(("allocator", "rule"), ALLOC_RULES)
+@pytest.mark.parametrize("scheduler", SCHEDS)
+def test_jitted_pairs_equal_the_reference_dispatcher(scheduler, allocator, rule):
     table, mach, meta = _workload(250, 7, 1.5)
     ref = Simulation(table, mach, queue_order="fifo")
-    expected = ref.run(ReferenceDispatcher(scheduler, allocator))
-    got = replay.replay(table, mach, scheduler, allocator, meta=meta)
+    expected = ref.run(ReferenceDispatcher(scheduler, allocator, weight_rule=rule))
+    got = replay.replay(table, mach, scheduler, allocator, meta=meta, **_options(allocator, rule))
     np.testing.assert_array_equal(got.start, expected.start)
     np.testing.assert_array_equal(got.nodes_used, expected.nodes_used)
     assert (got.start >= 0).all()
@@ -76,11 +85,12 @@ def small_cases(draw):
 
 
 @settings(max_examples=150)
-@given(small_cases(), st.sampled_from(["fcfs", "sjf", "prb"]), st.sampled_from(ALLOCS))
-def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, allocator):
+@given(small_cases(), st.sampled_from(SCHEDS), st.sampled_from(ALLOC_RULES), st.sampled_from([100, 2, 0]))
+def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, alloc_rule, window):
     table, mach = case
-    expected = Simulation(table, mach).run(ReferenceDispatcher(scheduler, allocator))
-    got = replay.replay(table, mach, scheduler, allocator)
+    allocator, rule = alloc_rule
+    expected = Simulation(table, mach).run(ReferenceDispatcher(scheduler, allocator, weight_rule=rule, window=window))
+    got = replay.replay(table, mach, scheduler, allocator, **_options(allocator, rule, window))
     np.testing.assert_array_equal(got.start, expected.start)
     np.testing.assert_array_equal(got.nodes_used, expected.nodes_used)
 
@@ -119,10 +129,167 @@ def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
         req_nodes=np.zeros(4, np.int64),
     )
     m = machine.from_spec("3x(cores=8,gpus=3)")
-    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted")
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", weight_rule="text")
     for _ in range(2):
         sim.advance()
         sim.jitted_pass()
         sim.end_pass()
     assert sim.core.jobs[:, layout.J_START].tolist() == [0, 0, -1, 1]
     assert sim.alloc.prio[1] == 1
+
+
+def _gpu_jobs(submit, run, units, cores, gpus, estimate=None):
+    n = len(submit)
+    return jobs.from_columns(
+        submit=np.array(submit), run=np.array(run), estimate=np.array(estimate if estimate is not None else run),
+        units=np.array(units), unit_cores=np.array(cores), unit_gpus=np.array(gpus),
+        unit_mics=np.zeros(n, np.int64), unit_mem=np.zeros(n, np.int64), req_nodes=np.zeros(n, np.int64),
+    )
+
+
+def _passes(sim, k):
+    """Run ``k`` decision points of a jitted scheduler through Simulation; the priorities
+    after each."""
+    out = []
+    for _ in range(k):
+        sim.advance()
+        sim.jitted_pass()
+        sim.end_pass()
+        out.append(int(sim.alloc.prio[1]))
+    return out
+
+
+def test_priority_weighted_counts_every_attempt_backfill_candidates_included():
+    """EASY + Priority-Weighted (bound 3) on two nodes of (4 cores, 1 GPU); units of (1
+    core, 1 GPU) except J4's (2 cores).
+
+    t=0: J0 (2 units) is allocated: p_gpu = max(1 - 1, 1) = 1.
+    t=1: the head J1 does not fit (+1 -> 2); the backfill candidates J2 and J3 need a GPU
+    and do not fit (the min-tree skips them; each is still a failed attempt: 3, then 3
+    again, the bound); J4 needs no GPU and starts (no change).  The earlier rule left 2.
+    t=11: J4 ends; nothing fits: the head fails (3, bounded) and so do J2, J3.
+    t=100: J0 ends: J1 and J2 are allocated (3 -> 2 -> 1), J3 fails (2); the order of
+    J2's attempt was computed with p_gpu = 2, before it was lowered."""
+    table = _gpu_jobs([0, 1, 1, 1, 1], [100, 10, 10, 10, 10], [2, 1, 1, 1, 1], [1, 1, 1, 1, 2], [1, 1, 1, 1, 0])
+    m = machine.from_spec("2x(cores=4,gpus=1)")
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", priority_bound=3, weight_rule="text")
+    assert _passes(sim, 4) == [1, 3, 3, 2]
+    assert sim.core.jobs[:, layout.J_START].tolist() == [0, 100, 100, -1, 1]
+    # J2's order: queue J2, J3 (pred 10 each, one GPU each), one GPU of two in use (J1)
+    mean_req, load = 20 / 20, 1 / 2
+    assert sim.alloc.weights[1] == mean_req * load / 2 * 2
+
+
+def test_priority_weighted_counts_a_backfill_refused_by_the_reservation():
+    """EASY + Priority-Weighted on two nodes of (4 cores, 2 GPUs), units of (1 core, 1 GPU).
+
+    t=0: J0 (3 units, 100 s) is allocated (p_gpu 1).  t=1: the head J1 (4 units) fails
+    (2); its shadow time is 100.  J2 (500 s) fits now but would leave 3 GPUs at 100: it is
+    refused, a failed attempt (3).  J3 (50 s) ends before the shadow: it starts, its node
+    order computed with p_gpu = 3, then p_gpu = 2."""
+    table = _gpu_jobs([0, 1, 1, 1], [100, 10, 500, 50], [3, 4, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1])
+    m = machine.from_spec("2x(cores=4,gpus=2)")
+    sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", weight_rule="text")
+    assert _passes(sim, 2) == [1, 2]
+    assert sim.core.jobs[:, layout.J_START].tolist() == [0, -1, -1, 1]
+    # J3's order: the queue J1, J2, J3 asks 10*4 + 500*1 + 50*1 GPU-seconds over 560 s of
+    # predictions; 3 of 4 GPUs in use
+    w = (40 + 500 + 50) / 560 * (3 / 4) / 4
+    w *= 3
+    assert sim.alloc.weights[1] == w
+
+
+@pytest.mark.parametrize(("scheduler", "starts"), [("prb", [0, 100, 2]), ("prb-blocking", [0, 100, 100])])
+def test_prb_skips_jobs_that_do_not_fit_and_prb_blocking_stops(scheduler, starts):
+    """One node of 4 cores.  J0 (3 cores) runs 0-100.  At t=2 PRB's order is J1 (waited
+    1 s, 2 cores: does not fit), then J2 (1 core).  prb skips J1 and starts J2 at 2;
+    prb-blocking stops at J1, and J2 waits for it."""
+    table = jobs.from_columns(submit=np.array([0, 1, 2]), run=np.array([100, 10, 10]), procs_req=np.array([3, 2, 1]),
+                              estimate=np.array([100, 10, 10]))
+    m = machine.from_spec("1x(cores=4)")
+    assert replay.replay(table, m, scheduler, "ff").start.tolist() == starts
+
+
+@pytest.mark.parametrize(("rule", "node"), [("text", 0), ("authors", 1)])
+def test_weighted_authors_rule_keeps_accelerators_weighted_on_an_idle_machine(rule, node):
+    """A CPU job on an idle machine of a GPU node (0) and a CPU node (1).  The text's
+    rule: nothing is in use, every w_k is 0, every rank 0: index order puts it on the GPU
+    node.  The authors' smoothing ((used + 1) / cap², counters from 1) keeps w_gpu > 0:
+    the GPU node ranks last and the job goes to the CPU node."""
+    table = _gpu_jobs([0], [10], [1], [1], [0])
+    m = machine.Machine(np.array([[16, 2, 0, 0], [16, 0, 0, 0]], dtype=np.int64), "hand")
+    got = replay.replay(table, m, "fcfs", "weighted", weight_rule=rule)
+    r = results.allocations_frame(got)
+    assert r["node"].to_list() == [node]
+
+
+# --------------------------------------------------------------------------- EASY (and FCFS/SJF)
+# against tests/naive.py's spec oracle carrying the Netti allocators (naive_alloc.replay_nodes_netti)
+
+
+def _rows(table):
+    return [dict(job_id=int(table.job_id[i]), submit=int(table.submit[i]), run=int(table.run[i]),
+                 pred=int(table.estimate[i]), units=int(table.units[i]),
+                 unit=(int(table.unit_cores[i]), int(table.unit_gpus[i]), int(table.unit_mics[i]), int(table.unit_mem[i])),
+                 req_nodes=int(table.req_nodes[i])) for i in range(table.n_jobs)]
+
+
+def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
+    nv = replay_nodes_netti(_rows(table), mach.capacity.tolist(), scheduler, allocator, rule, window)
+    got = replay.replay(table, mach, scheduler, allocator, **_options(allocator, rule, window))
+    expected = np.array([-1 if s is None else s for s in nv.start])
+    np.testing.assert_array_equal(got.start, expected)
+    frame = results.allocations_frame(got)
+    placed = {}
+    for job_id, node, units in zip(frame["job_id"], frame["node"], frame["units"], strict=True):
+        placed.setdefault(int(job_id), []).append((int(node), int(units)))
+    for job_id, alloc in zip(nv.job_id, nv.alloc, strict=True):
+        assert sorted(placed.get(job_id, [])) == (alloc or []), job_id
+    if allocator == "priority-weighted":
+        # the priorities after every pass, stepped through the jitted scheduler
+        sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, **_options(allocator, rule, window))
+        trace = []
+        while sim.advance() is not None:
+            sim.jitted_pass()
+            sim.end_pass()
+            trace.append((sim.now, int(sim.alloc.prio[1]), int(sim.alloc.prio[2])))
+        assert trace == nv.prio_trace
+
+
+@pytest.mark.parametrize(("allocator", "rule"), ALLOC_RULES)
+def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule):
+    table, mach, _ = _workload(250, 7, 1.5)
+    _check_against_naive(table, mach, "easy", allocator, rule)
+
+
+@st.composite
+def node_cases(draw):
+    m = draw(st.integers(1, 5))
+    cap = np.array([[draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)),
+                     draw(st.sampled_from([0, 32]))] for _ in range(m)], dtype=np.int64)
+    n = draw(st.integers(1, 25))
+    cols = {k: [] for k in ("submit", "run", "estimate", "units", "unit_cores", "unit_gpus", "unit_mics", "unit_mem",
+                            "req_nodes")}
+    for _ in range(n):
+        units = draw(st.integers(1, 4))
+        cols["submit"].append(draw(st.integers(0, 40)))
+        cols["run"].append(draw(st.integers(0, 25)))
+        cols["estimate"].append(draw(st.integers(1, 30)))
+        cols["units"].append(units)
+        cols["unit_cores"].append(draw(st.integers(1, 3)))
+        cols["unit_gpus"].append(draw(st.integers(0, 1)))
+        cols["unit_mics"].append(draw(st.integers(0, 1)))
+        cols["unit_mem"].append(draw(st.sampled_from([0, 0, 8])))
+        cols["req_nodes"].append(
+            draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0])) if draw(st.booleans()) else -1
+        )
+    order = np.argsort(cols["submit"], kind="stable")
+    table = jobs.from_columns(job_id=np.arange(1, n + 1), **{k: np.asarray(v)[order] for k, v in cols.items()})
+    return table, machine.Machine(cap, machine.spec_of(cap))
+
+
+@settings(max_examples=200)
+@given(node_cases(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(ALLOC_RULES), st.sampled_from([100, 2]))
+def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
+    table, mach = case
+    _check_against_naive(table, mach, scheduler, *alloc_rule, window)

@@ -177,3 +177,38 @@ def test_cli_end_to_end(tmp_path, capsys):
     expected, _ = el.generate(500, np.random.default_rng(1))
     assert table.equals(expected)
     assert cli.main(["workload", "eurora-like", "--jobs", "5", "--seed", "1", "--load", "-1", "-o", str(path)]) == 2
+
+
+def test_class_mix_gpu_scale_and_jobs_per_day():
+    """The mix follows class_share, gpu_scale multiplies the GPU mean (capped lognormal,
+    so the sample mean is near it), jobs_per_day fixes the span and the load follows."""
+    base, _ = el.generate(3000, np.random.default_rng(3), load=0.5)
+    t, meta = el.generate(3000, np.random.default_rng(3), class_share={"cpu": 0.1, "mic": 0.0, "gpu": 0.9},
+                          gpu_scale=3.0, jobs_per_day=1000)
+    gpu = t.unit_gpus > 0
+    assert 0.85 < gpu.mean() < 0.95 and (t.unit_mics == 0).all()
+    assert 2 * base.run[base.unit_gpus > 0].mean() < t.run[gpu].mean() < 4.5 * el.CLASS_MEAN_RUN["gpu"]
+    assert meta["span_s"] == 3 * 86400.0 and meta["jobs_per_day"] == 1000
+    assert meta["load"] == max(meta["offered_load"].values())
+    with pytest.raises(UsageError):
+        el.generate(10, np.random.default_rng(0), gpu_scale=100)
+    with pytest.raises(UsageError):
+        el.generate(10, np.random.default_rng(0), class_share=(0, 0, 0))
+
+
+def test_presets_from_the_cli(tmp_path):
+    path = tmp_path / "sep.parquet"
+    assert cli.main(["workload", "eurora-like", "--jobs", "2000", "--seed", "1", "--preset", "sep2014",
+                     "-o", str(path)]) == 0
+    table, meta = jobs.read_parquet(path)
+    expected, _ = el.generate(2000, np.random.default_rng(1), **el.PRESETS["sep2014"])
+    assert table.equals(expected) and meta["preset"] == "sep2014"
+    assert meta["jobs_per_day"] == pytest.approx(77786 / 30)
+    # an explicit load replaces the preset's jobs per day; explicit options override the preset
+    assert cli.main(["workload", "eurora-like", "--jobs", "2000", "--seed", "1", "--preset", "sep2014",
+                     "--load", "0.7", "--burstiness", "0", "-o", str(path)]) == 0
+    table, meta = jobs.read_parquet(path)
+    opts = {**el.PRESETS["sep2014"], "burstiness": 0.0, "load": 0.7}
+    opts.pop("jobs_per_day")
+    expected, _ = el.generate(2000, np.random.default_rng(1), **opts)
+    assert table.equals(expected) and meta["load"] == 0.7

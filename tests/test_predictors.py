@@ -75,6 +75,32 @@ def test_user_profile_caps_at_the_queue_max_and_learns_only_at_the_end():
     assert offline(t, "user-profile") == [600, 600, 600, 600, 600, 7]
 
 
+def test_user_profile_capped_never_predicts_beyond_the_request():
+    """The same jobs as above: job 2 learns job 0's 900 s; user-profile caps it at queue
+    1's max (600 here, as every estimate is 600), so give job 2 a request of 300: capped
+    predicts 300, user-profile 600.  Jobs without an estimate keep the queue cap."""
+    t = table(
+        [
+            (0, 0, 900, 600, 1, 5, 1, 4),
+            (900, 0, 5, 300, 1, 5, 1, 4),  # learnt 900 (exact profile): 600 vs 300
+            (900, 0, 5, -1, 1, 5, 1, 2),  # no estimate, similar profile: 900 -> 600 for both
+        ]
+    )
+    assert offline(t, "user-profile") == [600, 600, 600]
+    assert offline(t, "user-profile-capped") == [600, 300, 600]
+
+
+def test_user_profile_falls_back_on_a_declared_queue_default_before_the_request():
+    """Netti et al. §2.3: with nothing learnt, the queue's default wall time when the
+    workload declares one (queue "a": 50), else the job's request (queue "b": 9000 capped
+    at 700).  user-mean2 keeps the request first."""
+    t = table([(0, 0, 100, 400, 1, 5, 0, 4), (0, 0, 100, 9000, 2, 5, 1, 4)])
+    meta = {"queues": {"a": 0, "b": 1}, "queue_walltime": {"b": 700}, "queue_default_walltime": {"a": 50}}
+    assert offline(t, "user-profile", meta) == [50, 700]
+    assert offline(t, "user-profile-capped", meta) == [50, 700]
+    assert offline(t, "user-mean2", meta) == [400, 700]
+
+
 def test_user_profile_zero_length_job_teaches_later_arrivals_with_at_least_one_second():
     t = table([(0, 0, 0, 50, 1, -1, -1, 1), (1, 0, 5, 50, 1, -1, -1, 1)])
     assert offline(t, "user-profile") == [50, 1]
@@ -220,6 +246,7 @@ def test_predict_on_a_tiny_swf(tmp_path, capsys):
         "requested": {"mae_s": 486.0, "median_ae_s": 400.0, "under_share": 0.0},
         "user-profile": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
         "user-mean2": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
+        "user-profile-capped": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
     }
     assert main(["predict", str(path), "--limit", "2"]) == 0
     text = capsys.readouterr().out
@@ -239,7 +266,7 @@ def test_predict_on_a_parquet_table_with_queue_meta(tmp_path, capsys):
 def test_predict_on_kth(capsys):
     assert main(["predict", str(KTH), "--limit", "5000", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert set(got) == {"requested", "user-profile", "user-mean2"}
+    assert set(got) == {"requested", "user-profile", "user-mean2", "user-profile-capped"}
     for e in got.values():
         assert e["mae_s"] > 0 and e["median_ae_s"] >= 0 and 0 <= e["under_share"] <= 1
     # Users over-estimate: their estimates almost never fall short, and the history-based

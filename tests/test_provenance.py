@@ -31,8 +31,9 @@ def test_summary_records_every_option_and_the_input(tmp_path):
                      "-O", "priority_bound=3", "--critical", "gpus")
     assert event["label"] == ticks["label"] == "fcfs+priority-weighted"
     assert (event["period"], ticks["period"]) == (0, 5)
-    assert event["allocator_options"] == {"critical": ["gpus", "mics"], "priority_bound": 10}
-    assert ticks["allocator_options"] == {"critical": ["gpus"], "priority_bound": 3}
+    assert event["allocator_options"] == {"critical": ["gpus", "mics"], "priority_bound": 10, "weight_rule": "authors",
+                                         "window": 100}
+    assert ticks["allocator_options"] == {"critical": ["gpus"], "priority_bound": 3, "weight_rule": "authors", "window": 100}
     assert event["scheduler_options"] == {} and event["predictor"] == "requested"
     assert event["input_digest"] == ticks["input_digest"] == jobs.digest(table)
     assert event["machine"] == machine.from_spec(event["machine"]).spec
@@ -66,9 +67,9 @@ def test_sweep_keys_and_records_period_and_options(tmp_path):
     assert table.filter(pl.col("status") == "ok").height == 6
     pw = table.filter(pl.col("allocator") == "priority-weighted")
     assert sorted(zip(pw["period"], pw["options"], strict=True)) == [
-        (0, '{"critical":["gpus","mics"],"priority_bound":10}'),
-        (0, '{"critical":["gpus","mics"],"priority_bound":2}'),
-        (5, '{"critical":["gpus","mics"],"priority_bound":10}'),
-        (5, '{"critical":["gpus","mics"],"priority_bound":2}'),
+        (0, '{"critical":["gpus","mics"],"priority_bound":10,"weight_rule":"authors","window":100}'),
+        (0, '{"critical":["gpus","mics"],"priority_bound":2,"weight_rule":"authors","window":100}'),
+        (5, '{"critical":["gpus","mics"],"priority_bound":10,"weight_rule":"authors","window":100}'),
+        (5, '{"critical":["gpus","mics"],"priority_bound":2,"weight_rule":"authors","window":100}'),
     ]
     assert table["input_digest"].n_unique() == 1

@@ -10,6 +10,8 @@ A prediction is always at least 1 s for the online predictors below.
 * ``actual``: the real run time (an oracle, for upper bounds);
 * ``user-profile``: the last duration of the user's jobs of the same profile (Netti et
   al. §2.3, after Galleguillos et al.); rules below;
+* ``user-profile-capped``: ``user-profile`` with every prediction also capped at the
+  job's own estimate when it has one (a job cannot outlive its request in most logs);
 * ``user-mean2``: the mean of the user's last two ended jobs, capped by the user's
   estimate (Tsafrir, Etsion & Feitelson 2007); rules below.
 
@@ -26,8 +28,12 @@ Queue wall-times (used by both online predictors).  For queue ``q``:
 * ``default(q)``: ``meta["queue_default_walltime"][name]`` when given, else ``max(q)``.
 * ``meta`` reaches :func:`prepare` from ``schedbench predict`` (the Parquet table's
   metadata); a replay prepares without it, so there the limits come from the table.
-* A job's *fallback* is its own estimate when it has one (field 9 > 0: as in PBS, the
-  queue default only applies to jobs that ask for no wall time), else ``default(q)``.
+* A job's *fallback* for ``user-mean2`` is its own estimate when it has one (field 9 >
+  0: as in PBS, the queue default only applies to jobs that ask for no wall time), else
+  ``default(q)``.  For ``user-profile`` (Netti et al. §2.3: "the default wall-time of the
+  queue") it is the queue's default when the workload declares one
+  (``meta["queue_default_walltime"]``), else the job's own estimate when it has one, else
+  ``default(q)`` (= ``max(q)``).
 
 ``user-profile`` (online).  A job's *exact profile* is (user, executable, queue,
 requested resources: units, cores/GPUs/MICs/MiB per unit, node count); its *similar
@@ -41,7 +47,8 @@ one (user, queue).  Jobs of an unknown user (-1) have no profile.  Then
    ended last;
 3. else the job's fallback;
 
-capped at ``max(q)`` and raised to at least 1 s.  "Ended last": in end-time order, ties
+capped at ``max(q)`` (``user-profile-capped``: at the smaller of ``max(q)`` and the job's
+own estimate when it has one) and raised to at least 1 s.  "Ended last": in end-time order, ties
 in the engine's event order.  Memory: one slot per exact and per similar profile holding
 the last duration (-1: none yet).
 
@@ -64,8 +71,8 @@ hook (and ``learn`` for the online ones): per-job keys precomputed in Python by
 :func:`prepare`, and its memory; the kernels below read the job matrix and write nothing
 but that memory.  Key columns (``keys[:, i]``):
 
-* ``user-profile``: 0 exact-profile slot, 1 similar-profile slot (-1: none), 2 fallback,
-  3 ``max(q)``; memo (exact + similar profiles, 1).
+* ``user-profile`` and ``user-profile-capped``: 0 exact-profile slot, 1 similar-profile
+  slot (-1: none), 2 fallback, 3 cap (``max(q)``, or the capped one); memo (exact + similar profiles, 1).
 * ``user-mean2``: 0 user slot (-1: none), 1 unused, 2 fallback, 3 cap; memo (users, 2):
   the last and the previous duration (-1: none).
 
@@ -91,6 +98,7 @@ class Predictor(enum.IntEnum):
     ACTUAL = 1
     USER_PROFILE = 2
     USER_MEAN2 = 3
+    USER_PROFILE_CAPPED = 4
 
 
 PREDICTORS: dict[str, Predictor] = {
@@ -98,6 +106,7 @@ PREDICTORS: dict[str, Predictor] = {
     "actual": Predictor.ACTUAL,
     "user-profile": Predictor.USER_PROFILE,
     "user-mean2": Predictor.USER_MEAN2,
+    "user-profile-capped": Predictor.USER_PROFILE_CAPPED,
 }
 
 N_KEYS = 4
@@ -145,14 +154,16 @@ def own_estimate(table) -> np.ndarray:
     return np.where(table.time_req > 0, value, -1).astype(np.int64)
 
 
-def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray]:
-    """Per job: (default(q), max(q)) of its queue, int64 (n,) each (see the module doc)."""
+def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job: (default(q), max(q)) of its queue, int64 (n,) each (see the module doc),
+    and bool (n,): whether the workload declares that default."""
     n = table.n_jobs
     queue = table.queue
     est = own_estimate(table)
     has_est = est > 0
     qmax = np.zeros(n, dtype=np.int64)
     qdef = np.zeros(n, dtype=np.int64)
+    declared = np.zeros(n, dtype=np.bool_)
     meta = meta or {}
     names = {int(code): name for name, code in (meta.get("queues") or {}).items()}
     given_max = meta.get("queue_walltime") or {}
@@ -169,7 +180,8 @@ def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray]:
         top = max(top, 1)
         qmax[rows] = top
         qdef[rows] = int(given_def[name]) if name is not None and name in given_def else top
-    return qdef, qmax
+        declared[rows] = name is not None and name in given_def
+    return qdef, qmax, declared
 
 
 def prepare(table, predictor: str, meta: dict | None = None):
@@ -184,14 +196,16 @@ def prepare(table, predictor: str, meta: dict | None = None):
         return Actual()
     keys = np.full((n, N_KEYS), -1, dtype=np.int64)
     if n == 0:
-        return (UserProfile if kind == Predictor.USER_PROFILE else UserMean2)(keys, np.zeros((1, 2), np.int64))
-    qdef, qmax = _queue_limits(table, meta)
+        profile_kinds = (Predictor.USER_PROFILE, Predictor.USER_PROFILE_CAPPED)
+        return (UserProfile if kind in profile_kinds else UserMean2)(keys, np.zeros((1, 2), np.int64))
+    qdef, qmax, declared = _queue_limits(table, meta)
     est = own_estimate(table)
     has_est = est > 0
-    fallback = np.minimum(np.where(has_est, est, qdef), qmax).clip(min=1)
+    profile = kind in (Predictor.USER_PROFILE, Predictor.USER_PROFILE_CAPPED)
+    fallback = np.where(has_est & ~declared, est, qdef) if profile else np.where(has_est, est, qdef)
     known = table.user >= 0
-    keys[:, 2] = fallback
-    if kind == Predictor.USER_PROFILE:
+    keys[:, 2] = np.minimum(fallback, qmax).clip(min=1)
+    if profile:
         exact = _dense_ids(
             table.user,
             table.executable,
@@ -208,6 +222,8 @@ def prepare(table, predictor: str, meta: dict | None = None):
         keys[:, 0] = np.where(known, exact, -1)
         keys[:, 1] = np.where(known, n_exact + similar, -1)
         keys[:, 3] = qmax
+        if kind == Predictor.USER_PROFILE_CAPPED:
+            keys[:, 3] = np.where(has_est, np.minimum(est, qmax), qmax).clip(min=1)
         return UserProfile(keys, np.full((n_exact + int(similar.max()) + 1, 1), -1, dtype=np.int64))
     # USER_MEAN2
     users = _dense_ids(table.user)

@@ -93,6 +93,12 @@ _CRITICAL = Option(
     "critical", ("gpus", "mics"), "critical resource types, comma-separated (balanced, priority-weighted)", _names
 )
 _BOUND = Option("priority_bound", 10, "priority-weighted's bound on priorities", int)
+_WEIGHT_RULE = Option(
+    "weight_rule", "authors",
+    "weighted / priority-weighted w_k: 'authors' (default: AccaSim's smoothing, counters start at 1 over a "
+    "window of the next jobs) or 'text' (the paper's Eq. 1 over the whole queue)",
+)
+_WINDOW = Option("window", 100, "jobs in the 'authors' weight rule's window", int)
 
 SCHEDULERS: dict[str, Entry] = {}
 ALLOCATORS: dict[str, Entry] = {}
@@ -147,7 +153,12 @@ register_scheduler(
 )
 register_scheduler(
     "prb", "schedbench.schedulers.prb:prb",
-    "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2)",
+    "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2); "
+    "tries every queued job in that order, skipping those that do not fit (as the authors' AccaSim)",
+)
+register_scheduler(
+    "prb-blocking", "schedbench.schedulers.prb:prb_blocking",
+    "PRB's order, but stops at the first job that does not fit (like fcfs/sjf)",
 )
 register_scheduler(
     "conservative", "schedbench.schedulers.conservative:conservative",
@@ -162,10 +173,11 @@ register_allocator(
 register_allocator(
     "weighted", "schedbench.allocators.netti:weighted",
     "Weighted: rank by sum of w_k * impact_k, w_k = mean queued request x load / capacity",
+    options=(_WEIGHT_RULE, _WINDOW),
 )
 register_allocator(
     "priority-weighted", "schedbench.allocators.netti:priority_weighted",
-    "Weighted with bounded per-critical-type priorities", options=(_CRITICAL, _BOUND),
+    "Weighted with bounded per-critical-type priorities", options=(_CRITICAL, _BOUND, _WEIGHT_RULE, _WINDOW),
 )
 BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS)
 

@@ -9,16 +9,36 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   types default to GPUs and MICs.
 * **weighted** (Eq. 1): nodes in non-decreasing rank R_i = Σ_k w_k · imp_ik over the
   types node i has (capacity > 0), ties by index.  imp_ik is what remains free of type k
-  on node i after it takes min(units it can host, the job's units) units of this job;
-  w_k = mean_req_k · load_k / cap_k, where mean_req_k is the mean over queued jobs of
-  their total request of k (units × per-unit amount) weighted by predicted duration,
-  load_k = used_k / cap_k now, and cap_k the machine's capacity of k.  Nodes that cannot
-  host a unit are ranked too but never used.
-* **priority-weighted**: weighted with w_k multiplied by p_k for critical types; p_k
-  starts at 1, +1 whenever a job needing k is offered for allocation and does not fit,
-  −1 when such a job is allocated, kept within [1, bound] (bound 10 by default).  An
-  offer is a scheduler's attempt to start a job now (the head of FCFS/SJF/PRB, EASY's
-  head and the backfill candidates that fit the totals).
+  on node i after it takes min(units it can host, the job's units) units of this job.
+  Nodes that cannot host a unit are ranked too but never used.  Two rules for w_k
+  (option ``weight_rule``):
+
+  - ``text`` (the paper's §3): w_k = mean_req_k · load_k / cap_k, where
+    mean_req_k is the mean over queued jobs (the job being placed included) of their
+    total request of k (units × per-unit amount) weighted by predicted duration, load_k
+    = used_k / cap_k now, and cap_k the machine's capacity of k.  w_k is 0 when no
+    queued job asks for k or nothing of k is in use.
+  - ``authors`` (the default; the authors' AccaSim code, ``extra/allocators/allocator_weighted.py``):
+    the mean is taken over a window of the next ``window`` (default 100) queued jobs
+    after the job being placed, in the scheduler's queue order, each weighted by pred +
+    1 s, with counters starting at 1, and the load is smoothed by one unit:
+    w_k = (1 + Σ (pred + 1) · units · req_k) / (1 + Σ (pred + 1)) · (used_k + 1) / cap_k².
+    w_k is never 0 on a type the machine has: accelerators stay weighted when no queued
+    job asks for them (the text's rule gives 0 there).  The default because it is the
+    rule the paper's figures came from and, measured on the Eurora-like generator
+    (README, "Netti et al.'s allocators"), it does not leave placements to the node
+    order as often (the text's all-zero weights fall back on index order).
+
+* **priority-weighted**: weighted (either rule) with w_k multiplied by p_k for critical
+  types (Netti et al. §3, and the authors' code where the text is silent): p_k starts at
+  1; at each allocation attempt of a job needing k, the node order is computed first
+  with the current p_k, then p_k moves by +1 when the attempt fails or -1 when the job is
+  allocated, kept within [1, bound] (bound 10 by default).  An attempt is a scheduler's
+  offer of a queued job for a start now: FCFS/SJF/``prb-blocking``: the jobs tried in
+  order up to the first that does not fit (included); ``prb``: every queued job, in
+  priority order; EASY: the in-order jobs up to the blocked head (included), then every
+  queued job behind the head (each backfill candidate: it fails when it does not fit
+  now or would delay the head's reservation).
 """
 
 from __future__ import annotations
@@ -31,22 +51,30 @@ from .._jit import inline_kernel, kernel
 from ..core.api import (
     C_CAP,
     C_FREE,
+    C_QH,
+    C_QSPAN,
     alloc_committed,
     alloc_enqueued,
     argsort_stable,
     attempt_failed,
     attempt_succeeded,
     choose,
+    counts_attempts,
     host,
     implements,
     place_in_order,
 )
 from ..errors import UsageError
-from ..layout import J_PRED, J_REQ, J_UNITS, N_RES
+from ..layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
 from ..machine import RESOURCE_NAMES
 
 DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
 DEFAULT_PRIORITY_BOUND = 10
+WEIGHT_RULES: tuple[str, ...] = ("text", "authors")  # index = the rule's code in mode[0]
+RULE_TEXT = 0
+RULE_AUTHORS = 1
+DEFAULT_WEIGHT_RULE = "authors"
+DEFAULT_WINDOW = 100
 
 
 # Slots of Weighted.sums / PriorityWeighted.sums, int64 (1 + N_RES,)
@@ -68,7 +96,8 @@ class Balanced(NamedTuple):
 class Weighted(NamedTuple):
     """sums int64 (1 + 4,): the queue's duration-weighted request sums (S_*); prio int64
     (4,): weight multipliers (all 1); weights float64 (4,): the w_k of the latest
-    ordering; order, key, tmp: node-order buffers."""
+    ordering; order, key, tmp: node-order buffers; mode int64 (2,): the weight rule
+    (RULE_TEXT or RULE_AUTHORS) and the authors' window (jobs)."""
 
     sums: np.ndarray
     prio: np.ndarray
@@ -76,6 +105,7 @@ class Weighted(NamedTuple):
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
+    mode: np.ndarray
 
 
 class PriorityWeighted(NamedTuple):
@@ -88,6 +118,7 @@ class PriorityWeighted(NamedTuple):
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
+    mode: np.ndarray
     crit: np.ndarray
     bound: np.ndarray
 
@@ -113,16 +144,30 @@ def balanced(setup, critical=DEFAULT_CRITICAL) -> Balanced:
     return Balanced(critical_mask(critical), *_buffers(setup), np.zeros(16, dtype=np.int64))
 
 
-def weighted(setup) -> Weighted:
-    return Weighted(np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup))
+def _mode(weight_rule, window) -> np.ndarray:
+    if weight_rule not in WEIGHT_RULES:
+        raise UsageError(f"unknown weight rule {weight_rule!r}; choose from {', '.join(WEIGHT_RULES)}")
+    if int(window) < 0:
+        raise UsageError("the window must be >= 0 jobs")
+    return np.array([WEIGHT_RULES.index(weight_rule), int(window)], dtype=np.int64)
 
 
-def priority_weighted(setup, critical=DEFAULT_CRITICAL, priority_bound=DEFAULT_PRIORITY_BOUND) -> PriorityWeighted:
+def weighted(setup, weight_rule=DEFAULT_WEIGHT_RULE, window=DEFAULT_WINDOW) -> Weighted:
+    return Weighted(
+        np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
+        _mode(weight_rule, window),
+    )
+
+
+def priority_weighted(
+    setup, critical=DEFAULT_CRITICAL, priority_bound=DEFAULT_PRIORITY_BOUND, weight_rule=DEFAULT_WEIGHT_RULE,
+    window=DEFAULT_WINDOW,
+) -> PriorityWeighted:
     if int(priority_bound) < 1:
         raise UsageError("the priority bound must be >= 1")
     return PriorityWeighted(
         np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
-        critical_mask(critical), np.array([int(priority_bound)], dtype=np.int64),
+        _mode(weight_rule, window), critical_mask(critical), np.array([int(priority_bound)], dtype=np.int64),
     )
 
 
@@ -176,6 +221,8 @@ def _balanced_order(free, crit, bins, order, key, tmp):
 @implements(choose, Balanced)
 @inline_kernel
 def _balanced_choose(alloc, core, j):
+    """choose() for Balanced: job ``j``'s placement along the Balanced order of the free
+    nodes (core.work; returns the nodes used, -1 when it does not fit)."""
     _balanced_order(core.free, alloc.crit, alloc.bins, alloc.order, alloc.key, alloc.tmp)
     return place_in_order(core, alloc.order, np.int64(0), j)
 
@@ -184,13 +231,11 @@ def _balanced_choose(alloc, core, j):
 
 
 @kernel
-def _weighted_order(free, cap, scal, sums, prio, weights, units, req, order, key, tmp):
-    """Weighted order (module docstring) for a job of ``units`` units of shape ``req``
-    (int64 (4,)) on the free nodes ``free`` of capacities ``cap`` (int64 (m, 4)) into
-    ``order``.  scal: the core's scalars (free and total amounts); sums: the queue's
-    request sums (S_*); prio int64 (4,): weight multipliers; weights float64 (4,):
-    receives w_k; key (float64 (m,)) and tmp (int64 (m,)) are scratch."""
-    n = free.shape[0]
+def _text_weights(scal, sums, prio, weights):
+    """The text's w_k (module docstring) into ``weights`` (float64 (4,)): scal int64: the
+    core's scalars (free and total amounts); sums int64 (1 + 4,): the queue's request
+    sums (S_*; pred in s); prio int64 (4,): weight multipliers.  0 for a type the machine
+    lacks, and for all types when the queue's predicted durations sum to 0."""
     wpred = sums[S_PRED]
     for k in range(N_RES):
         total = scal[C_CAP + k]
@@ -201,13 +246,58 @@ def _weighted_order(free, cap, scal, sums, prio, weights, units, req, order, key
             w = mean_req * load / total
             w *= prio[k]
             weights[k] = w
+
+
+@kernel
+def _window_weights(jobs, queue, scal, j, window, prio, weights):
+    """The authors' w_k (module docstring) for job ``j`` into ``weights`` (float64 (4,)):
+    over the next ``window`` queued jobs after j in the core's ``queue`` (int64, from
+    scal[C_QH], holes of started jobs skipped), each counting pred + 1 (s), sums starting
+    at 1; jobs: the int64 job matrix; scal: the core's scalars; prio int64 (4,): weight
+    multipliers.  0 for a type the machine lacks."""
+    qh = scal[C_QH]
+    end = qh + scal[C_QSPAN]
+    r = qh
+    while r < end and queue[r] != j:
+        r += 1
+    length = 1.0
+    for k in range(N_RES):
+        weights[k] = 1.0  # the counters, then the weights
+    seen = 0
+    r += 1
+    while r < end and seen < window:
+        q = queue[r]
+        r += 1
+        if jobs[q, J_STATE] != JobState.QUEUED:
+            continue
+        seen += 1
+        d = float(jobs[q, J_PRED] + 1)
+        length += d
+        for k in range(N_RES):
+            weights[k] += d * float(jobs[q, J_UNITS] * jobs[q, J_REQ + k])
+    for k in range(N_RES):
+        total = scal[C_CAP + k]
+        if total <= 0:
+            weights[k] = 0.0
+            continue
+        used = total - scal[C_FREE + k]
+        weights[k] = weights[k] / length * (float(used) + 1.0) / (float(total) * float(total)) * prio[k]
+
+
+@kernel
+def _rank_order(free, cap, scal, weights, units, req, order, key, tmp):
+    """Weighted order (module docstring) for a job of ``units`` units of shape ``req``
+    (int64 (4,)) on the free nodes ``free`` of capacities ``cap`` (int64 (m, 4)) into
+    ``order`` (int64 (m,)), with the w_k in ``weights`` (float64 (4,)).  scal: the core's
+    scalars (total amounts); key (float64 (m,)) and tmp (int64 (m,)) are scratch."""
+    n = free.shape[0]
     for i in range(n):
         h = host(free, i, req)
         if h > units:
             h = units
         r = 0.0
         for k in range(N_RES):
-            if cap[i, k] <= 0 or scal[C_CAP + k] <= 0 or wpred <= 0:
+            if cap[i, k] <= 0 or scal[C_CAP + k] <= 0:
                 continue
             r += weights[k] * (free[i, k] - h * req[k])
         key[i] = r
@@ -216,10 +306,17 @@ def _weighted_order(free, cap, scal, sums, prio, weights, units, req, order, key
 
 @inline_kernel
 def _weighted_choose(alloc, core, j):
+    """choose() for Weighted and Priority-Weighted: w_k by the state's rule (mode[0]) into
+    alloc.weights, then job ``j``'s placement along the rank order of the free nodes
+    (core.work; returns the nodes used, -1 when it does not fit)."""
     jobs = core.jobs
-    _weighted_order(
-        core.free, core.cap, core.scal, alloc.sums, alloc.prio, alloc.weights, jobs[j, J_UNITS],
-        jobs[j, J_REQ : J_REQ + N_RES], alloc.order, alloc.key, alloc.tmp,
+    if alloc.mode[0] == RULE_AUTHORS:
+        _window_weights(jobs, core.queue, core.scal, j, alloc.mode[1], alloc.prio, alloc.weights)
+    else:
+        _text_weights(core.scal, alloc.sums, alloc.prio, alloc.weights)
+    _rank_order(
+        core.free, core.cap, core.scal, alloc.weights, jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+        alloc.order, alloc.key, alloc.tmp,
     )
     return place_in_order(core, alloc.order, np.int64(0), j)
 
@@ -236,11 +333,13 @@ def _queue_sums(sums, jobs, j, sign):
 
 @inline_kernel
 def _sums_enqueued(alloc, jobs, j):
+    """alloc_enqueued(): job ``j`` joins the queue's request sums."""
     _queue_sums(alloc.sums, jobs, j, 1)
 
 
 @inline_kernel
 def _sums_committed(alloc, jobs, j):
+    """alloc_committed(): job ``j`` leaves the queue's request sums."""
     _queue_sums(alloc.sums, jobs, j, -1)
 
 
@@ -256,11 +355,13 @@ def _prioritise(alloc, jobs, j, step):
 
 @inline_kernel
 def _raise_priorities(alloc, jobs, j):
+    """attempt_failed(): +1 on the priority of each critical type job ``j`` needs."""
     _prioritise(alloc, jobs, j, 1)
 
 
 @inline_kernel
 def _lower_priorities(alloc, jobs, j):
+    """attempt_succeeded(): -1 on the priority of each critical type job ``j`` needs."""
     _prioritise(alloc, jobs, j, -1)
 
 
@@ -270,4 +371,14 @@ for _cls in (Weighted, PriorityWeighted):
     implements(alloc_committed, _cls)(_sums_committed)
 implements(attempt_failed, PriorityWeighted)(_raise_priorities)
 implements(attempt_succeeded, PriorityWeighted)(_lower_priorities)
+
+
+@implements(counts_attempts, PriorityWeighted)
+@inline_kernel
+def _pw_counts_attempts(alloc):
+    """Priority-Weighted hears of every attempt (backfill candidates skipped by EASY's
+    min-tree included)."""
+    return True
+
+
 del _cls

@@ -145,16 +145,27 @@ def alloc_released(alloc, jobs, j, lowest):
 
 
 def attempt_failed(alloc, jobs, j):
-    """Allocator hook: a scheduler offered job ``j`` for allocation now and it did not fit."""
+    """Allocator hook: a scheduler offered job ``j`` for allocation now and it could not
+    start (it does not fit, or, for a backfill candidate, its placement would delay the
+    reservation)."""
 
 
 def attempt_succeeded(alloc, jobs, j):
-    """Allocator hook: a scheduler's offer of job ``j`` succeeds (the job will start)."""
+    """Allocator hook: a scheduler's offer of job ``j`` succeeds (the job will start on
+    the placement :func:`choose` has just made)."""
+
+
+def counts_attempts(alloc):
+    """Allocator hook: whether the allocator needs every attempt reported, including
+    those of queued jobs a scheduler can rule out without offering them (EASY's backfill
+    scan skips, through its min-tree, jobs that cannot fit the free totals; with True it
+    reports each of them as a failed attempt, in queue order)."""
+    return False
 
 
 for _hook in (schedule, choose, predict):
     _dispatch(_hook, required=True)
 for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, plan_order, alloc_enqueued, alloc_committed,
-              alloc_released, attempt_failed, attempt_succeeded):
+              alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False)
 del _hook

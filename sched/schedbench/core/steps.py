@@ -187,7 +187,10 @@ def _unmask(core, alloc, j):
 def _try_start(core, alloc, j, now):
     """Offer queued job ``j`` to the allocator now: start it if it fits; returns whether
     it did.  Nodes are ordered and chosen only once the job is known to fit; nodes in
-    maintenance during the job's predicted run are hidden from it."""
+    maintenance during the job's predicted run are hidden from it; the allocator hears
+    of the attempt's outcome (attempt_failed / attempt_succeeded) after its node order
+    was computed (Netti et al. §3: the order uses the priorities as they were before
+    this attempt)."""
     jobs = core.jobs
     maint = core.scal[C_MAINT] != 0
     if maint:
@@ -197,12 +200,12 @@ def _try_start(core, alloc, j, now):
         if maint:
             _unmask(core, alloc, j)
         return False
-    attempt_succeeded(alloc, jobs, j)
     used = choose(alloc, core, j)
     if used < 0:  # unreachable: whether a job fits does not depend on the order
         if maint:
             _unmask(core, alloc, j)
         return False
+    attempt_succeeded(alloc, jobs, j)  # after choose: the node order sees the state before this attempt
     _commit(jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
     if maint:
         _unmask(core, alloc, j)

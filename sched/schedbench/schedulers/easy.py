@@ -20,6 +20,14 @@ The backfill scan visits the queue in order but skips, through a min-tree over q
 jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
 shrink during a pass, so a skipped job could not have started later in it).
 
+Allocation attempts (the allocator hooks attempt_failed / attempt_succeeded, which
+Priority-Weighted counts): the in-order starts up to the blocked head (included), then
+every queued job behind the head in queue order: a candidate that does not fit now, or
+whose placement would delay the head's reservation, is a failed attempt; a backfilled job
+a successful one, reported after its nodes were chosen.  Jobs the min-tree lets the scan
+skip are reported as failed attempts only to allocators whose ``counts_attempts`` is True
+(the others never see them, so their scans keep the pruning and the pass reuse).
+
 When every job of the table is of that single-type kind, the replay uses :class:`EasyPool`,
 whose loop leaves out the node-feasible code (same schedule, less to compile).
 """
@@ -45,9 +53,11 @@ from ..core.api import (
     W_NODE,
     W_NODE2,
     advance,
+    attempt_failed,
     attempt_succeeded,
     choose,
     commit,
+    counts_attempts,
     fits,
     fits_now,
     implements,
@@ -331,6 +341,17 @@ def _start_backfilled(sched, core, alloc, now, c, used):
 
 
 @inline_kernel
+def _fail_skipped(core, alloc, lo, hi):
+    """Report to the allocator, as failed attempts in queue (index) order, the queued jobs
+    of index ``lo`` to ``hi`` - 1: those the min-tree let the scan skip (only called for
+    allocators whose :func:`schedbench.core.api.counts_attempts` is True)."""
+    jobs = core.jobs
+    for s in range(lo, hi):
+        if jobs[s, J_STATE] == JobState.QUEUED:
+            attempt_failed(alloc, jobs, s)
+
+
+@inline_kernel
 def _remember(escal, core, head, shadow, extra):
     """Keep this pass's head, shadow time, extra and scan end for the next pass."""
     escal[E_STARTED] = core.scal[C_STARTED]
@@ -347,10 +368,11 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     ``kind`` (spec "EASY": the ``extra`` rule on that type)."""
     jobs = core.jobs
     escal = sched.scal
+    counting = counts_attempts(alloc)
     c = head
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
-        and escal[E_HEAD] == head and escal[E_SHADOW] > now
+        and escal[E_HEAD] == head and escal[E_SHADOW] > now and not counting
     ):
         # Nothing ended or started since the last pass, which had this head: the free
         # resources, the shadow time and extra are those it ended with, and every job it
@@ -363,14 +385,21 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
         shadow, extra = _shadow_pool(core, head, now, kind)
     horizon = shadow - now
     while True:
-        c = _tree_next(sched.tree, sched.stack, core.scal, c + 1, kind, extra, horizon)
+        nxt = _tree_next(sched.tree, sched.stack, core.scal, c + 1, kind, extra, horizon)
+        if counting:
+            _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
+        c = nxt
         if c < 0:
             break
-        if jobs[c, J_STATE] != JobState.QUEUED or not fits_now(core, c):
+        if jobs[c, J_STATE] != JobState.QUEUED:
+            continue
+        if not fits_now(core, c):
+            attempt_failed(alloc, jobs, c)
             continue
         if jobs[c, J_PRED] > horizon:
             use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
             if use > extra:
+                attempt_failed(alloc, jobs, c)
                 continue
             extra -= use
         _start_backfilled(sched, core, alloc, now, c, choose(alloc, core, c))
@@ -386,9 +415,13 @@ def _backfill_nodes(sched, core, alloc, now, head):
     totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
     shadow = _shadow_nodes(sched, core, head, now)
     horizon = shadow - now
+    counting = counts_attempts(alloc)
     c = head
     while True:
-        c = _tree_next(sched.tree, sched.stack, core.scal, c + 1, -1, 0, horizon)
+        nxt = _tree_next(sched.tree, sched.stack, core.scal, c + 1, -1, 0, horizon)
+        if counting:
+            _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
+        c = nxt
         if c < 0:
             break
         if jobs[c, J_STATE] != JobState.QUEUED:
@@ -397,6 +430,7 @@ def _backfill_nodes(sched, core, alloc, now, head):
         if maint:  # nodes in maintenance during c's predicted run are hidden from it
             mask_maintenance(core, c, now)
         if not fits_now(core, c):
+            attempt_failed(alloc, jobs, c)
             if maint:
                 unmask_maintenance(core, alloc, c)
             continue
@@ -407,6 +441,7 @@ def _backfill_nodes(sched, core, alloc, now, head):
             _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
             if not _head_fits_scratch(jobs, sched.scratch, totals, work, head):
                 _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
+                attempt_failed(alloc, jobs, c)
                 if maint:
                     unmask_maintenance(core, alloc, c)
                 continue

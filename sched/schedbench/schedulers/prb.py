@@ -1,7 +1,14 @@
-"""PRB: priority = wait / expected wait of the job's queue, highest first; ties by demand
-= units x (cores + GPUs + MICs) per unit x pred, smallest first; then (submit, id) (Netti
-et al. §2.2).  Each pass puts the queue in that order, then starts jobs in order while the
-next fits.
+"""PRB (Netti et al. §2.2): priority = wait / expected wait of the job's queue, highest
+first; ties by demand = units x (cores + GPUs + MICs) per unit x pred, smallest first;
+then (submit, id).  Each pass puts the queue in that order, then:
+
+* **prb** (registry name ``prb``): tries every queued job in that order, starting each one
+  that fits and skipping those that do not.  This is what the authors ran (AccaSim's
+  ``extra/dispatching_methods/prb_scheduler.py`` allocates with ``skip=True``) and what
+  the paper's text describes (it never says PRB blocks).
+* **prb-blocking** (registry name ``prb-blocking``): starts jobs in that order while the
+  next fits and stops at the first that does not, like FCFS and SJF (schedbench's ``prb``
+  before the skipping rule; kept for comparison).
 """
 
 from __future__ import annotations
@@ -15,20 +22,30 @@ from ..core import JittedScheduler
 from ..core.api import (
     C_QH,
     C_QN,
+    C_QSPAN,
     advance,
     argsort_stable,
     implements,
     queue_compact,
     record,
     schedule,
+    try_start,
 )
-from ..layout import J_PRED, J_REQ, J_SUBMIT, J_UNITS
+from ..layout import J_PRED, J_REQ, J_STATE, J_SUBMIT, J_UNITS, JobState
 from .inorder import _start_in_order
 
 
 class Prb(NamedTuple):
     """qwait int64 (n,): each job's expected queue wait (s, >= 1, see
     :func:`expected_queue_wait`); qkey float64 (n,) and qwork int64 (2, n): sort buffers."""
+
+    qwait: np.ndarray
+    qkey: np.ndarray
+    qwork: np.ndarray
+
+
+class PrbBlocking(NamedTuple):
+    """:class:`Prb`'s state for the blocking variant (same arrays)."""
 
     qwait: np.ndarray
     qkey: np.ndarray
@@ -94,9 +111,35 @@ def _prb_order(jobs, queue, scal, qwait, qkey, qwork, now):
     _sort_queue(queue, qh, n, qkey, qwork)
 
 
+@inline_kernel
+def _start_skipping(core, alloc, now):
+    """Offer every queued job, in queue order, to the allocator once; start those that
+    fit, skip the others.  The queue must be compacted (no holes) on entry; starts leave
+    holes behind the scan, which later passes drop."""
+    jobs = core.jobs
+    queue = core.queue
+    qh = core.scal[C_QH]
+    span = core.scal[C_QSPAN]
+    for r in range(qh, qh + span):
+        j = queue[r]
+        if jobs[j, J_STATE] == JobState.QUEUED:
+            try_start(core, alloc, j, now)
+
+
 @implements(schedule, Prb)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
+    """schedule() for prb: the queue in PRB order at ``now`` (s), then every queued job
+    offered once, in that order."""
+    _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, sched.qwork, now)
+    _start_skipping(core, alloc, now)
+
+
+@implements(schedule, PrbBlocking)
+@inline_kernel
+def _pass_blocking(sched, core, pred, alloc, now):
+    """schedule() for prb-blocking: the queue in PRB order at ``now`` (s), then starts in
+    that order until the first job that does not fit."""
     _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, sched.qwork, now)
     _start_in_order(core, alloc, now)
 
@@ -115,7 +158,28 @@ def _run(core, pred, sched, alloc, max_passes):
     return passes
 
 
-def prb(setup) -> JittedScheduler:
+@kernel
+def _run_blocking(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for blocking PRB."""
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass_blocking(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
+
+
+def _buffers(setup) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = setup.table.n_jobs
-    state = Prb(expected_queue_wait(setup.table, setup.meta), np.zeros(n), np.empty((2, n), dtype=np.int64))
-    return JittedScheduler(state, _run)
+    return expected_queue_wait(setup.table, setup.meta), np.zeros(n), np.empty((2, n), dtype=np.int64)
+
+
+def prb(setup) -> JittedScheduler:
+    return JittedScheduler(Prb(*_buffers(setup)), _run)
+
+
+def prb_blocking(setup) -> JittedScheduler:
+    return JittedScheduler(PrbBlocking(*_buffers(setup)), _run_blocking)

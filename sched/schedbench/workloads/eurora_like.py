@@ -55,6 +55,26 @@ bottleneck (the many GPU jobs on only 64 GPUs: with seed 1 and 5,000 jobs at L =
 sample can make it the cores.  ``meta["offered_load"]`` gives every ρ_r and
 ``meta["bottleneck"]`` names the maximum.
 
+Month presets (``preset=``, ``--preset``): the class mix, the GPU-job duration scale and the
+span (jobs per day) of the four months of Netti et al. §4.3, from what the paper says of
+each (``PRESETS``; "paper" marks figures it gives, "reading" our choices where it only
+describes).  ``jobs_per_day`` fixes the span (n_jobs / jobs_per_day days) instead of
+``load``, which then follows (``meta["offered_load"]``); ``gpu_scale`` multiplies the GPU
+class's mean run time (capped lognormal, cap 8 h); ``class_share`` replaces Table 1's mix.
+
+* ``apr2015``: 3,740 jobs in 30 days (paper: 125 a day), around half CPU-only (paper),
+  few long jobs (reading: GPU durations as Table 1), rarely under pressure but one
+  sudden burst (reading: burstiness 1).
+* ``apr2014``: 85,245 jobs in 30 days (paper: 2,842 a day), 30.8 % CPU-only (paper),
+  many more medium and long jobs (reading: GPU durations × 3), always under pressure
+  with frequent bursts (reading: burstiness 3).
+* ``sep2014``: 77,786 jobs in 30 days (paper: 2,593 a day), GPU jobs "the vast majority"
+  (reading: 88 % GPU, 11.3 % CPU), many short and medium jobs and some long ones
+  (reading: GPU durations × 3), tame day-night bursts (reading: burstiness 1).
+* ``aug2014``: 47,967 jobs in 31 days (paper: 1,547 a day), GPU jobs the vast majority
+  and evenly spread over the days, very few bursts (reading: 88 % GPU, GPU durations × 3,
+  burstiness 0.3).
+
 Other columns: ``job_id`` 1..n in submit order; ``user`` 0..39 (Zipf-like popularity,
 one user per burst); ``executable`` = 8 × user + a per-group draw from 0..7; ``status``
 1; ``procs_req`` = units × unit_cores; ``time_req`` = estimate; ``mem_req`` KB per core;
@@ -93,6 +113,18 @@ WALLTIME_MENU = np.array(
 )
 DEFAULT_LOAD = 0.8
 DEFAULT_BURSTINESS = 1.0
+#: Netti et al. §4.3's months (module docstring): class shares (cpu, mic, gpu), GPU
+#: duration scale, jobs per day and burstiness.
+PRESETS: dict[str, dict] = {
+    "apr2015": {"class_share": {"cpu": 0.5, "mic": 0.007, "gpu": 0.493}, "gpu_scale": 1.0,
+                "jobs_per_day": 3740 / 30, "burstiness": 1.0},
+    "apr2014": {"class_share": {"cpu": 0.308, "mic": 0.007, "gpu": 0.685}, "gpu_scale": 3.0,
+                "jobs_per_day": 85245 / 30, "burstiness": 3.0},
+    "sep2014": {"class_share": {"cpu": 0.113, "mic": 0.007, "gpu": 0.88}, "gpu_scale": 3.0,
+                "jobs_per_day": 77786 / 30, "burstiness": 1.0},
+    "aug2014": {"class_share": {"cpu": 0.113, "mic": 0.007, "gpu": 0.88}, "gpu_scale": 3.0,
+                "jobs_per_day": 47967 / 31, "burstiness": 0.3},
+}
 
 # Request shapes of the shared Eurora instances: (units, cores/unit, accelerators/unit,
 # MiB/unit, jobs).  Accelerators are GPUs for the gpu class and MICs for the mic class.
@@ -225,19 +257,39 @@ def offered_load(table: jobs.JobTable, machine_spec: str = MACHINE_SPEC, span: f
     return out
 
 
+def _shares(class_share) -> dict[str, float]:
+    """Class shares {cpu, mic, gpu} (>= 0, positive sum; renormalised by the draw)."""
+    if class_share is None:
+        return dict(CLASS_SHARE)
+    if not isinstance(class_share, dict):
+        class_share = dict(zip(CLASSES, class_share, strict=True))
+    out = {c: float(class_share.get(c, 0.0)) for c in CLASSES}
+    if set(class_share) - set(CLASSES) or any(not math.isfinite(v) or v < 0 for v in out.values()) \
+            or sum(out.values()) <= 0:
+        raise UsageError(f"class shares must be cpu, mic, gpu >= 0 with a positive sum, not {class_share!r}")
+    return out
+
+
 def generate(
     n_jobs: int,
     rng: np.random.Generator,
     load: float = DEFAULT_LOAD,
     burstiness: float = DEFAULT_BURSTINESS,
+    *,
+    class_share=None,
+    gpu_scale: float = 1.0,
+    jobs_per_day: float | None = None,
 ) -> tuple[jobs.JobTable, dict]:
     """An Eurora-like workload of ``n_jobs`` jobs on :data:`MACHINE_SPEC`; returns
     ``(table, meta)``.  Times in s (t = 0 a local midnight), memory in MiB.
 
     ``rng``: ``np.random.default_rng(seed)`` (the only source of randomness);
     ``load`` > 0: offered load of the bottleneck resource over the submission span;
-    ``burstiness`` ≥ 0: B / (1 + B) of the jobs come in bursts of mean size 2 + 6 B.
-    See the module docstring for every distribution.
+    ``burstiness`` ≥ 0: B / (1 + B) of the jobs come in bursts of mean size 2 + 6 B;
+    ``class_share``: {cpu, mic, gpu} shares (or a 3-sequence) instead of Table 1's;
+    ``gpu_scale`` > 0: multiplies the GPU class's mean run time (it must stay under 8 h);
+    ``jobs_per_day`` > 0: the span is n_jobs / jobs_per_day days and ``load`` is ignored.
+    See the module docstring for every distribution and :data:`PRESETS`.
     """
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise UsageError(f"number of jobs must be a positive integer, not {n_jobs!r}")
@@ -247,13 +299,25 @@ def generate(
         raise UsageError(f"load must be a positive number, not {load!r}")
     if not (isinstance(burstiness, (int, float)) and math.isfinite(burstiness) and burstiness >= 0):
         raise UsageError(f"burstiness must be a number >= 0, not {burstiness!r}")
+    if not (isinstance(gpu_scale, (int, float)) and math.isfinite(gpu_scale) and gpu_scale > 0):
+        raise UsageError(f"gpu_scale must be a positive number, not {gpu_scale!r}")
+    if CLASS_MEAN_RUN["gpu"] * gpu_scale >= MAX_RUN:
+        raise UsageError(f"gpu_scale {gpu_scale:g} puts the GPU mean at or above the {MAX_RUN} s cap")
+    if jobs_per_day is not None and not (
+        isinstance(jobs_per_day, (int, float)) and math.isfinite(jobs_per_day) and jobs_per_day > 0
+    ):
+        raise UsageError(f"jobs_per_day must be a positive number, not {jobs_per_day!r}")
+    shares = _shares(class_share)
+    mus = dict(_MU)
+    if gpu_scale != 1.0:
+        mus["gpu"] = solve_mu(CLASS_MEAN_RUN["gpu"] * gpu_scale, CLASS_SIGMA["gpu"])
     n_jobs = int(n_jobs)
     machine = from_spec(MACHINE_SPEC)
 
     # --- groups: size, class, shape, user, executable (all members of a burst share them)
     sizes = _group_sizes(n_jobs, float(burstiness), rng)
     n_groups = sizes.size
-    share = np.array([CLASS_SHARE[c] for c in CLASSES])
+    share = np.array([shares[c] for c in CLASSES])
     gclass = rng.choice(len(CLASSES), size=n_groups, p=share / share.sum())
     gshape = np.zeros((n_groups, 4), dtype=np.int64)  # units, cores, accelerators, MiB
     for ci, c in enumerate(CLASSES):
@@ -268,7 +332,7 @@ def generate(
     gbase = np.empty(n_groups)
     for ci, c in enumerate(CLASSES):
         sel = gclass == ci
-        gbase[sel] = rng.lognormal(_MU[c], CLASS_SIGMA[c], size=int(sel.sum()))
+        gbase[sel] = rng.lognormal(mus[c], CLASS_SIGMA[c], size=int(sel.sum()))
 
     # --- jobs: expand groups; burst members jitter around the base duration
     group = np.repeat(np.arange(n_groups), sizes)
@@ -298,7 +362,11 @@ def generate(
         for per_unit in (unit_cores, unit_gpus, unit_mics, unit_mem)
     ])
     ratio = np.where(totals > 0, work / np.where(totals > 0, totals, 1), 0.0)
-    span = float(ratio.max() / load)
+    if jobs_per_day is not None:
+        span = float(n_jobs / jobs_per_day * 86400.0)
+        load = float(ratio.max() / span)
+    else:
+        span = float(ratio.max() / load)
     bottleneck = _RESOURCES[int(np.argmax(ratio))]
 
     # --- arrivals: group starts on the daily cycle, members a second or so apart
@@ -332,8 +400,10 @@ def generate(
         "queues": {name: i for i, name in enumerate(EURORA_QUEUES)},
         "queue_expected_wait": dict(EURORA_QUEUES),
         "time_origin": "t = 0 is a local midnight: submit % 86400 is the time of day",
-        "class_share": dict(CLASS_SHARE),
-        "class_mean_run_s": dict(CLASS_MEAN_RUN),
+        "class_share": shares,
+        "class_mean_run_s": {c: CLASS_MEAN_RUN[c] * (gpu_scale if c == "gpu" else 1) for c in CLASSES},
+        "gpu_scale": float(gpu_scale),
+        "jobs_per_day": float(jobs_per_day) if jobs_per_day is not None else n_jobs / span * 86400.0,
         "class_sigma": dict(CLASS_SIGMA),
         "max_run_s": MAX_RUN,
         "groups": int(n_groups),
@@ -341,22 +411,51 @@ def generate(
     return table, meta
 
 
+def _class_mix(text: str) -> dict[str, float]:
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError("expected three shares: cpu,mic,gpu")
+    return dict(zip(CLASSES, (float(p) for p in parts), strict=True))
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, required=True, metavar="N", help="number of jobs")
     parser.add_argument("--seed", type=int, required=True, help="random seed")
     parser.add_argument(
-        "--load", type=float, default=DEFAULT_LOAD, metavar="L",
-        help="offered load of the bottleneck resource (cores, GPUs, MICs or memory) over "
-        f"the submission span; scales the arrival rate (default {DEFAULT_LOAD:g})",
+        "--preset", choices=sorted(PRESETS), default=None,
+        help="one of Netti et al.'s months: sets the class mix, GPU duration scale, jobs per day and "
+        "burstiness (explicit options override it)",
     )
     parser.add_argument(
-        "--burstiness", type=float, default=DEFAULT_BURSTINESS, metavar="B",
+        "--load", type=float, default=None, metavar="L",
+        help="offered load of the bottleneck resource (cores, GPUs, MICs or memory) over "
+        f"the submission span; scales the arrival rate (default {DEFAULT_LOAD:g}; overrides a "
+        "preset's jobs per day)",
+    )
+    parser.add_argument(
+        "--burstiness", type=float, default=None, metavar="B",
         help="B/(1+B) of the jobs arrive in bursts of mean size 2+6B; 0 = no bursts "
         f"(default {DEFAULT_BURSTINESS:g})",
     )
+    parser.add_argument("--class-mix", type=_class_mix, default=None, metavar="CPU,MIC,GPU",
+                        help="class shares (default Netti et al. Table 1: 0.228,0.007,0.764)")
+    parser.add_argument("--gpu-scale", type=float, default=None, metavar="X",
+                        help="multiply the GPU jobs' mean run time (default 1)")
+    parser.add_argument("--jobs-per-day", type=float, default=None, metavar="R",
+                        help="fix the span at N/R days instead of fixing the load")
 
 
 def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
-    table, meta = generate(args.jobs, np.random.default_rng(args.seed), load=args.load, burstiness=args.burstiness)
+    opts = dict(PRESETS[args.preset]) if getattr(args, "preset", None) else {}
+    for key in ("burstiness", "class_mix", "gpu_scale", "jobs_per_day"):
+        value = getattr(args, key, None)
+        if value is not None:
+            opts["class_share" if key == "class_mix" else key] = value
+    if args.load is not None:
+        opts["load"] = args.load
+        opts.pop("jobs_per_day", None)
+    table, meta = generate(args.jobs, np.random.default_rng(args.seed), **opts)
     meta["seed"] = args.seed
+    if getattr(args, "preset", None):
+        meta["preset"] = args.preset
     return table, meta
