@@ -1,0 +1,92 @@
+"""Planning cost per job against the number of jobs already planned (Keller §5: "the
+complexity of the planning process without mapping is independent of the number of jobs
+in the system, since we process only RUSVs").
+
+Plans N random jobs (1-256 cores, 1 min - 24 h, all submitted at once) on the totals of a
+616-node x 16-core machine, each at its earliest fit (``rusv.kernel_earliest_fit`` then
+``rusv.kernel_add``: what the conservative scheduler does for an arrival), then times the
+planning of 1,000 more jobs (the median of 5 repeats, each on a fresh copy of the plan).
+Prints a table (planned jobs, slots in the vector, microseconds per job) and writes a PNG.
+
+Run: ``.venv/bin/python bench/plan_cost_curve.py [--out bench-report/plan_cost_curve.png]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from schedbench import rusv
+
+CORES = 616 * 16
+SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000)
+PROBE = 1_000
+
+
+@numba.njit(cache=True)
+def _plan(slots, meta, sizes, lengths):
+    """Book each job at its earliest fit from t = 0; returns False if the vector filled."""
+    for i in range(sizes.shape[0]):
+        t = rusv.kernel_earliest_fit(slots, meta, sizes[i], lengths[i], np.int64(0), rusv.INF,
+                                     np.int64(0), np.int64(0), np.int64(0))
+        if not rusv.kernel_add(slots, meta, t, t + lengths[i], sizes[i]):
+            return False
+    return True
+
+
+def _jobs(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    sizes = rng.integers(1, 257, n).astype(np.int64)
+    lengths = rng.integers(60, 86_400, n).astype(np.int64)
+    return sizes, lengths
+
+
+def measure(n: int, seed: int = 0) -> tuple[int, float]:
+    rng = np.random.default_rng(seed)
+    r = rusv.new(CORES, cap=4 * (n + PROBE) + 64)
+    sizes, lengths = _jobs(n, rng)
+    assert _plan(r.slots, r.meta, sizes, lengths)
+    slots_used = int(r.meta[rusv.M_N])
+    psizes, plengths = _jobs(PROBE, rng)
+    times = []
+    for _ in range(5):
+        s, m = r.slots.copy(), r.meta.copy()
+        t0 = time.perf_counter()
+        assert _plan(s, m, psizes, plengths)
+        times.append(time.perf_counter() - t0)
+    return slots_used, statistics.median(times) / PROBE * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="bench-report/plan_cost_curve.png")
+    args = ap.parse_args()
+    r = rusv.new(CORES, cap=64)
+    _plan(r.slots, r.meta, *_jobs(10, np.random.default_rng(1)))  # compile before timing
+    rows = [(n, *measure(n)) for n in SIZES]
+    print(f"{'planned jobs':>12} {'slots':>8} {'us per job':>11}")
+    for n, s, us in rows:
+        print(f"{n:>12,} {s:>8,} {us:>11.2f}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    ax.loglog([r[0] for r in rows], [r[2] for r in rows], "o-")
+    ax.set_xlabel("jobs already planned")
+    ax.set_ylabel("planning cost per job (µs)")
+    ax.set_title("Earliest fit + booking on a RUSV (616 x 16 cores)")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(args.out, dpi=120)
+    print(f"figure: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
