@@ -93,7 +93,7 @@ def replay(
     arrays = prep.setup.site
     windows = None
     if arrays is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
-        windows = (arrays.mptr, arrays.mwin)  # the core hides them (a planner books around them)
+        windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
     c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
                       maintenance=windows)
     core.arm(c)

@@ -428,8 +428,9 @@ class SiteArrays(NamedTuple):
     the job's demand of that type stay within room (room < demand: the job avoids the
     validity); vector >= 0 a consumer's usage vector (``lslots[vector]``), -(k + 1) the
     plan's total of type k (a FreePool).  jvptr (n + 1,), jvrow (r, 2): the consumer
-    vectors (vector, type) job j's bookings count in.  nvec: consumer vectors.  mptr (m +
-    1,), mwin (w, 2): each node's maintenance windows, sorted; mends (e,): every window
+    vectors (vector, type) job j's bookings count in.  nvec: consumer vectors.  mspan (m,
+    2), mwin (w, 2): node i's maintenance windows are mwin[mspan[i, 0] : mspan[i, 1]],
+    sorted (nodes under the same windows share rows); mends (e,): every window
     end, sorted, unique.  gpu_node_cores: cores of a GPU node kept for GPU jobs."""
 
     valid: np.ndarray
@@ -439,7 +440,7 @@ class SiteArrays(NamedTuple):
     jvptr: np.ndarray
     jvrow: np.ndarray
     nvec: int
-    mptr: np.ndarray
+    mspan: np.ndarray
     mwin: np.ndarray
     mends: np.ndarray
     gpu_node_cores: int
@@ -556,17 +557,30 @@ def compile_site(site: Site, J: np.ndarray, machine: Machine) -> tuple[SiteArray
     vptr = np.zeros(len(sets) + 1, dtype=np.int64)
     vptr[1:] = np.cumsum([s.shape[0] for s in sets])
     valid = np.concatenate(sets) if sets else np.zeros((0, 2), dtype=np.int64)
-    per_node: list[list[tuple[int, int]]] = [[] for _ in range(machine.n_nodes)]
+    # nodes under the same windows share one merged copy of them (a weekly window on
+    # every node of a big machine would otherwise be stored once per node)
+    expanded = [mw.validity.intervals(lo, hi, site.origin) for mw in site.maintenance]
+    entries: list[list[int]] = [[] for _ in range(machine.n_nodes)]
     for i, mw in enumerate(site.maintenance):
-        iv = mw.validity.intervals(lo, hi, site.origin)
         for node in _node_set(mw.nodes, machine, f"{site.path}: [[maintenance]] #{i + 1}"):
-            per_node[node] += [tuple(r) for r in iv.tolist()]
-    merged = [_merge(p) for p in per_node]
-    mptr = np.zeros(machine.n_nodes + 1, dtype=np.int64)
-    mptr[1:] = np.cumsum([m.shape[0] for m in merged])
-    mwin = np.concatenate(merged) if merged else np.zeros((0, 2), dtype=np.int64)
+            entries[node].append(i)
+    mspan = np.zeros((machine.n_nodes, 2), dtype=np.int64)
+    groups: dict[tuple[int, ...], tuple[int, int]] = {}
+    blocks: list[np.ndarray] = []
+    rows = 0
+    for node, ent in enumerate(entries):
+        if not ent:
+            continue
+        key = tuple(sorted(set(ent)))
+        if key not in groups:
+            merged = _merge(np.concatenate([expanded[i] for i in key]).tolist())
+            groups[key] = (rows, rows + merged.shape[0])
+            blocks.append(merged)
+            rows += merged.shape[0]
+        mspan[node] = groups[key]
+    mwin = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int64)
     mends = np.unique(mwin[:, 1]) if mwin.size else np.zeros(0, dtype=np.int64)
-    arrays = SiteArrays(valid, vptr, cptr, crow, jvptr, jvrow, len(vecs), mptr, mwin, mends, site.gpu_node_cores)
+    arrays = SiteArrays(valid, vptr, cptr, crow, jvptr, jvrow, len(vecs), mspan, mwin, mends, site.gpu_node_cores)
     return arrays, rejected & live
 
 

@@ -71,8 +71,9 @@ class Core(NamedTuple):
     fit, see :func:`schedbench.core.run`).  cap,
     free int64 (m, 4).  work int64 (N_WORK, m): placement buffers.  timeline int64 (N_TL,
     rows), column-major so that each column is contiguous.  scal int64 (N_CSCAL,): C_*.
-    Maintenance windows (a site's, :mod:`schedbench.site`): mptr int64 (m + 1,) and mwin
-    int64 (w, 2): node i's windows are mwin[mptr[i] : mptr[i + 1]], sorted [start, end);
+    Maintenance windows (a site's, :mod:`schedbench.site`): mspan int64 (m, 2) and mwin
+    int64 (w, 2): node i's windows are mwin[mspan[i, 0] : mspan[i, 1]], sorted [start,
+    end) (nodes may share rows);
     mends int64 (e,): every window end, sorted, unique; mnodes int64 (k,): the nodes with
     windows; msave int64 (m, 4): the free amounts of nodes a job may not use, while its
     fit is tested (-1: none saved)."""
@@ -87,7 +88,7 @@ class Core(NamedTuple):
     work: np.ndarray
     timeline: np.ndarray
     scal: np.ndarray
-    mptr: np.ndarray
+    mspan: np.ndarray
     mwin: np.ndarray
     mends: np.ndarray
     mnodes: np.ndarray
@@ -98,7 +99,7 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
              maintenance: tuple[np.ndarray, np.ndarray] | None = None) -> Core:
     """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.layout.job_matrix`),
     rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
-    (mptr, mwin) of the nodes' maintenance windows (see :class:`Core`), or None.
+    (mspan, mwin) of the nodes' maintenance windows (see :class:`Core`), or None.
     Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""
     n = jobs.shape[0]
     m = cap.shape[0]
@@ -121,9 +122,9 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
     scal[C_TICK0] = first
     scal[C_QORDER] = queue_order
     if maintenance is None:
-        mptr, mwin = np.zeros(m + 1, i64), np.zeros((0, 2), i64)
+        mspan, mwin = np.zeros((m, 2), i64), np.zeros((0, 2), i64)
     else:
-        mptr, mwin = (np.ascontiguousarray(a, dtype=i64) for a in maintenance)
+        mspan, mwin = (np.ascontiguousarray(a, dtype=i64) for a in maintenance)
     scal[C_MAINT] = int(mwin.shape[0] > 0)
     return Core(
         jobs=jobs,
@@ -136,10 +137,10 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
         work=work,
         timeline=np.empty((N_TL, 2 * n + 16 + ticks + int(mwin.shape[0])), i64),
         scal=scal,
-        mptr=mptr,
+        mspan=mspan,
         mwin=mwin,
         mends=np.unique(mwin[:, 1]).astype(i64),
-        mnodes=np.flatnonzero(mptr[1:] > mptr[:-1]).astype(i64),
+        mnodes=np.flatnonzero(mspan[:, 1] > mspan[:, 0]).astype(i64),
         msave=np.full((m, N_RES), -1, i64),
     )
 

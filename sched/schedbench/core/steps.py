@@ -147,18 +147,18 @@ def _mask(core, j, now):
     1)): their free amounts go to core.msave and out of core.free and the free totals
     until :func:`_unmask` (no job runs across a window on an affected node)."""
     end = now + max(core.jobs[j, J_PRED], 1)
-    mptr = core.mptr
+    mspan = core.mspan
     mwin = core.mwin
     scal = core.scal
     for node in core.mnodes:
-        lo, hi = mptr[node], mptr[node + 1]
+        lo, hi = mspan[node, 0], mspan[node, 1]
         while lo < hi:  # first window of the node ending after now
             mid = (lo + hi) >> 1
             if mwin[mid, 1] <= now:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < mptr[node + 1] and mwin[lo, 0] < end:
+        if lo < mspan[node, 1] and mwin[lo, 0] < end:
             for k in range(N_RES):
                 core.msave[node, k] = core.free[node, k]
                 scal[C_FREE + k] -= core.free[node, k]

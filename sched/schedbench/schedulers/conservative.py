@@ -130,7 +130,7 @@ class SitePlan(NamedTuple):
     jvrow: np.ndarray
     lslots: np.ndarray
     lmeta: np.ndarray
-    mptr: np.ndarray
+    mspan: np.ndarray
     mwin: np.ndarray
     mends: np.ndarray
     gpu: np.ndarray
@@ -538,7 +538,7 @@ def _next_end_after(sched, t):
 @inline_kernel
 def _in_maintenance(site, node, t, end):
     """Whether a maintenance window of ``node`` meets [t, end)."""
-    lo, hi = site.mptr[node], site.mptr[node + 1]
+    lo, hi = site.mspan[node, 0], site.mspan[node, 1]
     if lo == hi:
         return False
     while lo < hi:  # first window of the node whose stop is > t
@@ -547,7 +547,7 @@ def _in_maintenance(site, node, t, end):
             lo = mid + 1
         else:
             hi = mid
-    return lo < site.mptr[node + 1] and site.mwin[lo, 0] < end
+    return lo < site.mspan[node, 1] and site.mwin[lo, 0] < end
 
 
 @internal_kernel
@@ -1094,10 +1094,10 @@ def _site_plan(arrays, n: int, m: int, cap: int) -> SitePlan:
         e2 = np.zeros((0, 2), dtype=i64)
         lslots, lmeta = _vectors(np.zeros(0, dtype=i64), cap)
         return SitePlan(e2, np.zeros(1, i64), np.zeros(n + 1, i64), np.zeros((0, 4), i64), np.zeros(n + 1, i64), e2,
-                        lslots, lmeta, np.zeros(m + 1, i64), e2.copy(), np.zeros(0, i64), np.zeros(1, i64))
+                        lslots, lmeta, np.zeros((m, 2), i64), e2.copy(), np.zeros(0, i64), np.zeros(1, i64))
     lslots, lmeta = _vectors(np.full(arrays.nvec, np.iinfo(np.int64).max >> 2, dtype=i64), cap)
     return SitePlan(arrays.valid, arrays.vptr, arrays.cptr, arrays.crow, arrays.jvptr, arrays.jvrow, lslots, lmeta,
-                    arrays.mptr, arrays.mwin, arrays.mends, np.array([arrays.gpu_node_cores], dtype=i64))
+                    arrays.mspan, arrays.mwin, arrays.mends, np.array([arrays.gpu_node_cores], dtype=i64))
 
 
 def conservative(setup) -> JittedScheduler:
