@@ -400,3 +400,33 @@ def test_nodes_under_the_same_windows_share_one_copy():
     assert arrays.mwin.shape[0] == weeks + (weeks + 1)  # nodes 2-511 share a copy; 0-1 another (one more window)
     assert (arrays.mspan[2:] == arrays.mspan[2]).all() and (arrays.mspan[0] == arrays.mspan[1]).all()
     assert not rejected.any()
+
+
+@settings(max_examples=40)
+@given(maintained(), st.sampled_from(["ff", "bf"]))
+def test_a_python_policy_meets_the_same_windows(trace, allocator):
+    """FCFS written against the decision interface, with windows, equals jitted fcfs."""
+    from schedbench.simulation import Simulation
+
+    nodes, wins, rows = trace
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    mach = machine.Machine(cap, machine.spec_of(cap))
+    s = site.parse(_maintenance_toml(wins))
+    sim = Simulation(t, mach, allocator=allocator, site=s)
+
+    class PythonFCFS:
+        def decide(self, view):
+            for j in view.queue:
+                if not sim.fits(j):
+                    return
+                yield int(j)
+
+    got = sim.run(PythonFCFS())
+    want = replay.replay(t, mach, "fcfs", allocator, site=s)
+    assert got.start.tolist() == want.start.tolist()

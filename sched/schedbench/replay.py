@@ -73,8 +73,6 @@ def replay(
                 f"{', '.join(site_mod.PLANNING_SCHEDULERS)}, not {scheduler} (maintenance windows bind every "
                 "jitted scheduler)"
             )
-        if sched.kind is registry.Kind.PYTHON:
-            raise UsageError(f"maintenance windows are not built for Python policies ({scheduler}) yet")
     prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
     if site is not None:
         prov["site"] = site.summary()
@@ -82,7 +80,7 @@ def replay(
         from .simulation import Simulation
 
         sim = Simulation(table, machine, allocator=allocator, predictor=predictor, period=period, meta=meta,
-                         options=alloc_opts)
+                         options=alloc_opts, site=site)
         policy = sched.load()(sim, **sched_opts)
         res = sim.run(policy, name=scheduler)
         return res._replace(options=prov)

@@ -73,7 +73,9 @@ class View(NamedTuple):
     queue, s): int64 (n,); request: int64 (n, 4) per unit.  alloc_start, alloc_count
     int64 (n,) and alloc_log int32 (rows, 2): a started job j ran or runs on the (node,
     units) rows ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]``
-    (:meth:`nodes_of`).
+    (:meth:`nodes_of`).  maint_span int64 (n_nodes, 2), maint_windows int64 (w, 2): node
+    i's maintenance windows [start, end) are ``maint_windows[maint_span[i, 0] :
+    maint_span[i, 1]]`` (:meth:`maintenance`; empty without a site).
     """
 
     time: int
@@ -95,6 +97,13 @@ class View(NamedTuple):
     alloc_start: np.ndarray
     alloc_count: np.ndarray
     alloc_log: np.ndarray
+    maint_span: np.ndarray
+    maint_windows: np.ndarray
+
+    def maintenance(self, node: int) -> np.ndarray:
+        """Node ``node``'s maintenance windows, int64 (k, 2) [start, end), sorted."""
+        lo, hi = self.maint_span[node]
+        return self.maint_windows[lo:hi]
 
     def nodes_of(self, job: int) -> tuple[np.ndarray, np.ndarray]:
         """(nodes, units per node) of a started job, in allocation order."""
@@ -141,12 +150,16 @@ class Simulation:
         scheduler: str | None = None,
         meta: dict | None = None,
         options: dict | None = None,
+        site=None,
         **more_options,
     ):
         """``scheduler`` (a jitted scheduler's name) builds its state for
         :meth:`jitted_pass` and takes the queue order it needs; ``options`` (and keyword
         arguments): allocator and scheduler options by name (see :mod:`schedbench.registry`);
-        ``meta``: the workload's metadata."""
+        ``meta``: the workload's metadata; ``site``: a :class:`schedbench.site.Site` (or a
+        path) holding maintenance windows only: the allocator never starts a job on a node
+        whose window meets its predicted run, placements a policy gives are refused there,
+        and every window end is a decision point while jobs wait (``View.maintenance``)."""
         if queue_order not in ("fifo", "sjf"):
             raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
         if period < 0:
@@ -169,7 +182,14 @@ class Simulation:
         self.machine = machine
         self.predictor = predictor
         self.period = period
-        prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta)
+        if site is not None:
+            from . import site as site_mod
+
+            site = site if isinstance(site, site_mod.Site) else site_mod.load(site)
+            if site.plan_only or (sched_entry is not None and scheduler in site_mod.PLANNING_SCHEDULERS):
+                raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
+                                 "act on a plan: replay conservative with them)")
+        prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta, site=site)
         order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
         self._grow = None
         if sched_entry is not None:
@@ -178,7 +198,10 @@ class Simulation:
         else:
             self.sched = PolicyDriven(np.zeros(1, dtype=np.int64))
         self.pred, self.alloc, self.status = prep.pred, prep.alloc, prep.status
-        self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order)
+        arrays = prep.setup.site
+        windows = None if arrays is None else (arrays.mspan, arrays.mwin)
+        self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order,
+                                      maintenance=windows)
         core_mod.arm(self.core)
         self.now: int | None = None
         J = self.core.jobs
@@ -197,6 +220,8 @@ class Simulation:
             qwait=_ro(expected_queue_wait(table, meta)),
             alloc_start=_ro(J[:, J_PTR]),
             alloc_count=_ro(J[:, J_NODES]),
+            maint_span=_ro(self.core.mspan),
+            maint_windows=_ro(self.core.mwin),
         )
         self.passes = 0
         self._started_in_pass = 0
@@ -267,18 +292,39 @@ class Simulation:
             problem = f"the job fixes {req_nodes} nodes of {units // req_nodes} units"
         elif np.any(C.free[nodes] < counts[:, None] * req[None, :]):
             problem = "a node lacks the free resources"
+        elif (down := self._in_maintenance(j, nodes)) is not None:
+            problem = f"node {down} has a maintenance window during the job's predicted run"
         if problem:
             raise PolicyError(f"placement of job index {j} at time {self.now}: {problem}")
         C.work[W_NODE, : nodes.size] = nodes
         C.work[W_COUNT, : nodes.size] = counts
         return int(nodes.size)
 
+    def _in_maintenance(self, j: int, nodes: np.ndarray) -> int | None:
+        """The first of ``nodes`` whose maintenance window meets [now, now + max(pred, 1))."""
+        C = self.core
+        end = self.now + max(int(C.jobs[j, J_PRED]), 1)
+        for node in nodes:
+            lo, hi = C.mspan[node]
+            w = C.mwin[lo:hi]
+            if np.any((w[:, 0] < end) & (w[:, 1] > self.now)):
+                return int(node)
+        return None
+
     def fits(self, job: int, free: np.ndarray | None = None) -> bool:
         """Whether ``job`` fits now (or on ``free``, int64 (n_nodes, 4)): the engine's own
-        node-level test, for policies that plan several starts in one decision."""
+        node-level test, for policies that plan several starts in one decision.  Now
+        means on the free nodes less those in maintenance during the job's predicted run."""
         C = self.core
-        free = C.free if free is None else np.ascontiguousarray(free, dtype=np.int64)
         j = int(job)
+        if free is None:
+            free = C.free
+            if C.mnodes.size and self.now is not None:  # nodes in maintenance during its run
+                down = [n for n in C.mnodes if self._in_maintenance(j, np.array([n])) is not None]
+                if down:
+                    free = free.copy()
+                    free[down] = 0
+        free = np.ascontiguousarray(free, dtype=np.int64)
         return bool(
             api.fits(
                 free, free.sum(axis=0), C.jobs[j, J_UNITS], C.jobs[j, J_REQ : J_REQ + N_RES],
@@ -307,8 +353,8 @@ class Simulation:
 
     @property
     def stuck(self) -> bool:
-        """Nothing runs, nothing will arrive, and the last pass started nothing: the
-        queued jobs would wait forever."""
+        """Nothing runs, nothing will arrive, no maintenance window is still to end, and
+        the last pass started nothing: the queued jobs would wait forever."""
         C = self.core
         return (
             self._started_in_pass == 0
@@ -316,6 +362,7 @@ class Simulation:
             and C.scal[C_QN] > 0
             and C.scal[C_NEXT] >= C.jobs.shape[0]
             and not np.any(C.heap[: C.scal[C_HN], 0] % 4 != Event.TICK)
+            and not np.any(C.mends > (self.now if self.now is not None else -1))  # nodes come back later
         )
 
     # -- whole runs ---------------------------------------------------------------------
