@@ -87,6 +87,23 @@ def test_expand_grid_and_keys():
     assert not changed & {r["key"] for r in runs}
 
 
+def test_exclude_leaves_pairs_out():
+    config = {"schedulers": ["easy", "conservative"], "allocators": ["ff", "balanced"],
+              "exclude": ["conservative+balanced"], "workloads": [{"generator": "esp", "machine": SMALL}]}
+    pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
+    assert pairs == {("easy", "ff"), ("easy", "balanced"), ("conservative", "ff")}
+
+
+def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
+    pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
+    assert all(a in ("ff", "bf") for s, a in pairs if s == "conservative")
+    assert ("conservative", "ff") in pairs
+
+
 def test_key_depends_on_version(monkeypatch):
     cfg = {"workload": "w", "scheduler": "easy"}
     key = sweep.run_key(cfg)
@@ -107,6 +124,8 @@ def test_key_depends_on_version(monkeypatch):
         ({"workloads": [{"generator": "eurora-like"}]}, "needs --jobs"),
         ({"workloads": [{"generator": "esp", "trace": "x.swf"}]}, "exactly one of"),
         ({"seeds": [-1], "workloads": [{"generator": "esp"}]}, "seeds"),
+        ({"exclude": ["easy-ff"], "workloads": [{"generator": "esp"}]}, "scheduler+allocator pair"),
+        ({"exclude": "easy+ff", "workloads": [{"generator": "esp"}]}, "exclude must be a list"),
         ({"workloads": [{"trace": "a.swf", "variant": "x"}]}, "for a trace"),
         (
             {"workloads": [{"name": "w", "generator": "esp"}, {"name": "w", "generator": "esp", "variant": "cpu-gpu"}]},

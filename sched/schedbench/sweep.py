@@ -8,6 +8,7 @@ Top level::
 
     schedulers = "all"            # (default) or a list of registered scheduler names
     allocators = "all"            # (default) or a list of registered allocator names
+    exclude = ["conservative+balanced"]  # optional: scheduler+allocator pairs left out
     predictors = ["requested"]    # "all" or a list (default ["requested"])
     seeds = [1, 2]                # generator seeds (default [1])
     machines = ["16x(cores=8)"]   # optional default machines of the workloads
@@ -103,7 +104,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 TOP_KEYS = frozenset({
-    "name", "description", "schedulers", "allocators", "predictors", "seeds", "machines", "workloads",
+    "name", "description", "schedulers", "allocators", "exclude", "predictors", "seeds", "machines", "workloads",
     "period", "options",
 })
 RESERVED_WORKLOAD_KEYS = frozenset({"name", "generator", "trace", "machine", "machines", "seeds", "limit"})
@@ -209,6 +210,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
     alloc_table = {n: None for n in registry.allocator_names()}
     schedulers = _names(config.get("schedulers", "all"), sched_table, "scheduler", sched_table)
     allocators = _names(config.get("allocators", "all"), alloc_table, "allocator", alloc_table)
+    excluded = _excluded(config.get("exclude", []), sched_table, alloc_table)
     periods = _periods(config.get("period", 0))
     option_grid = _option_grid(config.get("options", {}))
     predictors = _names(config.get("predictors"), PREDICTORS, "predictor", DEFAULT_PREDICTORS)
@@ -298,6 +300,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
         for sched, alloc, pred, seed, period, given in itertools.product(
             schedulers, allocators, predictors, wl_seeds, periods, option_grid
         ):
+            if (sched, alloc) in excluded:
+                continue
             s_opts, a_opts = registry.split_options(registry.scheduler(sched), registry.allocator(alloc), given)
             cfg = {
                 "workload": label, "source": source, "machine": machine, "scheduler": sched,
@@ -307,6 +311,19 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             runs.append({"key": run_key(cfg), **cfg})
     # option values a pair does not take give it the same run more than once
     return list({r["key"]: r for r in runs}.values())
+
+
+def _excluded(value, schedulers: dict, allocators: dict) -> set[tuple[str, str]]:
+    """The ``exclude`` list: ``"scheduler+allocator"`` labels of registered names."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError('exclude must be a list of "scheduler+allocator" labels')
+    out = set()
+    for label in value:
+        sched, plus, alloc = label.partition("+")
+        if not plus or sched not in schedulers or alloc not in allocators:
+            raise UsageError(f"exclude: {label!r} is not a scheduler+allocator pair of registered names")
+        out.add((sched, alloc))
+    return out
 
 
 def _plain(options: dict) -> dict:
