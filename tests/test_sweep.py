@@ -100,7 +100,7 @@ def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
-    assert all(a in ("ff", "bf") for s, a in pairs if s == "conservative")
+    assert all(a in ("ff", "bf", "balanced") for s, a in pairs if s == "conservative")
     assert ("conservative", "ff") in pairs
 
 

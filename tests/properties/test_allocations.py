@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from schedbench import jobs, machine, registry, replay, results
 
 PAIRS = [(s, a) for s in ("fcfs", "sjf", "easy", "prb", "prb-blocking") for a in registry.allocator_names()] + [
-    ("conservative", "ff"), ("conservative", "bf")]  # conservative on nodes books in ff or bf order
+    ("conservative", "ff"), ("conservative", "bf"), ("conservative", "balanced")]  # those with a planning order
 
 
 @st.composite

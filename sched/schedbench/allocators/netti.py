@@ -63,6 +63,7 @@ from ..core.api import (
     host,
     implements,
     place_in_order,
+    plan_order,
 )
 from ..errors import UsageError
 from ..layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
@@ -225,6 +226,15 @@ def _balanced_choose(alloc, core, j):
     nodes (core.work; returns the nodes used, -1 when it does not fit)."""
     _balanced_order(core.free, alloc.crit, alloc.bins, alloc.order, alloc.key, alloc.tmp)
     return place_in_order(core, alloc.order, np.int64(0), j)
+
+
+@implements(plan_order, Balanced)
+@kernel
+def _balanced_plan_order(alloc, free, order, key, tmp):
+    """plan_order() for Balanced: the Balanced order of a planning window's least free
+    amounts ``free`` (conservative on nodes books in it); returns 0."""
+    _balanced_order(free, alloc.crit, alloc.bins, order, key, tmp)
+    return 0
 
 
 # --------------------------------------------------------------------------- Weighted

@@ -1047,7 +1047,7 @@ def _grow(state, core) -> None:
         raise AssertionError("conservative: a job planned to start now did not fit")
     if sc[S_GROW] == -2:
         raise UsageError("conservative on nodes books nodes in the allocator's order: "
-                         "this allocator gives none (use ff or bf)")
+                         "this allocator gives none (use ff, bf or balanced)")
     if sc[S_GROW] != 1:
         return
     cap = state.slots.shape[1]
