@@ -100,3 +100,17 @@ def test_replay_with_a_decision_period(tmp_path):
     # job 3 (4 cores) starts at 13 when job 1 ends; job 4 waits for job 3 to end at 18
     assert frame["start"].to_list() == [3, 8, 13, 18]
     assert main(["replay", str(src), "--period", "-1", "-o", str(out), "-q"]) == 2
+
+
+def test_output_and_node_file_errors_are_sentences(tmp_path, capsys):
+    table = tmp_path / "t.parquet"
+    jobs.write_parquet(jobs.from_columns(job_id=[1], submit=[0], run=[5], procs_req=[1], procs_alloc=[1],
+                                         time_req=[5]), table)
+    taken = tmp_path / "afile"
+    taken.write_text("x")
+    assert main(["replay", str(table), "-m", "1x(cores=2)", "-o", str(taken)]) == 1
+    err = capsys.readouterr().err
+    assert f"{taken}: exists and is not a folder" in err and "Errno" not in err
+    assert main(["replay", str(table), "-m", "nodes_64", "-o", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "no such node file: nodes_64" in err and err.count("\n") == 1

@@ -44,6 +44,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def os_message(exc: OSError) -> str:
+    """A sentence for a failed file operation (not ``[Errno 17] File exists: 'x'``)."""
+    name = exc.filename
+    if name is None:
+        return exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError):
+        return f"{name}: exists and is not a folder (give a new or an existing folder)"
+    if isinstance(exc, PermissionError):
+        return f"{name}: permission denied"
+    if isinstance(exc, FileNotFoundError):
+        return f"{name}: no such file or folder"
+    if isinstance(exc, NotADirectoryError):
+        return f"{name}: part of this path is a file, not a folder"
+    return f"{name}: {exc.strerror or exc}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -60,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     except (DataError, OSError) as exc:
         if args.debug:
             raise
-        print(f"schedbench: error: {exc}", file=sys.stderr)
+        message = os_message(exc) if isinstance(exc, OSError) and not isinstance(exc, DataError) else str(exc)
+        print(f"schedbench: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("schedbench: interrupted", file=sys.stderr)

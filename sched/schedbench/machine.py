@@ -178,6 +178,6 @@ def parse(text: str) -> Machine:
     """``--machine``: a node-file path when one exists at ``text``, else a spec string."""
     if os.path.exists(text):
         return from_node_file(text)
-    if "x" not in text and ("/" in text or "#" in text):
-        raise UsageError(f"machine node file not found: {text}")
+    if "(" not in text or "/" in text or "#" in text:
+        raise UsageError(f"no such node file: {text} (nor a machine spec such as 1024x(cores=8,gpus=2))")
     return from_spec(text)
