@@ -114,3 +114,16 @@ def test_output_and_node_file_errors_are_sentences(tmp_path, capsys):
     assert main(["replay", str(table), "-m", "nodes_64", "-o", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "no such node file: nodes_64" in err and err.count("\n") == 1
+
+
+def test_nothing_to_replay_is_an_error(tmp_path, capsys):
+    empty = tmp_path / "empty.swf"
+    empty.write_text("; MaxProcs: 4\n; MaxNodes: 4\n")
+    assert main(["replay", str(empty), "-o", str(tmp_path / "a")]) == 1
+    assert f"{empty}: no jobs to replay" in capsys.readouterr().err
+    wide = tmp_path / "wide.swf"  # one job wider than the machine: written with its status, exit 1
+    wide.write_text("; MaxProcs: 4\n1 0 0 5 -1 -1 -1 8 5 -1 1 1 1 -1 1 -1 -1 -1\n")
+    out = tmp_path / "b"
+    assert main(["replay", str(wide), "-o", str(out), "-q"]) == 1
+    assert "none of its 1 jobs could be replayed" in capsys.readouterr().err
+    assert pl.read_parquet(out / "jobs.parquet")["status"].to_list() == ["dropped_too_wide"]

@@ -10,6 +10,7 @@ import sys
 
 from .. import registry, workload_io
 from .._jit import notify_compiles
+from ..errors import DataError
 from ..predictors import PREDICTORS
 from ..replay import replay
 from ..site import load as load_site
@@ -126,6 +127,8 @@ def _run(args) -> int:
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
         table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+        if table.n_jobs == 0:
+            raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
             result = replay(
@@ -141,6 +144,10 @@ def _run(args) -> int:
     )
     if not args.quiet:
         print(format_summary(summary))
+    if summary["jobs_replayed"] == 0:
+        print(f"schedbench: error: {args.trace}: none of its {table.n_jobs:,} jobs could be replayed "
+              f"(jobs.parquet gives each one's status)", file=sys.stderr)
+        return 1
     return 0
 
 
