@@ -27,7 +27,8 @@ Kernels
     ``mask_maintenance(core, j, now)`` / ``unmask_maintenance(core, alloc, j)``: hide from job j the
     nodes whose maintenance windows meet its predicted run, and give them back
     (``try_start`` does both; a scheduler that tests fits and commits itself brackets
-    them, when core.scal[C_MAINT] is set).
+    them, when core.scal[C_MAINT] is set).  ``window_meets(mspan, mwin, node, t, end)``:
+    whether a maintenance window of the node meets [t, end) (inline).
     ``fits(free, free_total, units, req, req_nodes, ident, out_node, out_count) -> bool``:
     the same test on any free-resource array (inline).
     ``place(free, order, first, units, req, req_nodes, out_node, out_count) -> used``:
@@ -97,6 +98,7 @@ from .steps import _record as record
 from .steps import _start_from_policy as start_from_policy
 from .steps import _try_start as try_start
 from .steps import _unmask as unmask_maintenance
+from .steps import _window_meets as window_meets
 
 __all__ = [
     "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_RN", "C_STARTED",
@@ -105,5 +107,5 @@ __all__ = [
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance",
+    "schedule", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

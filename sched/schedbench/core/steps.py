@@ -141,24 +141,29 @@ def _commit_placed(core, alloc, j, now, used):
     _commit(core.jobs, core.run_list, core.heap, core.log, core.free, core.work, core.scal, alloc, j, now, used)
 
 
+@inline_kernel
+def _window_meets(mspan, mwin, node, t, end):
+    """Whether a maintenance window of ``node`` meets [t, end).  mspan int64 (m, 2), mwin
+    int64 (w, 2): node i's windows are mwin[mspan[i, 0] : mspan[i, 1]], sorted."""
+    lo, hi = mspan[node, 0], mspan[node, 1]
+    while lo < hi:  # first window of the node ending after t
+        mid = (lo + hi) >> 1
+        if mwin[mid, 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo < mspan[node, 1] and mwin[lo, 0] < end
+
+
 @internal_kernel
 def _mask(core, j, now):
     """Hide from job ``j`` the nodes whose maintenance windows meet [now, now + max(pred,
     1)): their free amounts go to core.msave and out of core.free and the free totals
     until :func:`_unmask` (no job runs across a window on an affected node)."""
     end = now + max(core.jobs[j, J_PRED], 1)
-    mspan = core.mspan
-    mwin = core.mwin
     scal = core.scal
     for node in core.mnodes:
-        lo, hi = mspan[node, 0], mspan[node, 1]
-        while lo < hi:  # first window of the node ending after now
-            mid = (lo + hi) >> 1
-            if mwin[mid, 1] <= now:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo < mspan[node, 1] and mwin[lo, 0] < end:
+        if _window_meets(core.mspan, core.mwin, node, now, end):
             for k in range(N_RES):
                 core.msave[node, k] = core.free[node, k]
                 scal[C_FREE + k] -= core.free[node, k]

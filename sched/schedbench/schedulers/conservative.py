@@ -56,6 +56,7 @@ from ..core.api import (
     sched_wake,
     schedule,
     try_start,
+    window_meets,
 )
 from ..errors import UsageError
 from ..layout import (
@@ -535,21 +536,6 @@ def _next_end_after(sched, t):
     return nxt
 
 
-@inline_kernel
-def _in_maintenance(site, node, t, end):
-    """Whether a maintenance window of ``node`` meets [t, end)."""
-    lo, hi = site.mspan[node, 0], site.mspan[node, 1]
-    if lo == hi:
-        return False
-    while lo < hi:  # first window of the node whose stop is > t
-        mid = (lo + hi) >> 1
-        if site.mwin[mid, 1] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < site.mspan[node, 1] and site.mwin[lo, 0] < end
-
-
 @internal_kernel
 def _nodes_at(sched, core, alloc, j, t):
     """Whether the allocator places job j on the nodes' least free amounts over [t, t +
@@ -561,7 +547,7 @@ def _nodes_at(sched, core, alloc, j, t):
     site = sched.site
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
     for node in range(wfree.shape[0]):
-        down = _in_maintenance(site, node, t, t + d)
+        down = window_meets(site.mspan, site.mwin, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
             if cap[node, k] == 0 or down:
