@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs, layout, machine, replay, results
+from schedbench import jobs, layout, machine, replay, results, workload_io
 from schedbench.schedulers.easy import E_HEAD, E_SHADOW, E_STARTED
 from schedbench.simulation import PolicyError, Simulation
 from schedbench.workloads import eurora_like
@@ -30,6 +30,21 @@ class PythonFCFS:
             if not self.sim.fits(j):
                 return
             yield int(j)
+
+
+def test_periodic_policy_that_waits_for_events_skips_idle_ticks():
+    """KTH's first 300 jobs at period=5: the same schedule with a small fraction of the
+    decision points when the policy declares that only events change its answer."""
+    table, mach, _, _ = workload_io.load(str(KTH), limit=300)
+    got = {}
+    for waits in (False, True):
+        sim = Simulation(table, mach, period=5)
+        policy = PythonFCFS(sim)
+        policy.waits_for_events = waits
+        got[waits] = (sim.run(policy), sim.passes)
+    np.testing.assert_array_equal(got[True][0].start, got[False][0].start)
+    np.testing.assert_array_equal(got[True][0].nodes_used, got[False][0].nodes_used)
+    assert got[True][1] * 10 < got[False][1]
 
 
 def _eurora_like(n=400, seed=3):

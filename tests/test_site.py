@@ -430,3 +430,41 @@ def test_a_python_policy_meets_the_same_windows(trace, allocator):
     got = sim.run(PythonFCFS())
     want = replay.replay(t, mach, "fcfs", allocator, site=s)
     assert got.start.tolist() == want.start.tolist()
+
+
+@settings(max_examples=40)
+@given(maintained(), st.sampled_from(["ff", "bf"]), st.sampled_from([1, 3, 7]))
+def test_skipping_idle_ticks_keeps_the_schedule(trace, allocator, period):
+    """A periodic Python FCFS that declares ``waits_for_events`` is not asked again until
+    an arrival, end or window end: the same starts and nodes as asking at every tick."""
+    from schedbench.simulation import Simulation
+
+    nodes, wins, rows = trace
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    mach = machine.Machine(cap, machine.spec_of(cap))
+    s = site.parse(_maintenance_toml(wins))
+    runs = []
+    for waits in (False, True):
+        sim = Simulation(t, mach, allocator=allocator, site=s, period=period)
+
+        class PythonFCFS:
+            waits_for_events = waits
+
+            def decide(self, view, sim=sim):
+                for j in view.queue:
+                    if not sim.fits(j):
+                        return
+                    yield int(j)
+
+        runs.append((sim.run(PythonFCFS()), sim.passes))
+    (every, n_every), (skipping, n_skipping) = runs
+    assert skipping.start.tolist() == every.start.tolist()
+    assert skipping.nodes_used.tolist() == every.nodes_used.tolist()
+    assert skipping.status.tolist() == every.status.tolist()
+    assert n_skipping <= n_every

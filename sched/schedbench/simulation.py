@@ -17,6 +17,14 @@ The view shows what a real scheduler knows: the queue, the running jobs with the
 times and nodes, the free resources of every node, and each job's request, estimate and
 prediction; never actual run times.
 
+A policy whose answer depends only on the queue, the running jobs and the free nodes (not
+on the time, nor on its own earlier calls) says so with a class or instance attribute
+``waits_for_events = True``: in the periodic mode, after a decision point where it started
+nothing, :meth:`Simulation.run` jumps to the first period instant at or after the next
+arrival, end or maintenance-window end, since the ticks in between would give the same
+empty answer.  The attribute is read after every decision point, so a policy whose state
+just changed (a window halved after a solver limit) sets it false until the next start.
+
 Register a policy with :func:`schedbench.registry.register_scheduler` (``kind="python"``,
 a factory ``factory(sim, **options) -> policy``) and ``schedbench replay -s NAME`` runs it.
 """
@@ -33,7 +41,7 @@ from . import core as core_mod
 from . import registry
 from .core import api
 from .core.heap import Event
-from .core.state import C_HN, C_NEXT, C_QH, C_QN, C_QSPAN, C_RN, C_STARTED, W_COUNT, W_NODE
+from .core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
 from .errors import SchedbenchError, UsageError
 from .jobs import JobTable
 from .layout import (
@@ -56,6 +64,9 @@ from .layout import (
 from .machine import Machine
 from .prepare import ReplayResult, build, provenance, result
 from .schedulers.prb import expected_queue_wait
+
+_QUEUED = int(JobState.QUEUED)  # plain ints: an IntEnum member lookup costs microseconds
+_TICK = int(Event.TICK)
 
 
 class PolicyError(SchedbenchError):
@@ -115,6 +126,8 @@ class View(NamedTuple):
 
 class Policy(Protocol):
     def decide(self, view: View) -> Iterable: ...
+
+    # optional: waits_for_events: bool (see the module's docstring)
 
 
 class PolicyDriven(NamedTuple):
@@ -222,9 +235,11 @@ class Simulation:
             alloc_count=_ro(J[:, J_NODES]),
             maint_span=_ro(self.core.mspan),
             maint_windows=_ro(self.core.mwin),
+            alloc_log=_ro(self.core.log),
         )
         self.passes = 0
         self._started_in_pass = 0
+        self._free_total = self.core.scal[C_FREE : C_FREE + N_RES]
 
     # -- stepping ---------------------------------------------------------------------
 
@@ -241,22 +256,22 @@ class Simulation:
 
     def queue(self) -> np.ndarray:
         C = self.core
-        api.queue_tidy(C.jobs, C.queue, C.scal)
-        qh, span = int(C.scal[C_QH]), int(C.scal[C_QSPAN])
-        q = C.queue[qh : qh + span]
-        return q[C.jobs[q, J_STATE] == JobState.QUEUED].copy()
+        api.queue_compact(C.jobs, C.queue, C.scal)
+        qh = int(C.scal[C_QH])
+        return C.queue[qh : qh + int(C.scal[C_QN])].copy()
 
     def view(self) -> View:
         C = self.core
-        rn = int(C.scal[C_RN])
-        return View(
-            time=self.now,
-            queue=_ro(self.queue()),
-            running=_ro(C.run_list[:rn, 1].copy()),
-            free=_ro(C.free.copy()),
-            alloc_log=_ro(C.log),
-            **self._static,
-        )
+        s = self._static
+        if s["alloc_log"].base is not C.log:  # the log grew: a new array
+            s["alloc_log"] = _ro(C.log)
+        running = C.run_list[: int(C.scal[C_RN]), 1].copy()
+        running.flags.writeable = False
+        free = C.free.copy()
+        free.flags.writeable = False
+        queue = self.queue()
+        queue.flags.writeable = False
+        return View(self.now, queue, running, free, **s)
 
     def start(self, job: int, nodes=None, counts=None) -> None:
         """Start queued ``job`` now: on the allocator's nodes, or on ``nodes`` with
@@ -265,7 +280,7 @@ class Simulation:
         j = int(job)
         if self.now is None:
             raise PolicyError("no decision point: call advance() first")
-        if not 0 <= j < C.jobs.shape[0] or C.jobs[j, J_STATE] != JobState.QUEUED:
+        if not 0 <= j < C.jobs.shape[0] or C.jobs[j, J_STATE] != _QUEUED:
             raise PolicyError(f"job index {j} is not queued at time {self.now}")
         if not core_mod.log_room(C):
             self.core = C = core_mod.grow_log(C)
@@ -317,18 +332,24 @@ class Simulation:
         means on the free nodes less those in maintenance during the job's predicted run."""
         C = self.core
         j = int(job)
+        total = None
         if free is None:
             free = C.free
+            total = self._free_total  # the core keeps the machine's free amounts
             if C.mnodes.size and self.now is not None:  # nodes in maintenance during its run
                 down = [n for n in C.mnodes if self._in_maintenance(j, np.array([n])) is not None]
                 if down:
                     free = free.copy()
                     free[down] = 0
+                    total = None
         free = np.ascontiguousarray(free, dtype=np.int64)
+        if total is None:
+            total = free.sum(axis=0)
+        row = C.jobs[j]
         return bool(
             api.fits(
-                free, free.sum(axis=0), C.jobs[j, J_UNITS], C.jobs[j, J_REQ : J_REQ + N_RES],
-                C.jobs[j, J_REQ_NODES], C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2],
+                free, total, row[J_UNITS], row[J_REQ : J_REQ + N_RES],
+                row[J_REQ_NODES], C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2],
             )
         )
 
@@ -351,6 +372,18 @@ class Simulation:
         api.record(self.core.timeline, self.core.scal, self.now)
         self.passes += 1
 
+    def skip_idle_ticks(self) -> int | None:
+        """In the periodic mode (``period`` > 0), after a decision point that started
+        nothing: go on at the first period instant at or after the next arrival, end or
+        (while jobs wait) maintenance-window end, instead of at every tick up to it.  Only
+        for a policy whose answer depends on the queue, the running jobs and the free
+        nodes alone, not on the time or its own history: the skipped decision points would
+        have started nothing.  Returns the next decision instant, or None when the tick was
+        dropped because no event is left (the queued jobs would wait forever) or nothing
+        moved."""
+        t = int(api.skip_idle_ticks(self.core))
+        return t if t >= 0 else None
+
     @property
     def stuck(self) -> bool:
         """Nothing runs, nothing will arrive, no maintenance window is still to end, and
@@ -361,7 +394,7 @@ class Simulation:
             and C.scal[C_RN] == 0
             and C.scal[C_QN] > 0
             and C.scal[C_NEXT] >= C.jobs.shape[0]
-            and not np.any(C.heap[: C.scal[C_HN], 0] % 4 != Event.TICK)
+            and not np.any(C.heap[: C.scal[C_HN], 0] % 4 != _TICK)
             and not np.any(C.mends > (self.now if self.now is not None else -1))  # nodes come back later
         )
 
@@ -369,7 +402,10 @@ class Simulation:
 
     def run(self, policy: Policy, name: str = "python") -> ReplayResult:
         """Replay to the end with ``policy``; queued jobs it never starts are reported
-        as ``not_started``."""
+        as ``not_started``.  In the periodic mode, a policy with a true
+        ``waits_for_events`` attribute is not asked again after a decision point where it
+        started nothing until something happens (:meth:`skip_idle_ticks`): same schedule,
+        fewer decision points (and timeline rows)."""
         t0 = time.perf_counter()
         while self.advance() is not None:
             for start in policy.decide(self.view()) or ():
@@ -380,6 +416,8 @@ class Simulation:
             self.end_pass()
             if self.stuck:
                 break
+            if self.period > 0 and self._started_in_pass == 0 and getattr(policy, "waits_for_events", False):
+                self.skip_idle_ticks()
         simulate_s = time.perf_counter() - t0
         prov = provenance(
             self.table, self.machine, name, self.allocator, self.predictor, self.period,

@@ -42,7 +42,9 @@ Kernels
 
 For :class:`schedbench.simulation.Simulation` (called from Python)
     ``advance``; ``pass_at(core, pred, sched, alloc, now)``; ``start_from_policy(core,
-    sched, alloc, j, now, used) -> bool``; ``record``; ``queue_tidy``.
+    sched, alloc, j, now, used) -> bool``; ``record``; ``queue_tidy``;
+    ``skip_idle_ticks(core) -> t``: move the periodic tick past decision points where
+    nothing can change.
 """
 
 from .hooks import (
@@ -95,6 +97,7 @@ from .steps import _commit_placed as commit
 from .steps import _mask as mask_maintenance
 from .steps import _pass_at as pass_at
 from .steps import _record as record
+from .steps import _skip_idle_ticks as skip_idle_ticks
 from .steps import _start_from_policy as start_from_policy
 from .steps import _try_start as try_start
 from .steps import _unmask as unmask_maintenance
@@ -107,5 +110,5 @@ __all__ = [
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
+    "schedule", "skip_idle_ticks", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

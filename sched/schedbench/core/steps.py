@@ -407,6 +407,48 @@ def _pass_at(core, pred, sched, alloc, now):
 
 
 @kernel
+def _skip_idle_ticks(core):
+    """In the periodic mode, when the next event is the decision tick: move the tick to
+    the first period instant at or after the next arrival or end (or, while jobs wait, the
+    next maintenance-window end after the last decision point), so that the decision
+    points in between, where nothing can have changed, are not visited.  Returns the new
+    tick time, -1 when no event is left (the tick is dropped and the replay ends), or -2
+    when nothing moved (no periodic mode, or an event comes before the tick).
+
+    For :meth:`schedbench.simulation.Simulation.skip_idle_ticks`: a pass that started
+    nothing gives the same answer at every tick up to that instant when the policy's
+    answer depends only on the queue, the running jobs and the free nodes."""
+    heap = core.heap
+    scal = core.scal
+    period = scal[C_PERIOD]
+    if period <= 0 or scal[C_HN] == 0 or (heap[0, 0] & 3) != Event.TICK:
+        return -2
+    tick = heap[0, 0] >> 2
+    _pop(heap, scal)
+    nxt = heap[0, 0] >> 2 if scal[C_HN] > 0 else -1
+    if scal[C_QN] > 0:  # a window's end gives nodes back to waiting jobs
+        mends = core.mends
+        last = scal[C_LAST_PASS]
+        lo, hi = 0, mends.shape[0]
+        while lo < hi:  # the first end after the last decision point
+            mid = (lo + hi) >> 1
+            if mends[mid] <= last:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < mends.shape[0] and (nxt < 0 or mends[lo] < nxt):
+            nxt = mends[lo]
+    if nxt < 0:
+        return -1
+    t0 = scal[C_TICK0]
+    t = t0 + ((nxt - t0 + period - 1) // period) * period
+    if t < tick:
+        t = tick
+    _push(heap, scal, t, Event.TICK, np.int64(-1))
+    return t
+
+
+@kernel
 def _start_from_policy(core, sched, alloc, j, now, used):
     """Start job ``j`` for a Python policy: on the allocator's nodes when ``used`` < 0
     (returns False when it does not fit), else on the ``used`` nodes the policy put in
