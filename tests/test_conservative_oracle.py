@@ -32,8 +32,13 @@ def _starts(nv) -> np.ndarray:
     return np.array([-1 if s is None else s for s in nv.start], dtype=np.int64)
 
 
+def _estimate(table):
+    """The spec's estimate: SWF field 9 when > 0, otherwise the actual run time."""
+    return np.where(table.estimate > 0, table.estimate, table.run)
+
+
 def _pred(table, predictor):
-    return table.run if predictor == "actual" else table.estimate
+    return table.run if predictor == "actual" else _estimate(table)
 
 
 def _assert_same(r, nv, table, label):
@@ -69,7 +74,7 @@ def test_engine_equals_oracle_on_shared_logs(first_jobs, predictor):
     table, mach = first_jobs
     nv = nc.replay_pool(
         table.job_id, table.submit, table.run, table.units, _pred(table, predictor),
-        table.estimate, int(mach.totals[0]),
+        _estimate(table), int(mach.totals[0]),
     )
     for allocator in ("ff", "bf"):
         r = replay.replay(table, mach, "conservative", allocator, predictor)
@@ -109,7 +114,7 @@ def test_engine_equals_oracle_on_generated_pools(trace, predictor):
     table, procs = trace
     nv = nc.replay_pool(
         table.job_id, table.submit, table.run, table.units, _pred(table, predictor),
-        table.estimate, procs,
+        _estimate(table), procs,
     )
     for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
         for allocator in ("ff", "bf"):
@@ -124,11 +129,11 @@ def test_engine_equals_oracle_on_generated_pools(trace, predictor):
 
 
 def _node_jobs(table, predictor):
-    pred = _pred(table, predictor)
+    pred, est = _pred(table, predictor), _estimate(table)
     return [
         dict(
             job_id=int(table.job_id[i]), submit=int(table.submit[i]), run=int(table.run[i]),
-            pred=int(pred[i]), estimate=int(table.estimate[i]), units=int(table.units[i]),
+            pred=int(pred[i]), estimate=int(est[i]), units=int(table.units[i]),
             unit=(int(table.unit_cores[i]), int(table.unit_gpus[i]), int(table.unit_mics[i]),
                   int(table.unit_mem[i])),
             req_nodes=int(table.req_nodes[i]),
@@ -253,3 +258,17 @@ def test_compacting_booked_nodes_keeps_every_row_of_a_booking():
     cap = np.array([(2, 0, 0, 0), (1, 0, 0, 0), (1, 0, 0, 0)], dtype=np.int64)
     r, nv = _check_nodes(table, machine.Machine(cap, machine.spec_of(cap)), "ff")
     assert r.start.tolist()[10:] == [18, 18, 18]
+
+
+def test_an_estimate_of_zero_books_the_run_time():
+    """Field 9 <= 0 means the run time (spec, "Reading a job"): job 3 (1 core, run 2, no
+    estimate) books [2, 4) behind job 2's whole-machine booking [1, 2), not [0, 1); when
+    job 1 ends at once the compress moves job 2, then job 3, to 0 (both oracle and
+    engine; hypothesis found the oracle fed the raw 0)."""
+    table = jobs.from_columns(
+        job_id=[1, 2, 3], submit=[0, 0, 0], run=[0, 0, 2], estimate=[0, 0, 0], units=[1, 4, 1],
+        unit_cores=[1, 2, 1], unit_gpus=[0] * 3, unit_mics=[0] * 3, unit_mem=[0] * 3, req_nodes=[-1] * 3,
+    )
+    cap = np.array([(6, 0, 0, 0), (2, 0, 0, 0)], dtype=np.int64)
+    r, _ = _check_nodes(table, machine.Machine(cap, machine.spec_of(cap)), "ff")
+    assert r.start.tolist() == [0, 0, 0]
