@@ -164,6 +164,26 @@ register_scheduler(
     "conservative", "schedbench.schedulers.conservative:conservative",
     "conservative backfilling on a RUSV plan: every queued job holds a booking (Keller's OpenCCS)",
 )
+_FAIRSHARE_OPTIONS = (
+    Option("priority_weights", "", "weights age=A,size=S,fairshare=F (per minute queued, per unit, per unit of "
+           "the fair-share factor; default age=1,size=1,fairshare=1440)"),
+    Option("depth", 1, "reservations per pass (1: EASY over the priority order)", int),
+    Option("account", "group", "a job's account: its SWF group or user", str),
+    Option("accounts", "", "accounts file (TOML [accounts.ID] target = U or allocation = U*s); default: "
+           "each account's share of the trace's work"),
+    Option("half_life", 7 * 86400, "half-life of the fair-share usage, s", int),
+    Option("target_factor", 2.0, "target occupancy / ideal occupancy (Steffen 4.1)", float),
+)
+register_scheduler(
+    "priority", "schedbench.schedulers.fairshare:priority",
+    "linear multifactor priority (age, size, fair-share 2^-U/S) with depth-D reservations and backfill",
+    options=_FAIRSHARE_OPTIONS,
+)
+register_scheduler(
+    "sfs", "schedbench.schedulers.fairshare:sfs",
+    "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
+    "depth-D reservations and backfill", options=_FAIRSHARE_OPTIONS,
+)
 register_allocator("ff", "schedbench.allocators.fit:first_fit", "First-Fit: node index order")
 register_allocator("bf", "schedbench.allocators.fit:best_fit", "Best-Fit: non-decreasing free cores + GPUs + MICs")
 register_allocator(

@@ -1,0 +1,468 @@
+"""A Slurm-style linear multifactor priority with depth-D reservations (``priority``) and
+Simultaneous Fair-Share (``sfs``; Steffen, "A Better Way of Scheduling Jobs on HPC
+Systems: Simultaneous Fair-Share", HPC-SYSROS 2019, §2 and §4).
+
+Accounts
+    A job's account is its SWF group (field 13), or its user (field 12) with
+    ``account=user``.  Each account has an *allocation*: from an accounts file
+    (``accounts=FILE.toml``, a table ``[accounts.ID]`` per account holding ``target = U``,
+    an occupancy in units, or ``allocation = U*s`` over the trace's span, with an optional
+    ``factor``), or, by default, the account's own work (units x run) in the trace.  Ideal
+    occupancy = allocation / span of the trace (first submit to last end); target
+    occupancy = factor x ideal (default factor 2, §4.1).  An account the file does not
+    list has no allocation: target 0 and no share.  *Occupancy* counts units of the job's
+    resource type (cores for SWF logs).
+
+Priority (§2.3): ``w_age * minutes queued + w_size * units + w_fs * F``, with Slurm's
+classic fair-share factor ``F = 2^(-U/S)``: U the account's share of the decayed usage of
+all accounts, S its share of the allocations (F = 0 for an account without one).  Usage
+is learned online: when a job ends, every account's usage decays by
+``2^(-(now - last decay) / half_life)`` (default half-life 7 days) and the job's units x
+run time is added to its account (a choice: Slurm accrues while jobs run; the paper
+does not say).  Queue order: priority high to low, then (submit, id).
+
+Each pass at ``now``, on a plan of the future (one used RUSV per resource type, rebuilt
+every pass: each running job holds its units over [now, max(start + pred, now)), as
+EASY's predicted ends):
+
+* ``sfs`` first runs **pass 1** (§4.2.1) over the *local list*: queued jobs, in priority
+  order, of accounts whose occupancy now (units of their running jobs) is at or below
+  target; each job that fits now starts and its account's occupancy grows, and an account
+  above target has its remaining jobs dropped from the local list (so the list is
+  re-evaluated after every placement, as §5 does).
+* **pass 2** (both; §4.2.2, and §2's linear scheduler): the full list in priority order.
+  Before any reservation a job starts when it fits now; the first ``depth`` jobs that do
+  not start get a reservation at their earliest fit on the plan (held for this pass only,
+  ``[t, t + max(pred, 1))``); after the first reservation a job starts only when it fits
+  now *and* the plan stays within the machine over ``[now, now + pred)`` with it, i.e. it
+  delays no reservation (the **backfill**, §5.0.3: with reservations made, the rest of the
+  list is the backfill pass, in priority order).  ``depth = 1`` with only the age weight is
+  EASY (tests check it job by job).
+
+The plan needs single units of one type spread freely (every SWF job, and whole-node jobs
+on a pool of nodes), the jobs being placed by the run's allocator when they start;
+node-level reservations (jobs with a node count or several types per unit) are not
+implemented and such a workload is refused.  Maintenance windows still bind (the core
+hides nodes in maintenance from every start) but the plan does not see them.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from .._jit import inline_kernel, internal_kernel, kernel
+from ..core import JittedScheduler
+from ..core.api import (
+    C_FREE,
+    C_QH,
+    C_QN,
+    C_RN,
+    advance,
+    implements,
+    queue_compact,
+    record,
+    sched_released,
+    sched_started_outside,
+    schedule,
+    try_start,
+)
+from ..errors import UsageError
+from ..layout import (
+    J_GROUP,
+    J_PRED,
+    J_REQ,
+    J_REQ_NODES,
+    J_RUN,
+    J_START,
+    J_STATE,
+    J_SUBMIT,
+    J_UNITS,
+    J_USER,
+    N_RES,
+    JobState,
+)
+from ..rusv import (
+    INF,
+    M_AVL,
+    M_MAX_AVL,
+    M_MIN_DIST,
+    M_N,
+    kernel_add,
+    kernel_earliest_fit,
+    kernel_max_in,
+)
+
+DEFAULT_WEIGHTS = {"age": 1.0, "size": 1.0, "fairshare": 1440.0}
+DEFAULT_HALF_LIFE = 7 * 86400
+DEFAULT_FACTOR = 2.0
+
+# Slots of FairShare.par, int64
+P_DEPTH = 0  # reservations per pass
+P_SFS = 1  # 1: run pass 1 (sfs)
+P_HALF = 2  # usage half-life, s
+P_LAST = 3  # instant of the last usage decay, s
+P_DIRTY = 4  # 1: the fair-share factors need recomputing
+
+
+class FairShare(NamedTuple):
+    """acct int64 (n,): each job's account index; target int64 (A,): target occupancy
+    (units); occ int64 (A,): units of each account's running jobs; usage float64 (A,):
+    decayed usage (units x s); shares float64 (A,): allocation shares (sum 1, or all 0);
+    factor float64 (A,): fair-share factors 2^(-U/S); w float64 (3,): weights of age (per
+    minute), size (per unit) and fair-share; par int64 (5,): P_* slots; qkey float64 (n,):
+    the queued jobs' keys; jtype int64 (n,): each job's resource type; slots int64
+    (N_RES, cap, 3) and meta int64 (N_RES, 5): the plan, one used RUSV per type; tmp
+    int64 (2, N_RES): scratch."""
+
+    acct: np.ndarray
+    target: np.ndarray
+    occ: np.ndarray
+    usage: np.ndarray
+    shares: np.ndarray
+    factor: np.ndarray
+    w: np.ndarray
+    par: np.ndarray
+    qkey: np.ndarray
+    jtype: np.ndarray
+    slots: np.ndarray
+    meta: np.ndarray
+    tmp: np.ndarray
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@internal_kernel
+def _refresh_factors(usage, shares, factor):
+    """factor[a] = 2^(-U_a / S_a), U_a = usage[a] / sum(usage) (0 while nothing ran)."""
+    total = 0.0
+    for a in range(usage.shape[0]):
+        total += usage[a]
+    for a in range(usage.shape[0]):
+        if shares[a] <= 0.0:
+            factor[a] = 0.0
+        else:
+            u = usage[a] / total if total > 0.0 else 0.0
+            factor[a] = 2.0 ** (-u / shares[a])
+
+
+@inline_kernel
+def _key(jobs, j, now, w, factor, acct):
+    """Minus job j's priority at ``now`` (smaller first)."""
+    age = float(now - jobs[j, J_SUBMIT]) / 60.0
+    return -(w[0] * age + w[1] * float(jobs[j, J_UNITS]) + w[2] * factor[acct[j]])
+
+
+@internal_kernel
+def _order_queue(jobs, queue, scal, sched, now):
+    """Put the queue in priority order at ``now`` (ties by job index, i.e. (submit, id)).
+    The queue keeps the previous pass's order and the age term grows alike for every job,
+    so an insertion sort moves only arrivals and the jobs whose fair-share factor changed."""
+    queue_compact(jobs, queue, scal)
+    qh = scal[C_QH]
+    n = scal[C_QN]
+    qkey = sched.qkey
+    for r in range(n):
+        qkey[r] = _key(jobs, queue[qh + r], now, sched.w, sched.factor, sched.acct)
+    for r in range(1, n):
+        j = queue[qh + r]
+        k = qkey[r]
+        p = r - 1
+        while p >= 0 and (k < qkey[p] or (k == qkey[p] and j < queue[qh + p])):
+            queue[qh + p + 1] = queue[qh + p]
+            qkey[p + 1] = qkey[p]
+            p -= 1
+        queue[qh + p + 1] = j
+        qkey[p + 1] = k
+
+
+@internal_kernel
+def _plan_running(sched, core, now):
+    """Reset the plan to the running jobs: units over [now, max(start + pred, now)).
+    The running list is sorted by (start + pred, index), so each type's vector is the step
+    function of its jobs' remaining units, written in one walk."""
+    jobs = core.jobs
+    rn = core.scal[C_RN]
+    run_list = core.run_list
+    cur = sched.tmp[0]
+    prev = sched.tmp[1]
+    for k in range(N_RES):
+        sched.meta[k, M_N] = 0
+        cur[k] = 0
+        prev[k] = now
+    for r in range(rn):
+        j = run_list[r, 1]
+        if jobs[j, J_START] + jobs[j, J_PRED] > now:
+            cur[sched.jtype[j]] += jobs[j, J_UNITS]
+    for r in range(rn):
+        j = run_list[r, 1]
+        end = jobs[j, J_START] + jobs[j, J_PRED]
+        if end <= now:
+            continue
+        k = sched.jtype[j]
+        if end > prev[k]:
+            i = sched.meta[k, M_N]
+            sched.slots[k, i, 0] = prev[k]
+            sched.slots[k, i, 1] = end
+            sched.slots[k, i, 2] = cur[k]
+            sched.meta[k, M_N] = i + 1
+            prev[k] = end
+        cur[k] -= jobs[j, J_UNITS]
+
+
+@internal_kernel
+def _offer(core, alloc, j, now):
+    """try_start, in one place (each inlined copy of the allocator costs compile time)."""
+    return try_start(core, alloc, j, now)
+
+
+@inline_kernel
+def _started(sched, jobs, j, now):
+    """Job j started now: its account's occupancy and the plan hold it."""
+    sched.occ[sched.acct[j]] += jobs[j, J_UNITS]
+    end = now + jobs[j, J_PRED]
+    if end > now:
+        k = sched.jtype[j]
+        kernel_add(sched.slots[k], sched.meta[k], now, end, jobs[j, J_UNITS])
+
+
+@implements(schedule, FairShare)
+@inline_kernel
+def _pass(sched, core, pred, alloc, now):
+    """schedule() for priority and sfs (module docstring)."""
+    par = sched.par
+    if par[P_DIRTY] != 0:
+        _refresh_factors(sched.usage, sched.shares, sched.factor)
+        par[P_DIRTY] = 0
+    jobs = core.jobs
+    queue = core.queue
+    _order_queue(jobs, queue, core.scal, sched, now)
+    _plan_running(sched, core, now)
+    qh = core.scal[C_QH]
+    n = core.scal[C_QN]
+    scal = core.scal
+    if par[P_SFS] != 0:
+        for r in range(qh, qh + n):
+            j = queue[r]
+            a = sched.acct[j]
+            if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
+                if jobs[j, J_UNITS] <= scal[C_FREE + sched.jtype[j]] and _offer(core, alloc, j, now):
+                    _started(sched, jobs, j, now)
+    reserved = 0
+    for r in range(qh, qh + n):
+        j = queue[r]
+        if jobs[j, J_STATE] != JobState.QUEUED:
+            continue
+        k = sched.jtype[j]
+        size = jobs[j, J_UNITS]
+        p = jobs[j, J_PRED]
+        if reserved >= par[P_DEPTH] and size > scal[C_FREE + k]:
+            continue  # a backfill candidate that cannot fit now
+        ok = size <= scal[C_FREE + k]
+        if ok and reserved > 0 and p > 0:  # it must delay no reservation
+            ok = kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size <= sched.meta[k, M_AVL]
+        if ok and _offer(core, alloc, j, now):
+            _started(sched, jobs, j, now)
+        elif reserved < par[P_DEPTH]:
+            d = max(p, 1)
+            t = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, now, INF, 0, 0, 0)
+            kernel_add(sched.slots[k], sched.meta[k], t, t + d, size)
+            reserved += 1
+
+
+@implements(sched_released, FairShare)
+@inline_kernel
+def _released(sched, core, j, now):
+    """Job j ended at now: its account's occupancy drops; usage decays to now and gains
+    the job's units x run time."""
+    jobs = core.jobs
+    a = sched.acct[j]
+    sched.occ[a] -= jobs[j, J_UNITS]
+    par = sched.par
+    if now > par[P_LAST]:
+        f = 2.0 ** (-float(now - par[P_LAST]) / float(par[P_HALF]))
+        for b in range(sched.usage.shape[0]):
+            sched.usage[b] *= f
+        par[P_LAST] = now
+    sched.usage[a] += float(jobs[j, J_UNITS]) * float(now - jobs[j, J_START])
+    par[P_DIRTY] = 1
+
+
+@implements(sched_started_outside, FairShare)
+@inline_kernel
+def _started_outside(sched, core, j):
+    sched.occ[sched.acct[j]] += core.jobs[j, J_UNITS]
+
+
+@kernel
+def _run(core, pred, sched, alloc, max_passes):
+    """The replay loop compiled for priority / sfs."""
+    passes = 0
+    while passes < max_passes:
+        now = advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass(sched, core, pred, alloc, now)
+        record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
+
+
+# --------------------------------------------------------------------------- Python side
+
+
+def parse_weights(text) -> dict[str, float]:
+    """``"age=A,size=S,fairshare=F"`` (any subset; the others keep their defaults)."""
+    if isinstance(text, dict):
+        items = text.items()
+    else:
+        items = []
+        for part in filter(None, (p.strip() for p in str(text).split(","))):
+            name, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"expected NAME=NUMBER in {part!r}")
+            items.append((name.strip(), value.strip()))
+    out = dict(DEFAULT_WEIGHTS)
+    for name, value in items:
+        if name not in out:
+            raise ValueError(f"unknown weight {name!r} (age, size, fairshare)")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"weight {name}={value!r} is not a number") from None
+        if not math.isfinite(out[name]) or out[name] < 0:
+            raise ValueError(f"weight {name}={value!r} must be a finite number >= 0")
+    return out
+
+
+def _pool_types(J: np.ndarray) -> np.ndarray:
+    req = J[:, J_REQ : J_REQ + N_RES]
+    live = J[:, J_STATE] != JobState.DROPPED
+    single = (J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) == 1) & (req.max(axis=1) == 1)
+    if not np.all(single[live]):
+        raise UsageError(
+            "priority and sfs plan on jobs of single units of one resource type spread freely "
+            "(SWF logs, whole-node jobs on a pool of nodes); node-level reservations for jobs "
+            "with a node count or several types per unit are not implemented"
+        )
+    return np.argmax(req > 0, axis=1).astype(np.int64)
+
+
+def accounts(J: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """(account ids, each job's account index): ids are the SWF group (``by`` "group") or
+    user ("user") numbers, sorted."""
+    if by not in ("group", "user"):
+        raise UsageError(f"account must be 'group' or 'user', not {by!r}")
+    ids, index = np.unique(J[:, J_GROUP if by == "group" else J_USER], return_inverse=True)
+    return ids, index.astype(np.int64)
+
+
+def allocations(J: np.ndarray, ids: np.ndarray, index: np.ndarray, path: str | None,
+                factor: float = DEFAULT_FACTOR) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(target occupancy int64 (A,), allocation shares float64 (A,), a record for
+    summary.json) from the accounts file at ``path`` or, without one, from the trace."""
+    live = J[:, J_STATE] != JobState.DROPPED
+    ends = J[live, J_SUBMIT] + np.maximum(J[live, J_RUN], 0)
+    span = float(max(1, int(ends.max() - J[live, J_SUBMIT].min()))) if live.any() else 1.0
+    ideal = np.zeros(ids.size)
+    target = np.zeros(ids.size)
+    if path:
+        spec = _read_accounts(path)
+        where = {int(i): a for a, i in enumerate(ids)}
+        for key, row in spec.items():
+            a = where.get(key)
+            if a is None:
+                continue  # an account with no job in this trace
+            f = float(row.get("factor", factor))
+            if "target" in row:
+                target[a] = float(row["target"])
+                ideal[a] = target[a] / f
+            else:
+                ideal[a] = float(row["allocation"]) / span
+                target[a] = f * ideal[a]
+        source = str(path)
+    else:
+        work = np.bincount(index[live], weights=(J[live, J_UNITS] * np.maximum(J[live, J_RUN], 0)).astype(float),
+                           minlength=ids.size)
+        ideal = work / span
+        target = factor * ideal
+        source = "trace"
+    shares = ideal / ideal.sum() if ideal.sum() > 0 else np.zeros(ids.size)
+    record = {"source": source, "span_s": span, "factor": factor,
+              "target": {str(int(i)): round(float(t), 3) for i, t in zip(ids, target, strict=True)}}
+    return np.floor(target + 1e-9).astype(np.int64), shares, record
+
+
+def _read_accounts(path) -> dict[int, dict]:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such accounts file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{p}: not TOML: {exc}") from None
+    table = data.get("accounts")
+    if not isinstance(table, dict) or set(data) - {"accounts"}:
+        raise UsageError(f"{p}: expected only [accounts.ID] tables")
+    out = {}
+    for key, row in table.items():
+        try:
+            ident = int(key)
+        except ValueError:
+            raise UsageError(f"{p}: account {key!r}: IDs are the trace's numbers") from None
+        if not isinstance(row, dict) or set(row) - {"target", "allocation", "factor"} or \
+                ("target" in row) == ("allocation" in row):
+            raise UsageError(f"{p}: [accounts.{key}] takes target = U or allocation = U*s, and an optional factor")
+        for name, value in row.items():
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise UsageError(f"{p}: [accounts.{key}] {name} must be a number >= 0")
+        out[ident] = row
+    return out
+
+
+def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor):
+    J = setup.jobs
+    n = J.shape[0]
+    if int(depth) < 1:
+        raise UsageError("depth must be >= 1")
+    if int(half_life) < 1:
+        raise UsageError("half_life must be >= 1 s")
+    try:
+        w = parse_weights(priority_weights)
+    except ValueError as exc:
+        raise UsageError(f"priority_weights: {exc}") from None
+    jtype = _pool_types(J)
+    ids, index = accounts(J, account)
+    target, shares, _ = allocations(J, ids, index, accounts_file or None, float(target_factor))
+    capacity = setup.machine.capacity.sum(axis=0)
+    rows = 2 * (int(min(capacity.max(), n)) + int(depth)) + 16
+    meta = np.zeros((N_RES, 5), dtype=np.int64)
+    meta[:, M_MAX_AVL] = capacity
+    meta[:, M_AVL] = capacity
+    meta[:, M_MIN_DIST] = 1  # exact vectors
+    par = np.array([int(depth), int(sfs), int(half_life), 0, 1], dtype=np.int64)
+    state = FairShare(
+        acct=index, target=target, occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size),
+        shares=shares.astype(np.float64), factor=np.zeros(ids.size),
+        w=np.array([w["age"], w["size"], w["fairshare"]], dtype=np.float64), par=par,
+        qkey=np.zeros(n), jtype=jtype, slots=np.zeros((N_RES, rows, 3), dtype=np.int64), meta=meta,
+        tmp=np.zeros((2, N_RES), dtype=np.int64),
+    )
+    return JittedScheduler(state, _run)
+
+
+def priority(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
+             target_factor=DEFAULT_FACTOR) -> JittedScheduler:
+    return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor)
+
+
+def sfs(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
+        target_factor=DEFAULT_FACTOR) -> JittedScheduler:
+    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor)

@@ -1,0 +1,165 @@
+"""``priority`` and ``sfs`` (schedbench.schedulers.fairshare): Steffen's §5 example, EASY
+equality, and engine == tests/naive_fairshare.py job by job."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_fairshare as nf
+from schedbench import jobs, machine, replay, swf
+from schedbench.errors import UsageError
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
+N_JOBS = int(os.environ.get("SCHEDBENCH_ORACLE_JOBS", "3000"))
+STATUS = {s.value: s.name.lower() for s in replay.Status}
+
+
+def _estimate(table):
+    return np.where(table.estimate > 0, table.estimate, table.run)
+
+
+def _allocations(table, account, procs_total):
+    """Independent of the engine: targets and shares from the trace's work (issue 12)."""
+    ids, acct = np.unique(account, return_inverse=True)
+    live = (table.run >= 0) & (table.units > 0) & (table.units <= procs_total)
+    ends = table.submit[live] + table.run[live]
+    span = float(max(1, int(ends.max() - table.submit[live].min()))) if live.any() else 1.0
+    work = np.zeros(ids.size)
+    for i in np.flatnonzero(live):
+        work[acct[i]] += float(table.units[i] * table.run[i])
+    ideal = work / span
+    shares = ideal / ideal.sum() if ideal.sum() > 0 else np.zeros(ids.size)
+    return acct, np.floor(2.0 * ideal + 1e-9).astype(int), shares
+
+
+def _check(table, procs, scheduler, weights, depth, predictor="requested"):
+    acct, target, shares = _allocations(table, table.group, procs)
+    pred = table.run if predictor == "actual" else _estimate(table)
+    nv = nf.replay_pool(table.job_id, table.submit, table.run, table.units, pred, acct, procs,
+                        sfs=scheduler == "sfs", weights=weights, depth=depth, target=target, shares=shares)
+    opts = {"priority_weights": f"age={weights[0]},size={weights[1]},fairshare={weights[2]}", "depth": depth}
+    r = replay.replay(table, machine.from_spec(f"1x(cores={procs})"), scheduler, "ff", predictor, options=opts)
+    expected = np.array([-1 if s is None else s for s in nv.start], dtype=np.int64)
+    bad = np.flatnonzero(r.start != expected)
+    assert bad.size == 0, (f"{scheduler} {weights} depth {depth}: {bad.size} starts differ, first job id "
+                           f"{table.job_id[bad[0]]}: engine {r.start[bad[0]]}, oracle {expected[bad[0]]}")
+    assert [STATUS[s] for s in r.status] == nv.status
+    return r
+
+
+def _example(tmp_path):
+    """Steffen §5: 1000 nodes; Alice (group 1) ten 200-node jobs A..K, Bob (group 2) ten
+    50-node jobs M..X, all submitted together with equal run times and estimates."""
+    n = 20
+    table = jobs.from_columns(
+        job_id=np.arange(1, n + 1), submit=np.zeros(n, np.int64), run=np.full(n, 3600),
+        estimate=np.full(n, 3600), procs_req=[200] * 10 + [50] * 10, group=[1] * 10 + [2] * 10,
+    )
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text("[accounts.1]\ntarget = 288\n[accounts.2]\ntarget = 58\n")
+    return table, machine.from_spec("1000x(cores=1)"), str(accounts)
+
+
+NAMES = list("ABCDEFGHJK") + list("MNPQRSUVWX")
+
+
+@pytest.mark.parametrize(("scheduler", "first_slice"), [
+    ("sfs", set("ABMNCDPQ")),  # the paper's answer, §5.0.3
+    ("priority", set("ABCDE")),  # the linear scheduler: Alice's larger jobs fill the machine, Bob waits
+])
+def test_steffens_example_first_slice(tmp_path, scheduler, first_slice):
+    table, mach, accounts = _example(tmp_path)
+    r = replay.replay(table, mach, scheduler, "ff", options={
+        "priority_weights": "age=0,size=1,fairshare=0", "depth": 2, "accounts": accounts})
+    assert {NAMES[i] for i in np.flatnonzero(r.start == 0)} == first_slice
+
+
+def test_sfs_pass_one_order_is_the_papers(tmp_path):
+    """Pass 1 alone (no room left for pass 2's C and D): A, B, then Bob's M, N - not C."""
+    table, mach, accounts = _example(tmp_path)
+    small = machine.from_spec("500x(cores=1)")
+    r = replay.replay(table, small, "sfs", "ff", options={
+        "priority_weights": "age=0,size=1,fairshare=0", "depth": 2, "accounts": accounts})
+    assert {NAMES[i] for i in np.flatnonzero(r.start == 0)} == set("ABMN")
+    del mach
+
+
+@pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name.split("-cln")[0])
+def test_age_only_depth_one_is_easy(log):
+    table, header = swf.read(log)
+    table = table.head(N_JOBS)
+    mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
+    easy = replay.replay(table, mach, "easy", "ff")
+    prio = replay.replay(table, mach, "priority", "ff", options={"priority_weights": "age=1,size=0,fairshare=0"})
+    np.testing.assert_array_equal(prio.start, easy.start)
+
+
+@pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name.split("-cln")[0])
+@pytest.mark.parametrize(("scheduler", "weights", "depth"), [
+    ("sfs", (1.0, 1.0, 1440.0), 1), ("priority", (1.0, 1.0, 1440.0), 3), ("sfs", (0.0, 1.0, 0.0), 2)])
+def test_engine_equals_oracle_on_shared_logs(log, scheduler, weights, depth):
+    table, header = swf.read(log)
+    table = table.head(N_JOBS)
+    _check(table, int(header.max_procs or table.units.max()) if header.max_procs else int(table.units.max()),
+           scheduler, weights, depth)
+
+
+@st.composite
+def pool_traces(draw):
+    procs = draw(st.integers(1, 10))
+    n = draw(st.integers(1, 30))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))))
+    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
+    size = np.array(draw(st.lists(st.integers(0, procs + 1), min_size=n, max_size=n)))
+    est = np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    group = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
+    table = jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, procs_req=size,
+                              procs_alloc=size, time_req=est, group=group)
+    return table, procs
+
+
+@settings(max_examples=200, deadline=None)
+@given(pool_traces(), st.sampled_from(["priority", "sfs"]),
+       st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0, 3.0]), st.sampled_from([0.0, 5.0, 1e4])),
+       st.integers(1, 4), st.sampled_from(["requested", "actual"]))
+def test_engine_equals_oracle_on_generated_pools(trace, scheduler, weights, depth, predictor):
+    table, procs = trace
+    _check(table, procs, scheduler, weights, depth, predictor)
+
+
+@pytest.mark.parametrize(("text", "words"), [
+    ("[accounts.x]\ntarget = 1\n", "numbers"),
+    ("[accounts.1]\ntarget = 1\nallocation = 2\n", "target = U or allocation"),
+    ("[accounts.1]\ntarget = -1\n", ">= 0"),
+    ("[other]\n", r"only \[accounts\.ID\]"),
+    ("[accounts.1\n", "not TOML"),
+])
+def test_bad_accounts_files_say_what(tmp_path, text, words):
+    table, mach, _ = _example(tmp_path)
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=words):
+        replay.replay(table, mach, "sfs", "ff", options={"accounts": str(path)})
+
+
+@pytest.mark.parametrize("weights", ["age", "speed=1", "age=-1", "age=x"])
+def test_bad_weights_are_usage_errors(tmp_path, weights):
+    table, mach, _ = _example(tmp_path)
+    with pytest.raises(UsageError, match="priority_weights"):
+        replay.replay(table, mach, "priority", "ff", options={"priority_weights": weights})
+
+
+def test_node_requests_are_refused():
+    table = jobs.from_columns(submit=[0], run=[1], units=[2], unit_cores=[2], unit_gpus=[0], unit_mics=[0],
+                              unit_mem=[0], req_nodes=[1])
+    with pytest.raises(UsageError, match="not implemented"):
+        replay.replay(table, machine.from_spec("2x(cores=4)"), "sfs", "ff")
