@@ -163,3 +163,23 @@ def test_node_requests_are_refused():
                               unit_mem=[0], req_nodes=[1])
     with pytest.raises(UsageError, match="not implemented"):
         replay.replay(table, machine.from_spec("2x(cores=4)"), "sfs", "ff")
+
+
+def test_fairness_metrics_by_hand(tmp_path):
+    """Two accounts on 2 cores: group 1 runs a 2-core job for 1 h at 0, group 2's 1-core
+    job waits for it and runs 1 h.  Span 2 h = 1/12 day.  Targets from the file: 1 and 1."""
+    from schedbench import results
+
+    table = jobs.from_columns(job_id=[1, 2], submit=[0, 0], run=[3600, 3600], estimate=[3600, 3600],
+                              procs_req=[2, 1], group=[1, 2])
+    accounts = tmp_path / "a.toml"
+    accounts.write_text("[accounts.1]\ntarget = 1\n[accounts.2]\ntarget = 1\n")
+    r = replay.replay(table, machine.from_spec("1x(cores=2)"), "sfs", "ff", options={"accounts": str(accounts)})
+    f = results.write_run(r, tmp_path / "out")["fairness"]
+    a1, a2 = f["accounts"]["1"], f["accounts"]["2"]
+    assert (a1["first_start_latency"], a2["first_start_latency"]) == (0, 3600)
+    assert (a1["wait_mean"], a2["wait_mean"]) == (0.0, 3600.0)
+    assert a1["delivered_unit_hours_per_day"] == pytest.approx(2 * 12) and a2["delivered_unit_hours_per_day"] == 12
+    assert a1["target_unit_hours_per_day"] == 24.0
+    # delivered shares 2/3, 1/3 against 1/2, 1/2: x = (4/3, 2/3), Jain = 4 / (2 * 20/9) = 0.9
+    assert f["jain_delivered_vs_allocated"] == pytest.approx(0.9)

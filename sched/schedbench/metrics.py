@@ -423,3 +423,51 @@ def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int
     out["users"] = per_user.height
     out["fairness_jain_wait"] = _jain(per_user)
     return out
+
+
+def per_account(jobs: pl.DataFrame, by: str, targets: Mapping[int, float]) -> dict:
+    """Fairness across accounts (Steffen; issue 12): for each account (the ``by`` column,
+    "group" or "user") with a job in ``jobs``: jobs, mean and p95 wait (s) of its replayed
+    jobs, first-start latency (s: its first start minus its first submit), delivered
+    unit-hours per day over the trace's span (first submit to last end of the replayed
+    jobs; units of the job's resource type, cores for SWF logs) beside its target
+    occupancy x 24 (``targets``: units), and Jain's index over the accounts with a target
+    of (delivered share / allocated share).  JSON-ready: {"accounts": {id: {...}},
+    "jain_delivered_vs_allocated": float | None}."""
+    rep = _replayed(jobs)
+    if rep.height == 0:
+        return {"accounts": {}, "jain_delivered_vs_allocated": None}
+    span = rep.select(pl.col("end").max() - pl.col("submit").min()).item()
+    days = max(float(span), 1.0) / 86400.0
+    first_submit = jobs.group_by(by).agg(pl.col("submit").min().alias("first_submit"))
+    rows = (
+        rep.group_by(by)
+        .agg(
+            pl.len().alias("jobs"),
+            pl.col("wait").mean().alias("wait_mean"),
+            pl.col("wait").quantile(0.95, interpolation="linear").alias("wait_p95"),
+            pl.col("start").min().alias("first_start"),
+            (pl.col("size").cast(pl.Float64) * pl.col("run")).sum().alias("work"),
+        )
+        .join(first_submit, on=by, how="left")
+        .sort(by)
+    )
+    accounts = {}
+    for r in rows.iter_rows(named=True):
+        target = float(targets.get(int(r[by]), 0.0))
+        accounts[str(r[by])] = {
+            "jobs": int(r["jobs"]),
+            "wait_mean": _float(r["wait_mean"]),
+            "wait_p95": _float(r["wait_p95"]),
+            "first_start_latency": int(r["first_start"] - r["first_submit"]),
+            "delivered_unit_hours_per_day": float(r["work"]) / 3600.0 / days,
+            "target_unit_hours_per_day": target * 24.0,
+        }
+    delivered = {a: v["delivered_unit_hours_per_day"] for a, v in accounts.items() if v["target_unit_hours_per_day"] > 0}
+    total_d = sum(delivered.values())
+    total_t = sum(accounts[a]["target_unit_hours_per_day"] for a in delivered)
+    jain = None
+    if delivered and total_d > 0:
+        x = [(delivered[a] / total_d) / (accounts[a]["target_unit_hours_per_day"] / total_t) for a in delivered]
+        jain = sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+    return {"accounts": accounts, "jain_delivered_vs_allocated": jain}

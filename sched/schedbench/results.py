@@ -264,12 +264,26 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
         "metrics": metrics.summary(jobs, timeline, machine_totals(result)),
+        "fairness": _fairness(result, jobs),
         "timings": {
             "simulate_s": result.simulate_s,
             "jobs_per_s": replayed / result.simulate_s if result.simulate_s > 0 else None,
         },
         "schedbench_version": __version__,
     }
+
+
+def _fairness(result: ReplayResult, jobs: pl.DataFrame) -> dict:
+    """Per-account fairness (:func:`schedbench.metrics.per_account`): accounts and targets
+    as priority and sfs define them (their options when the run used one of them, else the
+    SWF group and each group's share of the trace's work)."""
+    from .schedulers.fairshare import DEFAULT_FACTOR, account_targets
+
+    opts = result.options.get("scheduler_options") or {}
+    by = opts.get("account", "group")
+    targets = account_targets(result.table, result.status, by, opts.get("accounts") or None,
+                              float(opts.get("target_factor", DEFAULT_FACTOR)))
+    return {"by": by, **metrics.per_account(jobs, by, targets)}
 
 
 def _write_parquet(df: pl.DataFrame, path: Path) -> None:

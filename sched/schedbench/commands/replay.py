@@ -56,6 +56,24 @@ def register(sub) -> None:
         help="priority-weighted's bound on priorities (default 10); the same as --option priority_bound=N",
     )
     p.add_argument(
+        "--priority-weights", metavar="W",
+        help="priority and sfs: age=A,size=S,fairshare=F (default age=1,size=1,fairshare=1440); "
+        "the same as --option priority_weights=W",
+    )
+    p.add_argument(
+        "--depth", type=int, metavar="D",
+        help="priority and sfs: reservations per pass (default 1); the same as --option depth=D",
+    )
+    p.add_argument(
+        "--account", choices=("group", "user"),
+        help="priority and sfs: a job's account is its SWF group (default) or user",
+    )
+    p.add_argument(
+        "--accounts", metavar="FILE.toml",
+        help="priority and sfs: allocations ([accounts.ID] target = U or allocation = U*s, optional factor); "
+        "default: each account's share of the trace's work",
+    )
+    p.add_argument(
         "--option", "-O", action="append", metavar="NAME=VALUE",
         help="a scheduler or allocator option (repeatable; the options are listed below)",
     )
@@ -117,6 +135,9 @@ def options_of(args) -> dict:
         options["critical"] = args.critical
     if args.priority_bound is not None:
         options["priority_bound"] = args.priority_bound
+    for name in ("priority_weights", "depth", "account", "accounts"):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
     return options
 
 

@@ -362,13 +362,14 @@ def accounts(J: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
     return ids, index.astype(np.int64)
 
 
-def allocations(J: np.ndarray, ids: np.ndarray, index: np.ndarray, path: str | None,
-                factor: float = DEFAULT_FACTOR) -> tuple[np.ndarray, np.ndarray, dict]:
-    """(target occupancy int64 (A,), allocation shares float64 (A,), a record for
-    summary.json) from the accounts file at ``path`` or, without one, from the trace."""
-    live = J[:, J_STATE] != JobState.DROPPED
-    ends = J[live, J_SUBMIT] + np.maximum(J[live, J_RUN], 0)
-    span = float(max(1, int(ends.max() - J[live, J_SUBMIT].min()))) if live.any() else 1.0
+def allocations(submit: np.ndarray, run: np.ndarray, units: np.ndarray, live: np.ndarray, ids: np.ndarray,
+                index: np.ndarray, path: str | None, factor: float = DEFAULT_FACTOR,
+                ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(target occupancy float64 (A,), allocation shares float64 (A,), a record for
+    summary.json) of the accounts ``ids`` (``index``: each job's) from the accounts file at
+    ``path`` or, without one, from the work (units x run) of the ``live`` jobs."""
+    run = np.maximum(run, 0)
+    span = float(max(1, int((submit[live] + run[live]).max() - submit[live].min()))) if live.any() else 1.0
     ideal = np.zeros(ids.size)
     target = np.zeros(ids.size)
     if path:
@@ -387,15 +388,28 @@ def allocations(J: np.ndarray, ids: np.ndarray, index: np.ndarray, path: str | N
                 target[a] = f * ideal[a]
         source = str(path)
     else:
-        work = np.bincount(index[live], weights=(J[live, J_UNITS] * np.maximum(J[live, J_RUN], 0)).astype(float),
-                           minlength=ids.size)
+        work = np.bincount(index[live], weights=(units[live] * run[live]).astype(float), minlength=ids.size)
         ideal = work / span
         target = factor * ideal
         source = "trace"
     shares = ideal / ideal.sum() if ideal.sum() > 0 else np.zeros(ids.size)
     record = {"source": source, "span_s": span, "factor": factor,
               "target": {str(int(i)): round(float(t), 3) for i, t in zip(ids, target, strict=True)}}
-    return np.floor(target + 1e-9).astype(np.int64), shares, record
+    return target, shares, record
+
+
+def account_targets(table, status: np.ndarray, by: str = "group", path: str | None = None,
+                    factor: float = DEFAULT_FACTOR) -> dict[int, float]:
+    """{account id: target occupancy (units)} of a replayed table, as priority and sfs
+    compute them (``status``: the replay's per-job :class:`schedbench.prepare.Status`;
+    dropped jobs do not count)."""
+    column = table.group if by == "group" else table.user
+    ids, index = np.unique(column, return_inverse=True)
+    from ..prepare import Status
+
+    live = ~np.isin(status, (Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE, Status.DROPPED_TOO_WIDE))
+    target, _, _ = allocations(table.submit, table.run, table.units, live, ids, index, path, factor)
+    return {int(i): float(t) for i, t in zip(ids, target, strict=True)}
 
 
 def _read_accounts(path) -> dict[int, dict]:
@@ -440,7 +454,9 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
         raise UsageError(f"priority_weights: {exc}") from None
     jtype = _pool_types(J)
     ids, index = accounts(J, account)
-    target, shares, _ = allocations(J, ids, index, accounts_file or None, float(target_factor))
+    live = J[:, J_STATE] != JobState.DROPPED
+    target, shares, _ = allocations(J[:, J_SUBMIT], J[:, J_RUN], J[:, J_UNITS], live, ids, index,
+                                    accounts_file or None, float(target_factor))
     capacity = setup.machine.capacity.sum(axis=0)
     rows = 2 * (int(min(capacity.max(), n)) + int(depth)) + 16
     meta = np.zeros((N_RES, 5), dtype=np.int64)
@@ -449,7 +465,7 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
     meta[:, M_MIN_DIST] = 1  # exact vectors
     par = np.array([int(depth), int(sfs), int(half_life), 0, 1], dtype=np.int64)
     state = FairShare(
-        acct=index, target=target, occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size),
+        acct=index, target=np.floor(target + 1e-9).astype(np.int64), occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size),
         shares=shares.astype(np.float64), factor=np.zeros(ids.size),
         w=np.array([w["age"], w["size"], w["fairshare"]], dtype=np.float64), par=par,
         qkey=np.zeros(n), jtype=jtype, slots=np.zeros((N_RES, rows, 3), dtype=np.int64), meta=meta,
