@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study lint clean
+.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study study-sfs lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -27,7 +27,7 @@ test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchm
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; a few minutes)
-	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py -k shared_logs
+	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py tests/test_fairshare.py -k shared_logs
 
 # Benchmarks: the default sweep and report (bench), hot-path timings (bench-perf) and a
 # baseline of them (bench-save, bench-check; see bench/check.py for the noise band).
@@ -54,6 +54,9 @@ bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine
 
 study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
+
+study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on Alice, Bob and Chris; latency table and Gantt charts
+	$(BIN)/python bench/steffen_study.py -o $(BENCH_RESULTS)/steffen-study
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench

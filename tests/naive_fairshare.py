@@ -2,7 +2,7 @@
 written from issue 12's text and Steffen's paper (§2.3, §4.2, §5), on top of
 :mod:`naive`'s event loop (R1-R5: ends, arrivals, one pass, zero-length jobs).
 
-Readings (F1-F6), each deliberate:
+Readings (F1-F7), each deliberate:
 
 F1  Priority of job j at ``now``: ``w_age * (now - submit) / 60 + w_size * size + w_fs *
     F(account)``; F = 2^(-U/S), U = the account's decayed usage / the sum of all
@@ -26,6 +26,7 @@ F5  Pass 2 (priority and sfs): the list in priority order; before any reservatio
     plan with it over [now, now + pred) stays within the machine; a job that does not
     start gets a reservation while fewer than ``depth`` exist.
 F6  Occupancy counts jobs that started, whoever started them, until they end.
+F7  backfill=False: pass 2 stops at the first job that does not start.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ def _earliest(intervals, size, d, now, cap):
 
 
 class _FairShareReplay(naive._Replay):
-    def __init__(self, jobs, procs, sfs, weights, depth, account_of, target, shares, half_life):
+    def __init__(self, jobs, procs, sfs, weights, depth, account_of, target, shares, half_life, backfill):
         super().__init__(jobs, naive._Pool(procs), "fcfs", is_pool=True)
+        self.backfill = backfill
         self.procs = procs
         self.sfs = sfs
         self.w = weights
@@ -113,6 +115,8 @@ class _FairShareReplay(naive._Replay):
                 self.start(job, job.need, now)
                 if job.pred > 0:
                     plan.append((now, now + job.pred, job.need))
+            elif not self.backfill:
+                break
             elif reservations < self.depth:
                 d = max(job.pred, 1)
                 t = _earliest(plan, job.need, d, now, self.procs)
@@ -122,7 +126,7 @@ class _FairShareReplay(naive._Replay):
 
 
 def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights, depth, target, shares,
-                half_life=7 * 86400):
+                half_life=7 * 86400, backfill=True):
     """Replay on ``procs`` processors.  ``account``: each job's account index; ``target``
     and ``shares``: per account index (sequences); ``weights``: (age, size, fairshare)."""
     ids = [int(x) for x in job_id]
@@ -144,6 +148,6 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
     accounts = range(len(target))
     rep = _FairShareReplay(jobs, int(procs), sfs, tuple(float(w) for w in weights), int(depth), account_of,
                            {a: int(target[a]) for a in accounts}, {a: float(shares[a]) for a in accounts},
-                           int(half_life))
+                           int(half_life), bool(backfill))
     rep.run()
     return naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)

@@ -39,12 +39,14 @@ def _allocations(table, account, procs_total):
     return acct, np.floor(2.0 * ideal + 1e-9).astype(int), shares
 
 
-def _check(table, procs, scheduler, weights, depth, predictor="requested"):
+def _check(table, procs, scheduler, weights, depth, predictor="requested", backfill=True):
     acct, target, shares = _allocations(table, table.group, procs)
     pred = table.run if predictor == "actual" else _estimate(table)
     nv = nf.replay_pool(table.job_id, table.submit, table.run, table.units, pred, acct, procs,
-                        sfs=scheduler == "sfs", weights=weights, depth=depth, target=target, shares=shares)
-    opts = {"priority_weights": f"age={weights[0]},size={weights[1]},fairshare={weights[2]}", "depth": depth}
+                        sfs=scheduler == "sfs", weights=weights, depth=depth, target=target, shares=shares,
+                        backfill=backfill)
+    opts = {"priority_weights": f"age={weights[0]},size={weights[1]},fairshare={weights[2]}", "depth": depth,
+            "backfill": backfill}
     r = replay.replay(table, machine.from_spec(f"1x(cores={procs})"), scheduler, "ff", predictor, options=opts)
     expected = np.array([-1 if s is None else s for s in nv.start], dtype=np.int64)
     bad = np.flatnonzero(r.start != expected)
@@ -130,10 +132,10 @@ def pool_traces(draw):
 @settings(max_examples=200, deadline=None)
 @given(pool_traces(), st.sampled_from(["priority", "sfs"]),
        st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0, 3.0]), st.sampled_from([0.0, 5.0, 1e4])),
-       st.integers(1, 4), st.sampled_from(["requested", "actual"]))
-def test_engine_equals_oracle_on_generated_pools(trace, scheduler, weights, depth, predictor):
+       st.integers(1, 4), st.sampled_from(["requested", "actual"]), st.sampled_from([True, True, False]))
+def test_engine_equals_oracle_on_generated_pools(trace, scheduler, weights, depth, predictor, backfill):
     table, procs = trace
-    _check(table, procs, scheduler, weights, depth, predictor)
+    _check(table, procs, scheduler, weights, depth, predictor, backfill)
 
 
 @pytest.mark.parametrize(("text", "words"), [

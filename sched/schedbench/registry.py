@@ -164,6 +164,15 @@ register_scheduler(
     "conservative", "schedbench.schedulers.conservative:conservative",
     "conservative backfilling on a RUSV plan: every queued job holds a booking (Keller's OpenCCS)",
 )
+def _boolean(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
 _FAIRSHARE_OPTIONS = (
     Option("priority_weights", "", "weights age=A,size=S,fairshare=F (per minute queued, per unit, per unit of "
            "the fair-share factor; default age=1,size=1,fairshare=1440)"),
@@ -173,6 +182,7 @@ _FAIRSHARE_OPTIONS = (
            "each account's share of the trace's work"),
     Option("half_life", 7 * 86400, "half-life of the fair-share usage, s", int),
     Option("target_factor", 2.0, "target occupancy / ideal occupancy (Steffen 4.1)", float),
+    Option("backfill", True, "false: pass 2 stops at the first job that cannot start (strict priority)", _boolean),
 )
 register_scheduler(
     "priority", "schedbench.schedulers.fairshare:priority",

@@ -37,7 +37,9 @@ EASY's predicted ends):
   now *and* the plan stays within the machine over ``[now, now + pred)`` with it, i.e. it
   delays no reservation (the **backfill**, §5.0.3: with reservations made, the rest of the
   list is the backfill pass, in priority order).  ``depth = 1`` with only the age weight is
-  EASY (tests check it job by job).
+  EASY (tests check it job by job).  ``backfill=false`` makes pass 2 strict: it stops at
+  the first job that cannot start (no reservation matters then); Steffen's §9 linear
+  scheduler behaves so (see the README's study).
 
 The plan needs single units of one type spread freely (every SWF job, and whole-node jobs
 on a pool of nodes), the jobs being placed by the run's allocator when they start;
@@ -107,6 +109,7 @@ P_SFS = 1  # 1: run pass 1 (sfs)
 P_HALF = 2  # usage half-life, s
 P_LAST = 3  # instant of the last usage decay, s
 P_DIRTY = 4  # 1: the fair-share factors need recomputing
+P_BACKFILL = 5  # 0: strict priority (pass 2 stops at the first job that cannot start)
 
 
 class FairShare(NamedTuple):
@@ -114,7 +117,7 @@ class FairShare(NamedTuple):
     (units); occ int64 (A,): units of each account's running jobs; usage float64 (A,):
     decayed usage (units x s); shares float64 (A,): allocation shares (sum 1, or all 0);
     factor float64 (A,): fair-share factors 2^(-U/S); w float64 (3,): weights of age (per
-    minute), size (per unit) and fair-share; par int64 (5,): P_* slots; qkey float64 (n,):
+    minute), size (per unit) and fair-share; par int64 (6,): P_* slots; qkey float64 (n,):
     the queued jobs' keys; jtype int64 (n,): each job's resource type; slots int64
     (N_RES, cap, 3) and meta int64 (N_RES, 5): the plan, one used RUSV per type; tmp
     int64 (2, N_RES): scratch."""
@@ -268,6 +271,8 @@ def _pass(sched, core, pred, alloc, now):
             ok = kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size <= sched.meta[k, M_AVL]
         if ok and _offer(core, alloc, j, now):
             _started(sched, jobs, j, now)
+        elif par[P_BACKFILL] == 0:
+            break  # strict priority: nothing passes the first job that cannot start
         elif reserved < par[P_DEPTH]:
             d = max(p, 1)
             t = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, now, INF, 0, 0, 0)
@@ -441,7 +446,7 @@ def _read_accounts(path) -> dict[int, dict]:
     return out
 
 
-def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor):
+def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill):
     J = setup.jobs
     n = J.shape[0]
     if int(depth) < 1:
@@ -463,7 +468,7 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
     meta[:, M_MAX_AVL] = capacity
     meta[:, M_AVL] = capacity
     meta[:, M_MIN_DIST] = 1  # exact vectors
-    par = np.array([int(depth), int(sfs), int(half_life), 0, 1], dtype=np.int64)
+    par = np.array([int(depth), int(sfs), int(half_life), 0, 1, int(bool(backfill))], dtype=np.int64)
     state = FairShare(
         acct=index, target=np.floor(target + 1e-9).astype(np.int64), occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size),
         shares=shares.astype(np.float64), factor=np.zeros(ids.size),
@@ -475,10 +480,10 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
 
 
 def priority(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
-             target_factor=DEFAULT_FACTOR) -> JittedScheduler:
-    return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor)
+             target_factor=DEFAULT_FACTOR, backfill=True) -> JittedScheduler:
+    return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
 
 
 def sfs(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
-        target_factor=DEFAULT_FACTOR) -> JittedScheduler:
-    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor)
+        target_factor=DEFAULT_FACTOR, backfill=True) -> JittedScheduler:
+    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill)

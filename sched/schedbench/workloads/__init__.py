@@ -9,4 +9,5 @@ GENERATORS: dict[str, str] = {
     "esp": "schedbench.workloads.esp",
     "soner": "schedbench.workloads.soner",
     "eurora-like": "schedbench.workloads.eurora_like",
+    "steffen": "schedbench.workloads.steffen",
 }
