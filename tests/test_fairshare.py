@@ -185,3 +185,17 @@ def test_fairness_metrics_by_hand(tmp_path):
     assert a1["target_unit_hours_per_day"] == 24.0
     # delivered shares 2/3, 1/3 against 1/2, 1/2: x = (4/3, 2/3), Jain = 4 / (2 * 20/9) = 0.9
     assert f["jain_delivered_vs_allocated"] == pytest.approx(0.9)
+
+
+def test_steffen_workload_is_the_papers():
+    from schedbench.workloads import steffen
+
+    t = steffen.generate(np.random.default_rng(0))
+    days = t.submit // 86400
+    assert t.n_jobs == 7 * 18 + 1 and set(days) == set(range(7)) and (t.submit % 86400 == 0).all()
+    alice, bob, chris = (t.group == 1), (t.group == 2), (t.group == 3)
+    assert (t.units[alice] == 250).all() and np.bincount(days[alice]).tolist() == [12] * 7
+    assert (t.units[bob] == 65).all() and np.bincount(days[bob]).tolist() == [6] * 7
+    assert t.units[chris].tolist() == [750] and days[chris].tolist() == [6]
+    frac = t.run / t.estimate
+    assert (frac >= 0.70 - 1e-4).all() and (frac <= 0.95).all()
