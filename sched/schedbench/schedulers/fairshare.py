@@ -21,9 +21,10 @@ is learned online: when a job ends, every account's usage decays by
 run time is added to its account (a choice: Slurm accrues while jobs run; the paper
 does not say).  Queue order: priority high to low, then (submit, id).
 
-Each pass at ``now``, on a plan of the future (one used RUSV per resource type, rebuilt
-every pass: each running job holds its units over [now, max(start + pred, now)), as
-EASY's predicted ends):
+Each pass at ``now``, on a plan of the future (one used RUSV per resource type, built in
+the pass when its first reservation is made: each running job holds its units over
+[now, max(start + pred, now)), as EASY's predicted ends; a pass where nothing is free
+does nothing):
 
 * ``sfs`` first runs **pass 1** (§4.2.1) over the *local list*: queued jobs, in priority
   order, of accounts whose occupancy now (units of their running jobs) is at or below
@@ -225,11 +226,12 @@ def _offer(core, alloc, j, now):
 
 
 @inline_kernel
-def _started(sched, jobs, j, now):
-    """Job j started now: its account's occupancy and the plan hold it."""
+def _started(sched, jobs, j, now, planned):
+    """Job j started now: its account's occupancy holds it, and the plan when ``planned``
+    (built already in this pass)."""
     sched.occ[sched.acct[j]] += jobs[j, J_UNITS]
     end = now + jobs[j, J_PRED]
-    if end > now:
+    if planned and end > now:
         k = sched.jtype[j]
         kernel_add(sched.slots[k], sched.meta[k], now, end, jobs[j, J_UNITS])
 
@@ -244,18 +246,22 @@ def _pass(sched, core, pred, alloc, now):
         par[P_DIRTY] = 0
     jobs = core.jobs
     queue = core.queue
-    _order_queue(jobs, queue, core.scal, sched, now)
-    _plan_running(sched, core, now)
-    qh = core.scal[C_QH]
-    n = core.scal[C_QN]
     scal = core.scal
+    room = 0
+    for k in range(N_RES):
+        room += scal[C_FREE + k]
+    if room == 0 or scal[C_QN] == 0:
+        return  # nothing can start, and reservations live only within a pass
+    _order_queue(jobs, queue, scal, sched, now)
+    qh = scal[C_QH]
+    n = scal[C_QN]
     if par[P_SFS] != 0:
         for r in range(qh, qh + n):
             j = queue[r]
             a = sched.acct[j]
             if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
                 if jobs[j, J_UNITS] <= scal[C_FREE + sched.jtype[j]] and _offer(core, alloc, j, now):
-                    _started(sched, jobs, j, now)
+                    _started(sched, jobs, j, now, False)
     reserved = 0
     for r in range(qh, qh + n):
         j = queue[r]
@@ -270,10 +276,12 @@ def _pass(sched, core, pred, alloc, now):
         if ok and reserved > 0 and p > 0:  # it must delay no reservation
             ok = kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size <= sched.meta[k, M_AVL]
         if ok and _offer(core, alloc, j, now):
-            _started(sched, jobs, j, now)
+            _started(sched, jobs, j, now, reserved > 0)
         elif par[P_BACKFILL] == 0:
             break  # strict priority: nothing passes the first job that cannot start
         elif reserved < par[P_DEPTH]:
+            if reserved == 0:  # the plan: every running job, those started in this pass too
+                _plan_running(sched, core, now)
             d = max(p, 1)
             t = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, now, INF, 0, 0, 0)
             kernel_add(sched.slots[k], sched.meta[k], t, t + d, size)
