@@ -4,7 +4,8 @@
   cleaned log (202,871 jobs, ``../shared/traces/swf``) with EASY + first-fit, in this
   process, the log parsed and the kernels compiled (or loaded from numba's cache) before
   the timing; ``extra_info`` has the jobs replayed per second of the engine's loop;
-* ``test_replay_hpc2n_prb_ff``: the same with PRB (its queue order kept incrementally);
+* ``test_replay_hpc2n_ff[prb|sfs]``: the same with PRB (its queue order kept
+  incrementally) and with SFS;
 * ``test_cli_replay_hpc2n``: the whole ``schedbench replay HPC2N... -o DIR -q`` command
   in a fresh interpreter, warm (one untimed run first fills numba's cache and the page
   cache): imports, parse, replay, the three files and exit.  Target: under 2 s of wall
@@ -81,13 +82,15 @@ def test_replay_hpc2n_easy_ff(benchmark, hpc2n_case):
 
 @needs_hpc2n
 @pytest.mark.benchmark
-def test_replay_hpc2n_prb_ff(benchmark, hpc2n_case):
-    """PRB (skipping) + first-fit on the whole HPC2N log: issue 15's goal is a
-    ``simulate_s`` within 1.5x of EASY's (``extra_info``)."""
+@pytest.mark.parametrize("scheduler", ["prb", "sfs"])
+def test_replay_hpc2n_ff(benchmark, hpc2n_case, scheduler):
+    """PRB (skipping) and SFS (default weights, accounts from the trace) + first-fit on the
+    whole HPC2N log: the goals are a ``simulate_s`` within 1.5x (PRB, issue 15) and 3x
+    (SFS, issue 12) of EASY's (``extra_info``)."""
     table, machine, meta = hpc2n_case
-    replay(table.head(2000), machine, "prb", "ff", meta=meta)  # compile outside the timing
+    replay(table.head(2000), machine, scheduler, "ff", meta=meta)  # compile outside the timing
     result = benchmark.pedantic(
-        replay, args=(table, machine, "prb", "ff"), kwargs={"meta": meta}, rounds=3, warmup_rounds=1
+        replay, args=(table, machine, scheduler, "ff"), kwargs={"meta": meta}, rounds=3, warmup_rounds=1
     )
     benchmark.extra_info["simulate_s"] = result.simulate_s
     benchmark.extra_info["jobs_per_s"] = table.n_jobs / result.simulate_s
