@@ -62,6 +62,8 @@ class _FairShareReplay(naive._Replay):
         self.usage = {a: 0.0 for a in target}
         self.last = 0
         self.occ = {a: 0 for a in target}
+        self.pass1_starts = []  # (now, job id, account occupancy before, target)
+        self.plans = []  # (now, [(from, to, size)]) at the end of every pass
 
     def start(self, job, alloc, now):
         super().start(job, alloc, now)
@@ -101,6 +103,7 @@ class _FairShareReplay(naive._Replay):
             for job in order:
                 a = self.account_of[job.idx]
                 if self.occ[a] <= self.target[a] and job.need <= self.m.free:
+                    self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
                     self.start(job, job.need, now)
                     if job.pred > 0:
                         plan.append((now, now + job.pred, job.need))
@@ -122,6 +125,9 @@ class _FairShareReplay(naive._Replay):
                 t = _earliest(plan, job.need, d, now, self.procs)
                 plan.append((t, t + d, job.need))
                 reservations += 1
+        # what the backfill promises: after every start of the pass, the plan (reservations
+        # included) still fits the machine at every instant
+        self.plans.append((now, list(plan)))
         return [j for j in self.running if id(j) not in before]
 
 
@@ -150,4 +156,6 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
                            {a: int(target[a]) for a in accounts}, {a: float(shares[a]) for a in accounts},
                            int(half_life), bool(backfill))
     rep.run()
-    return naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)
+    res = naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)
+    res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
+    return res

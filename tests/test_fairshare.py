@@ -53,7 +53,7 @@ def _check(table, procs, scheduler, weights, depth, predictor="requested", backf
     assert bad.size == 0, (f"{scheduler} {weights} depth {depth}: {bad.size} starts differ, first job id "
                            f"{table.job_id[bad[0]]}: engine {r.start[bad[0]]}, oracle {expected[bad[0]]}")
     assert [STATUS[s] for s in r.status] == nv.status
-    return r
+    return r, nv
 
 
 def _example(tmp_path):
@@ -199,3 +199,20 @@ def test_steffen_workload_is_the_papers():
     assert t.units[chris].tolist() == [750] and days[chris].tolist() == [6]
     frac = t.run / t.estimate
     assert (frac >= 0.70 - 1e-4).all() and (frac <= 0.95).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(pool_traces(), st.sampled_from(["priority", "sfs"]), st.integers(1, 4))
+def test_backfill_never_overfills_the_plan_and_pass_one_respects_targets(trace, scheduler, depth):
+    """With exact estimates (predictor actual): at the end of every pass, every instant of
+    the plan - running jobs, reservations and the jobs backfilled around them - fits the
+    machine, so no backfilled job delays a reservation; and an account above its target
+    never starts a job in sfs's pass 1.  (The engine equals this oracle job by job.)"""
+    table, procs = trace
+    _, nv = _check(table, procs, scheduler, (1.0, 1.0, 5.0), depth, "actual")
+    for now, plan in nv.plans:
+        for t in {now} | {a for a, _, _ in plan}:
+            assert sum(s for a, b, s in plan if a <= t < b) <= procs, (now, t, plan)
+    assert all(occ <= target for _, _, occ, target in nv.pass1_starts)
+    if scheduler == "priority":
+        assert nv.pass1_starts == []
