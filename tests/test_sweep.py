@@ -92,6 +92,8 @@ def test_exclude_leaves_pairs_out():
               "exclude": ["conservative+balanced"], "workloads": [{"generator": "esp", "machine": SMALL}]}
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
     assert pairs == {("easy", "ff"), ("easy", "balanced"), ("conservative", "ff")}
+    config["exclude"] = ["conservative+*", "*+balanced"]
+    assert {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)} == {("easy", "ff")}
 
 
 def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
@@ -102,6 +104,7 @@ def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
     assert all(a in ("ff", "bf", "balanced") for s, a in pairs if s == "conservative")
     assert ("conservative", "ff") in pairs
+    assert not {s for s, _ in pairs} & {"priority", "sfs"}  # pools only; both workloads need nodes
 
 
 def test_key_depends_on_version(monkeypatch):

@@ -8,7 +8,7 @@ Top level::
 
     schedulers = "all"            # (default) or a list of registered scheduler names
     allocators = "all"            # (default) or a list of registered allocator names
-    exclude = ["conservative+balanced"]  # optional: scheduler+allocator pairs left out
+    exclude = ["conservative+balanced", "sfs+*"]  # optional: scheduler+allocator pairs left out
     predictors = ["requested"]    # "all" or a list (default ["requested"])
     seeds = [1, 2]                # generator seeds (default [1])
     machines = ["16x(cores=8)"]   # optional default machines of the workloads
@@ -314,15 +314,17 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
 
 
 def _excluded(value, schedulers: dict, allocators: dict) -> set[tuple[str, str]]:
-    """The ``exclude`` list: ``"scheduler+allocator"`` labels of registered names."""
+    """The ``exclude`` list: ``"scheduler+allocator"`` labels of registered names, either
+    side may be ``*`` (``"sfs+*"``: every allocator with sfs)."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise UsageError('exclude must be a list of "scheduler+allocator" labels')
     out = set()
     for label in value:
         sched, plus, alloc = label.partition("+")
-        if not plus or sched not in schedulers or alloc not in allocators:
-            raise UsageError(f"exclude: {label!r} is not a scheduler+allocator pair of registered names")
-        out.add((sched, alloc))
+        if not plus or (sched != "*" and sched not in schedulers) or (alloc != "*" and alloc not in allocators):
+            raise UsageError(f"exclude: {label!r} is not a scheduler+allocator pair of registered names (or *)")
+        out |= {(s, a) for s in (schedulers if sched == "*" else [sched])
+                for a in (allocators if alloc == "*" else [alloc])}
     return out
 
 
