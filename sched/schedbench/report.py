@@ -50,6 +50,9 @@ METRICS: tuple[Metric, ...] = (
            "last job's end (the rest idled: no job fitted, or none was waiting)."),
     Metric("queue_mean", "mean queue length", "number", "lower",
            "number of jobs waiting in the queue, averaged over time."),
+    Metric("worst_account_wait_mean", "worst account mean wait", "duration", "lower",
+           "the mean wait of the account (SWF group, or the fair-share schedulers' accounts) whose "
+           "jobs waited longest on average; summary.json's fairness block has every account."),
 )
 THROUGHPUT: tuple[Metric, ...] = (
     Metric("jobs_per_s", "jobs/s", "rate", "higher",
@@ -239,15 +242,18 @@ def _with_group(sub: pl.DataFrame) -> pl.DataFrame:
 
 
 def bars_figure(summary: pl.DataFrame, workload: str, path: Path) -> None:
-    """2 x 2 grouped bars (groups: scheduler (and predictor); bars: allocator)."""
+    """Grouped bars, two metrics a row (groups: scheduler (and predictor); bars: allocator)."""
     sub = _with_group(summary.filter(pl.col("workload") == workload))
     groups = list(dict.fromkeys(sub["_group"].to_list()))
     allocs = list(dict.fromkeys(sub["allocator"].to_list()))
-    fig = _figure(10, 6.5)
-    axes = fig.subplots(2, 2)
+    rows = (len(METRICS) + 1) // 2
+    fig = _figure(10, 3.25 * rows)
+    axes = fig.subplots(rows, 2)
+    for ax in axes.flat[len(METRICS):]:
+        ax.set_visible(False)
     width = 0.8 / max(1, len(allocs))
     x = np.arange(len(groups))
-    for ax, m in zip(axes.flat, METRICS, strict=True):
+    for ax, m in zip(axes.flat, METRICS, strict=False):
         for k, alloc in enumerate(allocs):
             vals, errs = [], []
             for g in groups:

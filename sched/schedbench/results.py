@@ -245,6 +245,11 @@ def machine_totals(result: ReplayResult) -> dict:
 def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) -> dict:
     counts = {name: int(np.count_nonzero(result.status == s)) for s, name in zip(Status, STATUS_NAMES, strict=True)}
     replayed = counts["replayed"]
+    fairness = _fairness(result, jobs)
+    waits = [a["wait_mean"] for a in fairness["accounts"].values() if a["wait_mean"] is not None]
+    scalars = metrics.summary(jobs, timeline, machine_totals(result))
+    scalars["worst_account_wait_mean"] = max(waits) if waits else None
+    scalars["jain_accounts"] = fairness["jain_delivered_vs_allocated"]
     return {
         "label": result.label,
         "scheduler": result.scheduler,
@@ -263,8 +268,8 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "allocator_options": result.options.get("allocator_options"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
-        "metrics": metrics.summary(jobs, timeline, machine_totals(result)),
-        "fairness": _fairness(result, jobs),
+        "metrics": scalars,
+        "fairness": fairness,
         "timings": {
             "simulate_s": result.simulate_s,
             "jobs_per_s": replayed / result.simulate_s if result.simulate_s > 0 else None,
