@@ -126,12 +126,22 @@ def spec_of(capacity: np.ndarray) -> str:
     return "+".join(terms)
 
 
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file's contents; DataError naming the line of a byte that is not text."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}:{line}: not a text {what} (byte {data[exc.start]:#04x} is not UTF-8)") from None
+
+
 def from_node_file(path: str | os.PathLike) -> Machine:
     """Machine from a Eurora node file: ``node_id cores gpus mics mem_kib reserved`` per
     line (blank lines and ``#`` comments skipped).  Nodes keep file order."""
     path = Path(path)
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(read_text(path, "node file").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
