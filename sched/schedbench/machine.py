@@ -8,7 +8,8 @@ columns are :class:`Resource` (cores, GPUs, MICs, memory in MiB).  It is built f
 * a node file in the Eurora format (one node a line: ``node_id cores gpus mics mem reserved``;
   the memory column is in KiB: the shared README calls it ``mem_bytes``, but 33554432 only
   gives the documented 32 GiB per Eurora node when read as KiB);
-* an SWF header (:func:`from_swf_header`).
+* an SWF header (:func:`from_swf_header`);
+* an Alea ``.machines`` cluster file (:func:`schedbench.alea.read_machines`).
 
 :func:`parse` accepts a spec string or a node-file path, which is what ``--machine`` takes.
 """
@@ -185,8 +186,13 @@ def from_swf_header(max_procs: int | None, max_nodes: int | None, widest_job: in
 
 
 def parse(text: str) -> Machine:
-    """``--machine``: a node-file path when one exists at ``text``, else a spec string."""
+    """``--machine``: a node-file path when one exists at ``text`` (an Alea ``*.machines``
+    cluster file when so named), else a spec string."""
     if os.path.exists(text):
+        if text.endswith(".machines"):
+            from .alea import read_machines  # alea imports this module
+
+            return read_machines(text)[0]
         return from_node_file(text)
     if "(" not in text or "/" in text or "#" in text:
         raise UsageError(f"no such node file: {text} (nor a machine spec such as 1024x(cores=8,gpus=2))")

@@ -38,7 +38,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--machine", "-m", metavar="SPEC",
-        help="spec such as '1024x(cores=8,gpus=2)' or a Eurora node file "
+        help="spec such as '1024x(cores=8,gpus=2)', a Eurora node file or an Alea FILE.machines "
         "(default: from the SWF header or the table's metadata)",
     )
     p.add_argument(
