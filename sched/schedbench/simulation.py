@@ -367,19 +367,29 @@ class Simulation:
 
     # -- whole runs ---------------------------------------------------------------------
 
-    def run(self, policy: Policy, name: str = "python") -> ReplayResult:
+    def run(self, policy: Policy, name: str = "python", progress=None) -> ReplayResult:
         """Replay to the end with ``policy``; queued jobs it never starts are reported
-        as ``not_started``."""
+        as ``not_started``.  ``progress``: None shows a bar over simulated time (from the
+        first to the last submission) on stderr when it is a terminal, a line every 30 s
+        when it is not (:mod:`schedbench.progress`); False nothing; a callable
+        ``progress(now, started)`` is called after every decision pass instead."""
         t0 = time.perf_counter()
-        while self.advance() is not None:
-            for start in policy.decide(self.view()) or ():
-                if isinstance(start, tuple | list):
-                    self.start(*start)
-                else:
-                    self.start(start)
-            self.end_pass()
-            if self.stuck:
-                break
+        report, bar = self._progress_hook(progress)
+        try:
+            while self.advance() is not None:
+                for start in policy.decide(self.view()) or ():
+                    if isinstance(start, tuple | list):
+                        self.start(*start)
+                    else:
+                        self.start(start)
+                self.end_pass()
+                if report is not None:
+                    report(self.now, self.started)
+                if self.stuck:
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
         simulate_s = time.perf_counter() - t0
         prov = provenance(
             self.table, self.machine, name, self.allocator, self.predictor, self.period,
@@ -389,6 +399,18 @@ class Simulation:
             self.core, self.status, self.table, self.machine, name, self.allocator,
             self.predictor, simulate_s, self.passes, prov,
         )
+
+    def _progress_hook(self, progress):
+        """``(report(now, started) or None, bar to close or None)`` for :meth:`run`."""
+        if progress is False or self.table.n_jobs == 0:
+            return None, None
+        if callable(progress):
+            return progress, None
+        from .progress import Progress
+
+        first, last = int(self.table.submit.min()), int(self.table.submit.max())
+        bar = Progress(last - first, "s of the submission span simulated", "s", "simulate")
+        return (lambda now, started: bar.update(now - first)), bar
 
     @property
     def started(self) -> int:
