@@ -108,3 +108,13 @@ def test_shared_log_reads_all_columns_and_replays_on_its_real_clusters(tmp_path)
     fixed = table.req_nodes > 0
     by_id = dict(zip(frame["job_id"].to_list(), frame["nodes_used"].to_list(), strict=True))
     assert all(by_id[j] == n for j, n in zip(table.job_id[fixed].tolist(), table.req_nodes[fixed].tolist(), strict=True))
+
+
+def test_recognised_even_when_the_first_node_list_is_longer_than_the_sample(tmp_path):
+    wide = _line(1, 0, 60, 20000, [k // 8 for k in range(20000)], "q_1d", "2500:ppn=8")
+    log = tmp_path / "wide.swf"
+    log.write_text(wide + "\n")
+    assert len(wide) > 1 << 16 and alea.sniff(log)
+    table, _, extras, _ = alea.read(log)
+    assert table.req_nodes.tolist() == [2500] and extras["processors_per_node"].list.sum().to_list() == [20000]
+    assert not alea.looks_like_alea(b"; MaxProcs: 4\n1 0 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 1 -1 -1\n")

@@ -101,13 +101,13 @@ def read_machines(path: str | os.PathLike) -> tuple[Machine, list[Cluster]]:
 
 
 def looks_like_alea(data: bytes) -> bool:
-    """Whether the first data line has 21 fields with a braced node list in field 19."""
+    """Whether the first data line has a braced node list in field 19 (SWF has 18 fields)."""
     for raw in data[:1 << 16].splitlines():
         text = raw.strip()
         if not text or text.startswith(b";"):
             continue
-        parts = text.split()
-        return len(parts) == N_FIELDS and parts[18].startswith(b"{")
+        parts = text.split()  # a long node list may run past the sample: 19 fields suffice
+        return len(parts) >= 19 and parts[18].startswith(b"{")
     return False
 
 
