@@ -375,21 +375,19 @@ class Simulation:
         ``progress(now, started)`` is called after every decision pass instead."""
         t0 = time.perf_counter()
         report, bar = self._progress_hook(progress)
-        try:
-            while self.advance() is not None:
-                for start in policy.decide(self.view()) or ():
-                    if isinstance(start, tuple | list):
-                        self.start(*start)
-                    else:
-                        self.start(start)
-                self.end_pass()
-                if report is not None:
-                    report(self.now, self.started)
-                if self.stuck:
-                    break
-        finally:
-            if bar is not None:
-                bar.close()
+        while self.advance() is not None:
+            for start in policy.decide(self.view()) or ():
+                if isinstance(start, tuple | list):
+                    self.start(*start)
+                else:
+                    self.start(start)
+            self.end_pass()
+            if report is not None:
+                report(self.now, self.started)
+            if self.stuck:
+                break
+        if bar is not None:
+            bar.close()
         simulate_s = time.perf_counter() - t0
         prov = provenance(
             self.table, self.machine, name, self.allocator, self.predictor, self.period,
