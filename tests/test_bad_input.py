@@ -21,7 +21,7 @@ from schedbench.cli import main
 from schedbench.errors import SchedbenchError
 from schedbench.workloads import eurora
 
-FUZZ = settings(max_examples=int(os.environ.get("SCHEDBENCH_FUZZ_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("SCHEDBENCH_FUZZ_EXAMPLES", "20")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 _TOKENS = st.one_of(
     st.integers(-3, 200).map(str),
