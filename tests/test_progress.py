@@ -25,6 +25,8 @@ def test_pipe_gets_a_line_per_period_and_none_before():
     clock, out = FakeClock(), io.StringIO()
     bar = progress.Progress(1000, "jobs started", "job", "replay", stream=out, period_s=30, clock=clock)
     assert bar.bar is None  # StringIO is not a terminal
+    clock.t += 500  # e.g. a compile before the first report: not counted
+    bar.update(0)
     clock.t += 10
     bar.update(100)
     assert out.getvalue() == ""

@@ -23,7 +23,8 @@ def _is_terminal(stream) -> bool:
 class Progress:
     """``update(done)`` reports ``done`` out of ``total`` (jobs started, or seconds of
     simulated time); ``close()`` ends the bar.  On a terminal a tqdm bar shown after
-    ``delay_s``; elsewhere one line every ``period_s`` of wall time
+    ``delay_s``; elsewhere one line every ``period_s`` of wall time counted from the first
+    update (so a kernel compile before it is not counted)
     (``"schedbench: replay: 12,345 of 200,000 jobs started (6 %), 31 s"``), none when the
     run ends before the first period."""
 
@@ -35,7 +36,7 @@ class Progress:
         self.stream = sys.stderr if stream is None else stream
         self.period_s = PIPE_PERIOD_S if period_s is None else period_s
         self.clock = clock
-        self.t0 = self.last = clock()
+        self.t0 = self.last = None  # set by the first update: a first compile is not counted
         self.done = 0
         self.bar = None
         if _is_terminal(self.stream):
@@ -51,6 +52,8 @@ class Progress:
             return
         self.done = done
         now = self.clock()
+        if self.t0 is None:
+            self.t0 = self.last = now
         if now - self.last >= self.period_s:
             self.last = now
             print(
