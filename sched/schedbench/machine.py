@@ -8,7 +8,8 @@ columns are :class:`Resource` (cores, GPUs, MICs, memory in MiB).  It is built f
 * a node file in the Eurora format (one node a line: ``node_id cores gpus mics mem reserved``;
   the memory column is in KiB: the shared README calls it ``mem_bytes``, but 33554432 only
   gives the documented 32 GiB per Eurora node when read as KiB);
-* an SWF header (:func:`from_swf_header`).
+* an SWF header (:func:`from_swf_header`);
+* an Alea ``.machines`` cluster file (:func:`schedbench.alea.read_machines`).
 
 :func:`parse` accepts a spec string or a node-file path, which is what ``--machine`` takes.
 """
@@ -126,12 +127,22 @@ def spec_of(capacity: np.ndarray) -> str:
     return "+".join(terms)
 
 
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file's contents; DataError naming the line of a byte that is not text."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}:{line}: not a text {what} (byte {data[exc.start]:#04x} is not UTF-8)") from None
+
+
 def from_node_file(path: str | os.PathLike) -> Machine:
     """Machine from a Eurora node file: ``node_id cores gpus mics mem_kib reserved`` per
     line (blank lines and ``#`` comments skipped).  Nodes keep file order."""
     path = Path(path)
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(read_text(path, "node file").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
@@ -175,8 +186,13 @@ def from_swf_header(max_procs: int | None, max_nodes: int | None, widest_job: in
 
 
 def parse(text: str) -> Machine:
-    """``--machine``: a node-file path when one exists at ``text``, else a spec string."""
+    """``--machine``: a node-file path when one exists at ``text`` (an Alea ``*.machines``
+    cluster file when so named), else a spec string."""
     if os.path.exists(text):
+        if text.endswith(".machines"):
+            from .alea import read_machines  # alea imports this module
+
+            return read_machines(text)[0]
         return from_node_file(text)
     if "(" not in text or "/" in text or "#" in text:
         raise UsageError(f"no such node file: {text} (nor a machine spec such as 1024x(cores=8,gpus=2))")
