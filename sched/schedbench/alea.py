@@ -37,67 +37,17 @@ import os
 import re
 import zlib
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from . import swf
 from .errors import DataError
-from .machine import Machine, spec_of
+from .machine import AleaCluster as Cluster  # noqa: F401 - part of this module's API
+from .machine import Machine, spec_of  # noqa: F401
+from .machine import read_alea_machines as read_machines  # noqa: F401
 
 N_FIELDS = 21
 _REQUEST = re.compile(r"^(\d+)(?::ppn=(\d+))?(?::|#|$)")
-
-
-class Cluster(NamedTuple):
-    cluster_id: int
-    name: str
-    nodes: int
-    cpus_per_node: int
-    speed: float
-    ram_kib: int
-    gpus_per_node: int
-
-
-def read_machines(path: str | os.PathLike) -> tuple[Machine, list[Cluster]]:
-    """The machine of a ``.machines`` file (clusters' nodes in file order: cores, GPUs,
-    memory in MiB) and the clusters.  DataError names the file and line of a bad entry."""
-    from .machine import read_text
-
-    path = Path(path)
-    clusters: list[Cluster] = []
-    for lineno, line in enumerate(read_text(path, "machines file").splitlines(), 1):
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        parts = text.split("\t") if "\t" in text else text.split()
-        parts = [p.strip() for p in parts]
-        try:
-            if len(parts) < 6:
-                raise ValueError
-            cid, nodes, cpus, ram = int(parts[0]), int(parts[2]), int(parts[3]), int(parts[5])
-            speed = float(parts[4])
-            gpus = int(parts[7]) if len(parts) > 7 and parts[7] else 0
-            if nodes <= 0 or cpus <= 0 or ram < 0 or gpus < 0 or not np.isfinite(speed):
-                raise ValueError
-        except ValueError:
-            raise DataError(
-                f"{path}:{lineno}: expected 'cluster_id name nodes cpus_per_node speed ram_kib "
-                f"[properties gpus]' with positive counts: {text!r}"
-            ) from None
-        if nodes > 1_000_000:
-            raise DataError(f"{path}:{lineno}: {nodes} nodes in one cluster is not a machine file")
-        clusters.append(Cluster(cid, parts[1], nodes, cpus, speed, ram, gpus))
-    if not clusters:
-        raise DataError(f"{path}: no clusters")
-    cap = np.concatenate([
-        np.tile(np.array([[c.cpus_per_node, c.gpus_per_node, 0, c.ram_kib // 1024]], dtype=np.int64), (c.nodes, 1))
-        for c in clusters
-    ])
-    note = "from Alea machines file {}: {}".format(
-        path.name, ", ".join(f"{c.name} {c.nodes}x{c.cpus_per_node}" for c in clusters)
-    )
-    return Machine(cap, spec_of(cap), note), clusters
 
 
 def looks_like_alea(data: bytes) -> bool:

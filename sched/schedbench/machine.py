@@ -9,7 +9,7 @@ columns are :class:`Resource` (cores, GPUs, MICs, memory in MiB).  It is built f
   the memory column is in KiB: the shared README calls it ``mem_bytes``, but 33554432 only
   gives the documented 32 GiB per Eurora node when read as KiB);
 * an SWF header (:func:`from_swf_header`);
-* an Alea ``.machines`` cluster file (:func:`schedbench.alea.read_machines`).
+* an Alea ``.machines`` cluster file (:func:`read_alea_machines`).
 
 :func:`parse` accepts a spec string or a node-file path, which is what ``--machine`` takes.
 """
@@ -190,10 +190,57 @@ def parse(text: str) -> Machine:
     cluster file when so named), else a spec string."""
     if os.path.exists(text):
         if text.endswith(".machines"):
-            from .alea import read_machines  # alea imports this module
-
-            return read_machines(text)[0]
+            return read_alea_machines(text)[0]
         return from_node_file(text)
     if "(" not in text or "/" in text or "#" in text:
         raise UsageError(f"no such node file: {text} (nor a machine spec such as 1024x(cores=8,gpus=2))")
     return from_spec(text)
+
+
+class AleaCluster(NamedTuple):
+    cluster_id: int
+    name: str
+    nodes: int
+    cpus_per_node: int
+    speed: float
+    ram_kib: int
+    gpus_per_node: int
+
+
+def read_alea_machines(path: str | os.PathLike) -> tuple[Machine, list[AleaCluster]]:
+    """The machine of a ``.machines`` file (clusters' nodes in file order: cores, GPUs,
+    memory in MiB) and the clusters.  DataError names the file and line of a bad entry."""
+    path = Path(path)
+    clusters: list[AleaCluster] = []
+    for lineno, line in enumerate(read_text(path, "machines file").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = text.split("\t") if "\t" in text else text.split()
+        parts = [p.strip() for p in parts]
+        try:
+            if len(parts) < 6:
+                raise ValueError
+            cid, nodes, cpus, ram = int(parts[0]), int(parts[2]), int(parts[3]), int(parts[5])
+            speed = float(parts[4])
+            gpus = int(parts[7]) if len(parts) > 7 and parts[7] else 0
+            if nodes <= 0 or cpus <= 0 or ram < 0 or gpus < 0 or not np.isfinite(speed):
+                raise ValueError
+        except ValueError:
+            raise DataError(
+                f"{path}:{lineno}: expected 'cluster_id name nodes cpus_per_node speed ram_kib "
+                f"[properties gpus]' with positive counts: {text!r}"
+            ) from None
+        if nodes > 1_000_000:
+            raise DataError(f"{path}:{lineno}: {nodes} nodes in one cluster is not a machine file")
+        clusters.append(AleaCluster(cid, parts[1], nodes, cpus, speed, ram, gpus))
+    if not clusters:
+        raise DataError(f"{path}: no clusters")
+    cap = np.concatenate([
+        np.tile(np.array([[c.cpus_per_node, c.gpus_per_node, 0, c.ram_kib // 1024]], dtype=np.int64), (c.nodes, 1))
+        for c in clusters
+    ])
+    note = "from Alea machines file {}: {}".format(
+        path.name, ", ".join(f"{c.name} {c.nodes}x{c.cpus_per_node}" for c in clusters)
+    )
+    return Machine(cap, spec_of(cap), note), clusters
