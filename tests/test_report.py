@@ -25,7 +25,8 @@ def results(tmp_path_factory):
         "workloads": [
             {"name": "esp", "generator": "esp", "variant": "original", "machine": "16x(cores=8,gpus=2)"},
             {"name": "eurora", "generator": "eurora-like", "jobs": 120},
-            {"name": "broken", "generator": "esp", "variant": "no-such-variant"},
+            # fails when it runs (a bad option value is refused before any run)
+            {"name": "broken", "generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"},
         ],
     }
     sweep.sweep(sweep.expand(config), out, jobs=1, progress=False)
@@ -82,7 +83,7 @@ def test_report_files(rendered):
     # markdown links its figures relatively
     assert "](figures/esp-metrics.png)" in md
     # the failed runs are listed with their error
-    assert "Failed runs" in md and "no-such-variant" in page
+    assert "Failed runs" in md and "needs nodes with cores and" in page
 
 
 def test_markdown_table_marks_the_best(rendered):
@@ -120,7 +121,7 @@ def test_cli_errors(tmp_path, capsys):
     assert "run `schedbench sweep" in capsys.readouterr().err
     only_failed = tmp_path / "failed"
     config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
-              "workloads": [{"generator": "esp", "variant": "no-such-variant"}]}
+              "workloads": [{"generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"}]}
     sweep.sweep(sweep.expand(config), only_failed, jobs=1, progress=False)
     assert cli.main(["report", str(only_failed), "-o", str(tmp_path / "r")]) == 1
     assert "every run" in capsys.readouterr().err

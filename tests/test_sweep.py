@@ -213,12 +213,17 @@ def test_sweep_writes_results_and_never_recomputes(tmp_path):
 
 
 def test_failed_run_is_recorded_and_others_complete(tmp_path, capsys):
-    extra = """
+    # A bad generator value is a usage error found before any run (issue 14, item 2) ...
+    broken = write_config(tmp_path, tiny_config(seeds=(1,), extra="""
 [[workloads]]
 name = "broken"
 generator = "esp"
 variant = "no-such-variant"
-
+"""))
+    assert cli.main(["sweep", str(broken), "-o", str(tmp_path / "none"), "--jobs", "1", "-q"]) == 2
+    assert "no-such-variant" in capsys.readouterr().err and not (tmp_path / "none").exists()
+    # ... a run that fails only when it runs (the jobs do not fit the machine) is recorded
+    extra = """
 [[workloads]]
 name = "too-small"
 generator = "esp"
@@ -231,23 +236,20 @@ machine = "4x(cores=8)"
     assert status == 1  # some runs failed
     runs = pl.read_parquet(out / "runs.parquet")
     n = len(SCHEDS) * len(ALLOCS)
-    assert runs.height == 3 * n
+    assert runs.height == 2 * n
     ok = runs.filter(pl.col("workload") == "esp")
     assert ok["status"].to_list() == ["ok"] * n
-    broken = runs.filter(pl.col("workload") == "broken")
-    assert broken["status"].to_list() == ["failed"] * n
-    assert all("no-such-variant" in e for e in broken["error"])
-    assert broken["wait_mean"].null_count() == n
     small = runs.filter(pl.col("workload") == "too-small")
     assert small["status"].to_list() == ["failed"] * n
+    assert small["wait_mean"].null_count() == n
     assert all("GPU" in e or "gpu" in e for e in small["error"]), small["error"].to_list()
-    err = json.loads((out / "runs" / broken["run_id"][0] / "error.json").read_text())
-    assert "no-such-variant" in err["error"] and "Traceback" in err["traceback"]
-    assert not list((out / "jobs").glob("workload=broken"))
+    err = json.loads((out / "runs" / small["run_id"][0] / "error.json").read_text())
+    assert "Traceback" in err["traceback"]
+    assert not list((out / "jobs").glob("workload=too-small"))
     # failed runs are finished runs: not redone unless asked
     assert run_sweep(cfg, out, jobs=1)["ran"] == 0
     counts = run_sweep(cfg, out, jobs=1, retry_failed=True)
-    assert counts["ran"] == 2 * n and counts["failed"] == 2 * n
+    assert counts["ran"] == n and counts["failed"] == n
 
 
 def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path):

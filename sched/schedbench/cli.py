@@ -3,7 +3,8 @@
 Each sub-command lives in ``schedbench.commands.<name>`` and exposes
 ``register(subparsers)``, which adds its parser and sets ``func(args) -> int`` on it.
 Errors are one clear line on stderr: exit status 2 for usage errors, 1 for data errors;
-``--debug`` shows the traceback instead.
+``--debug`` shows the traceback instead.  Any other exception is a bug: it too is one line
+("internal error", exit 1), which tests/test_bad_input.py treats as a failure.
 """
 
 from __future__ import annotations
@@ -82,6 +83,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("schedbench: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - a bug, still one line for the user
+        if args.debug:
+            raise
+        text = str(exc).strip().splitlines()
+        print(
+            f"schedbench: error: internal error ({type(exc).__name__}: {text[0] if text else ''}); "
+            "run with --debug for the traceback and report it",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -263,24 +263,39 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(path)
-    schema = pf.schema_arrow
+    from .errors import DataError
+
+    try:
+        pf = pq.ParquetFile(path)
+        schema = pf.schema_arrow
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{path}: not a readable Parquet file ({_first_line(exc)})") from None
     raw = (schema.metadata or {}).get(_META_KEY)
-    meta = json.loads(raw) if raw else {}
+    try:
+        meta = json.loads(raw) if raw else {}
+    except ValueError:
+        raise DataError(f"{path}: its schedbench metadata is not valid JSON") from None
+    if not isinstance(meta, dict):
+        raise DataError(f"{path}: its schedbench metadata is not a JSON object")
     names = schema.names
     extra = [c for c in names if c not in COLUMNS]
     if extra:
-        raise ValueError(f"{path}: unknown job table columns: {extra}; expected a subset of {list(COLUMNS)}")
+        raise DataError(f"{path}: unknown job table columns: {extra}; expected a subset of {list(COLUMNS)}")
+    if len(set(names)) != len(names):
+        raise DataError(f"{path}: a column appears twice: {sorted(n for n in set(names) if names.count(n) > 1)}")
     for name in names:
         kind = schema.field(name).type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            raise ValueError(f"{path}: column {name!r} must be numeric, not {kind}")
+            raise DataError(f"{path}: column {name!r} must be numeric, not {kind}")
     n = pf.metadata.num_rows
     # Column by column, each copied into its own int64 array as it is decoded: the file's
     # Arrow buffers (one column at a time) are the only copy besides the table itself.
     columns = {}
     for name in names:
-        col = pf.read(columns=[name], use_threads=False).column(0)
+        try:
+            col = pf.read(columns=[name], use_threads=False).column(0)
+        except (pa.ArrowException, OSError) as exc:
+            raise DataError(f"{path}: column {name!r} cannot be decoded ({_first_line(exc)})") from None
         if col.null_count:
             import pyarrow.compute as pc  # a heavy import: only for columns with nulls
 
@@ -290,6 +305,8 @@ def read_parquet(path) -> tuple[JobTable, dict]:
         for chunk in col.chunks:
             values = chunk.to_numpy(zero_copy_only=False)
             if values.dtype.kind == "f":
+                if not np.isfinite(values).all():
+                    raise DataError(f"{path}: column {name!r} holds NaN or infinite values")
                 values = np.trunc(values)
             out[at : at + values.shape[0]] = values
             at += values.shape[0]
@@ -299,3 +316,9 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     # buffers would otherwise stay resident through the replay)
     pa.default_memory_pool().release_unused()
     return from_columns(n if columns else 0, **columns), meta
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message cut to its first line (pyarrow's run over several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

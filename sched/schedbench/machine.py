@@ -8,7 +8,8 @@ columns are :class:`Resource` (cores, GPUs, MICs, memory in MiB).  It is built f
 * a node file in the Eurora format (one node a line: ``node_id cores gpus mics mem reserved``;
   the memory column is in KiB: the shared README calls it ``mem_bytes``, but 33554432 only
   gives the documented 32 GiB per Eurora node when read as KiB);
-* an SWF header (:func:`from_swf_header`).
+* an SWF header (:func:`from_swf_header`);
+* an Alea ``.machines`` cluster file (:func:`read_alea_machines`).
 
 :func:`parse` accepts a spec string or a node-file path, which is what ``--machine`` takes.
 """
@@ -126,12 +127,22 @@ def spec_of(capacity: np.ndarray) -> str:
     return "+".join(terms)
 
 
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 text file's contents; DataError naming the line of a byte that is not text."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}:{line}: not a text {what} (byte {data[exc.start]:#04x} is not UTF-8)") from None
+
+
 def from_node_file(path: str | os.PathLike) -> Machine:
     """Machine from a Eurora node file: ``node_id cores gpus mics mem_kib reserved`` per
     line (blank lines and ``#`` comments skipped).  Nodes keep file order."""
     path = Path(path)
     rows = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(read_text(path, "node file").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
@@ -175,9 +186,61 @@ def from_swf_header(max_procs: int | None, max_nodes: int | None, widest_job: in
 
 
 def parse(text: str) -> Machine:
-    """``--machine``: a node-file path when one exists at ``text``, else a spec string."""
+    """``--machine``: a node-file path when one exists at ``text`` (an Alea ``*.machines``
+    cluster file when so named), else a spec string."""
     if os.path.exists(text):
+        if text.endswith(".machines"):
+            return read_alea_machines(text)[0]
         return from_node_file(text)
     if "(" not in text or "/" in text or "#" in text:
         raise UsageError(f"no such node file: {text} (nor a machine spec such as 1024x(cores=8,gpus=2))")
     return from_spec(text)
+
+
+class AleaCluster(NamedTuple):
+    cluster_id: int
+    name: str
+    nodes: int
+    cpus_per_node: int
+    speed: float
+    ram_kib: int
+    gpus_per_node: int
+
+
+def read_alea_machines(path: str | os.PathLike) -> tuple[Machine, list[AleaCluster]]:
+    """The machine of a ``.machines`` file (clusters' nodes in file order: cores, GPUs,
+    memory in MiB) and the clusters.  DataError names the file and line of a bad entry."""
+    path = Path(path)
+    clusters: list[AleaCluster] = []
+    for lineno, line in enumerate(read_text(path, "machines file").splitlines(), 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = text.split("\t") if "\t" in text else text.split()
+        parts = [p.strip() for p in parts]
+        try:
+            if len(parts) < 6:
+                raise ValueError
+            cid, nodes, cpus, ram = int(parts[0]), int(parts[2]), int(parts[3]), int(parts[5])
+            speed = float(parts[4])
+            gpus = int(parts[7]) if len(parts) > 7 and parts[7] else 0
+            if nodes <= 0 or cpus <= 0 or ram < 0 or gpus < 0 or not np.isfinite(speed):
+                raise ValueError
+        except ValueError:
+            raise DataError(
+                f"{path}:{lineno}: expected 'cluster_id name nodes cpus_per_node speed ram_kib "
+                f"[properties gpus]' with positive counts: {text!r}"
+            ) from None
+        if nodes > 1_000_000:
+            raise DataError(f"{path}:{lineno}: {nodes} nodes in one cluster is not a machine file")
+        clusters.append(AleaCluster(cid, parts[1], nodes, cpus, speed, ram, gpus))
+    if not clusters:
+        raise DataError(f"{path}: no clusters")
+    cap = np.concatenate([
+        np.tile(np.array([[c.cpus_per_node, c.gpus_per_node, 0, c.ram_kib // 1024]], dtype=np.int64), (c.nodes, 1))
+        for c in clusters
+    ])
+    note = "from Alea machines file {}: {}".format(
+        path.name, ", ".join(f"{c.name} {c.nodes}x{c.cpus_per_node}" for c in clusters)
+    )
+    return Machine(cap, spec_of(cap), note), clusters

@@ -82,7 +82,8 @@ def replay(
         sim = Simulation(table, machine, allocator=allocator, predictor=predictor, period=period, meta=meta,
                          options=alloc_opts, site=site)
         policy = sched.load()(sim, **sched_opts)
-        res = sim.run(policy, name=scheduler)
+        res = sim.run(policy, name=scheduler,
+                      progress=False if progress is None else (lambda now, started: progress(started)))
         return res._replace(options=prov)
     if period < 0:
         raise UsageError("the decision period must be >= 0 seconds")

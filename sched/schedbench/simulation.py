@@ -400,13 +400,18 @@ class Simulation:
 
     # -- whole runs ---------------------------------------------------------------------
 
-    def run(self, policy: Policy, name: str = "python") -> ReplayResult:
+    def run(self, policy: Policy, name: str = "python", progress=None) -> ReplayResult:
         """Replay to the end with ``policy``; queued jobs it never starts are reported
         as ``not_started``.  In the periodic mode, a policy with a true
         ``waits_for_events`` attribute is not asked again after a decision point where it
         started nothing until something happens (:meth:`skip_idle_ticks`): same schedule,
-        fewer decision points (and timeline rows)."""
+        fewer decision points (and timeline rows).  ``progress``: None shows a bar over
+        simulated time (from the first to the last submission) on stderr when it is a
+        terminal, a line every 30 s when it is not (:mod:`schedbench.progress`); False
+        nothing; a callable ``progress(now, started)`` is called after every decision pass
+        instead."""
         t0 = time.perf_counter()
+        report, bar = self._progress_hook(progress)
         while self.advance() is not None:
             for start in policy.decide(self.view()) or ():
                 if isinstance(start, tuple | list):
@@ -414,10 +419,14 @@ class Simulation:
                 else:
                     self.start(start)
             self.end_pass()
+            if report is not None:
+                report(self.now, self.started)
             if self.stuck:
                 break
             if self.period > 0 and self._started_in_pass == 0 and getattr(policy, "waits_for_events", False):
                 self.skip_idle_ticks()
+        if bar is not None:
+            bar.close()
         simulate_s = time.perf_counter() - t0
         prov = provenance(
             self.table, self.machine, name, self.allocator, self.predictor, self.period,
@@ -427,6 +436,18 @@ class Simulation:
             self.core, self.status, self.table, self.machine, name, self.allocator,
             self.predictor, simulate_s, self.passes, prov,
         )
+
+    def _progress_hook(self, progress):
+        """``(report(now, started) or None, bar to close or None)`` for :meth:`run`."""
+        if progress is False or self.table.n_jobs == 0:
+            return None, None
+        if callable(progress):
+            return progress, None
+        from .progress import Progress
+
+        first, last = int(self.table.submit.min()), int(self.table.submit.max())
+        bar = Progress(last - first, "s of the submission span simulated", "s", "simulate")
+        return (lambda now, started: bar.update(now - first)), bar
 
     @property
     def started(self) -> int:

@@ -122,9 +122,11 @@ def load_config(path: str | os.PathLike) -> dict:
     """The parsed TOML config at ``path`` (UsageError when missing or malformed)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read sweep config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a TOML file (not UTF-8 text)") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -250,6 +252,9 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             missing = [a for a in set(options.values()) if a.required and a.dest not in given]
             if missing:
                 raise UsageError(f"{where}: generator {gen} needs {', '.join(a.option_strings[-1] for a in missing)}")
+            for k, v in params.items():
+                for value in v if isinstance(v, list) else [v]:
+                    _check_option_value(where, gen, k, options[k], value)
             wl_seeds = _seeds(entry["seeds"], where) if "seeds" in entry else seeds
             base = entry.get("name") or gen
             canon = {options[k].dest: v for k, v in params.items()}
@@ -311,6 +316,31 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             runs.append({"key": run_key(cfg), **cfg})
     # option values a pair does not take give it the same run more than once
     return list({r["key"]: r for r in runs}.values())
+
+
+def _check_option_value(where: str, gen: str, key: str, action: argparse.Action, value) -> None:
+    """A generator option's value as its command-line option would accept it (a choice, a
+    number of the right kind), so that a typo fails before any run, not in each run."""
+    if action.choices is not None and value not in action.choices:
+        raise UsageError(
+            f"{where}: generator {gen} option {key} = {value!r}: choose from {', '.join(map(repr, action.choices))}"
+        )
+    if isinstance(value, (dict, list)):
+        raise UsageError(f"{where}: generator {gen} option {key}: a value or a flat list of values, not {value!r}")
+    kind = action.type
+    if kind is None and isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        if not isinstance(value, bool):
+            raise UsageError(f"{where}: generator {gen} option {key} = {value!r}: true or false")
+        return
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise UsageError(f"{where}: generator {gen} option {key} = {value!r}: an integer")
+    if kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise UsageError(f"{where}: generator {gen} option {key} = {value!r}: a number")
+    if callable(kind) and kind not in (int, float, str):
+        try:
+            kind(value if isinstance(value, str) else str(value))
+        except (ValueError, TypeError, argparse.ArgumentTypeError) as exc:
+            raise UsageError(f"{where}: generator {gen} option {key} = {value!r}: {exc}") from None
 
 
 def _excluded(value, schedulers: dict, allocators: dict) -> set[tuple[str, str]]:

@@ -1,4 +1,5 @@
-"""Load any workload the CLI accepts: an SWF log (plain or gzip), a catalog log name
+"""Load any workload the CLI accepts: an SWF log (plain or gzip; Alea's 21-field extended
+SWF is recognised by its first data line, see :mod:`schedbench.alea`), a catalog log name
 (from the cache), or a Parquet job table; and the machine it runs on."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import jobs, machine, swf
+from . import alea, jobs, machine, swf
 from .errors import UsageError
 
 
@@ -35,7 +36,11 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
         if mach is None:
             raise UsageError(f"{path} records no machine: give --machine")
     else:
-        table, header = swf.read(path)
+        if alea.sniff(path):
+            table, header, _extras, queues = alea.read(path)
+            meta.update(format="alea", queues=queues)
+        else:
+            table, header = swf.read(path)
         meta["header_out_of_order"] = header.out_of_order
         if machine_arg:
             mach = machine.parse(machine_arg)

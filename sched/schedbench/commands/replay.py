@@ -38,7 +38,7 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--machine", "-m", metavar="SPEC",
-        help="spec such as '1024x(cores=8,gpus=2)' or a Eurora node file "
+        help="spec such as '1024x(cores=8,gpus=2)', a Eurora node file or an Alea FILE.machines "
         "(default: from the SWF header or the table's metadata)",
     )
     p.add_argument(
@@ -93,17 +93,14 @@ def register(sub) -> None:
 
 
 def _progress(total: int, quiet: bool):
-    """A tqdm bar over started jobs for long replays (stderr, only on a terminal)."""
-    if quiet or total < 200_000:
+    """Feedback over started jobs (see :mod:`schedbench.progress`): a bar on a terminal
+    once a replay has taken 2 s, a line every 30 s on a pipe or in a log file."""
+    if quiet:
         return None, None
-    from tqdm import tqdm
+    from ..progress import Progress
 
-    bar = tqdm(total=total, unit="job", desc="replay", file=sys.stderr, disable=None, leave=False)
-
-    def update(started: int) -> None:
-        bar.update(started - bar.n)
-
-    return bar, update
+    bar = Progress(total, "jobs started", "job", "replay")
+    return bar, bar.update
 
 
 _FREEZE_AT_EXIT = False

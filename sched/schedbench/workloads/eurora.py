@@ -87,7 +87,7 @@ import numpy as np
 
 from .. import jobs
 from ..errors import DataError
-from ..machine import Machine, from_node_file, from_spec
+from ..machine import Machine, from_node_file, from_spec, read_text
 
 #: The Eurora machine as documented (used when no node file can be found).
 EURORA_SPEC = "32x(cores=16,mics=2,mem=32G)+32x(cores=16,gpus=2,mem=32G)"
@@ -243,7 +243,7 @@ def read_queues(path: str | os.PathLike) -> dict[str, int]:
     (file order; blank lines and ``#`` comments skipped)."""
     path = Path(path)
     out: dict[str, int] = {}
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(read_text(path, "queue file").splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue

@@ -1,0 +1,68 @@
+"""Progress feedback on stderr for long runs: a tqdm bar on a terminal, a periodic plain line
+when stderr is a pipe or a file (a log then shows a run is alive without a bar's carriage
+returns).  Feedback only: nothing here changes what a run computes or writes."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+
+PIPE_PERIOD_S = 30.0
+"""Seconds between two progress lines when stderr is not a terminal."""
+
+
+def _is_terminal(stream) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+class Progress:
+    """``update(done)`` reports ``done`` out of ``total`` (jobs started, or seconds of
+    simulated time); ``close()`` ends the bar.  On a terminal a tqdm bar shown after
+    ``delay_s``; elsewhere one line every ``period_s`` of wall time counted from the first
+    update (so a kernel compile before it is not counted)
+    (``"schedbench: replay: 12,345 of 200,000 jobs started (6 %), 31 s"``), none when the
+    run ends before the first period."""
+
+    def __init__(self, total: int, what: str, unit: str, desc: str, stream=None,
+                 period_s: float | None = None, delay_s: float = 2.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.total = max(int(total), 1)
+        self.what, self.unit, self.desc = what, unit, desc
+        self.stream = sys.stderr if stream is None else stream
+        self.period_s = PIPE_PERIOD_S if period_s is None else period_s
+        self.clock = clock
+        self.t0 = self.last = None  # set by the first update: a first compile is not counted
+        self.done = 0
+        self.bar = None
+        if _is_terminal(self.stream):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=self.total, unit=unit, desc=desc, file=self.stream, leave=False,
+                            delay=delay_s, unit_scale=unit == "s")
+
+    def update(self, done: int) -> None:
+        done = min(int(done), self.total)
+        if self.bar is not None:
+            self.bar.update(done - self.bar.n)
+            return
+        self.done = done
+        now = self.clock()
+        if self.t0 is None:
+            self.t0 = self.last = now
+        if now - self.last >= self.period_s:
+            self.last = now
+            print(
+                f"schedbench: {self.desc}: {done:,} of {self.total:,} {self.what} "
+                f"({100 * done // self.total} %), {now - self.t0:.0f} s",
+                file=self.stream, flush=True,
+            )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
