@@ -17,7 +17,10 @@ Columns, in order:
   ``req_nodes`` > 0 the job fixes its shape: exactly ``req_nodes`` nodes each hosting
   ``units / req_nodes`` units (Slurm's ``-N`` with ``--ntasks-per-node``); ``-1`` leaves
   the spread to the allocator;
-* ``estimate``: the user's requested wall time used by the scheduler (s).
+* ``estimate``: the user's requested wall time used by the scheduler (s);
+* ``contiguous``: 1 when the job asks for one block of consecutive node indices (Slurm's
+  ``--contiguous``; only AUCSCHED honours it, placing such a job with its type A or B
+  bids), otherwise 0 or -1 (no constraint).
 
 For an SWF job (see ``../shared/spec/replay-semantics.md``) ``units`` is the requested
 processor count when positive, else the allocated one, each unit is one core, and
@@ -61,6 +64,7 @@ REQUEST_FIELDS: tuple[str, ...] = (
     "unit_mem",
     "req_nodes",
     "estimate",
+    "contiguous",
 )
 
 
@@ -92,6 +96,7 @@ class JobTable(NamedTuple):
     unit_mem: np.ndarray
     req_nodes: np.ndarray
     estimate: np.ndarray
+    contiguous: np.ndarray
 
     def __len__(self) -> int:  # type: ignore[override]
         return int(self.job_id.shape[0])
@@ -196,7 +201,7 @@ def derive_swf_request(table: JobTable, keep: set[str] | frozenset[str] = frozen
     """Fill the request columns of an SWF table in place (columns named in ``keep`` stay).
 
     ``units`` = procs_req if > 0 else procs_alloc; one core per unit, no GPUs, MICs or
-    memory; free shape; ``estimate`` = time_req if > 0 else run.
+    memory; free shape; ``estimate`` = time_req if > 0 else run; not contiguous.
     """
     if "units" not in keep:
         np.copyto(table.units, np.where(table.procs_req > 0, table.procs_req, table.procs_alloc))
@@ -207,6 +212,8 @@ def derive_swf_request(table: JobTable, keep: set[str] | frozenset[str] = frozen
             getattr(table, name)[:] = 0
     if "estimate" not in keep:
         np.copyto(table.estimate, np.where(table.time_req > 0, table.time_req, table.run))
+    if "contiguous" not in keep:
+        table.contiguous[:] = 0
     return table
 
 

@@ -71,6 +71,9 @@ _MEM_RE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:i?B)?\s*$", re.IGNORECASE)
 _MEM_SCALE = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
+MAX_PER_NODE = 1 << 20  # cores, GPUs or MICs of one node: beyond it a file is not a machine
+
+
 def _parse_mem(text: str) -> int:
     m = _MEM_RE.match(text)
     if not m:
@@ -102,6 +105,8 @@ def from_spec(spec: str) -> Machine:
                 if not value.strip().isdigit():
                     raise UsageError(f"bad amount {value!r} for {key} in {spec!r}")
                 node[RESOURCE_NAMES.index(key)] = int(value)
+                if int(value) > MAX_PER_NODE:
+                    raise UsageError(f"{key}={value} in {spec!r}: at most {MAX_PER_NODE:,} per node")
         if count <= 0 or not node[: Resource.MEM].any():
             raise UsageError(f"machine term {term.strip()!r} has no nodes or no computing resources")
         rows.append(np.repeat(node[None, :], count, axis=0))
@@ -155,6 +160,11 @@ def from_node_file(path: str | os.PathLike) -> Machine:
             raise DataError(
                 f"{path}:{lineno}: expected 'node_id cores gpus mics mem_kib [reserved]': {text!r}"
             ) from None
+        if not all(0 <= v <= MAX_PER_NODE for v in (cores, gpus, mics)) or not 0 <= mem_kib < 1 << 50:
+            raise DataError(
+                f"{path}:{lineno}: node amounts must be 0..{MAX_PER_NODE:,} cores, GPUs and MICs and a "
+                f"non-negative memory: {text!r}"
+            )
         rows.append((cores, gpus, mics, mem_kib // 1024))
     if not rows:
         raise DataError(f"{path}: no nodes")
