@@ -58,7 +58,8 @@ class ReplayResult(NamedTuple):
     running, used (k, 4)).  ``alloc_ptr`` int64 (n,) and ``alloc_log`` int32 (rows, 2):
     job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``,
     jobs in the order they started.
-    ``options``: every setting that can change the schedule (provenance)."""
+    ``options``: every setting that can change the schedule (provenance).  ``policy`` and
+    ``tables``: what a Python policy's ``report()`` gives (see :mod:`schedbench.simulation`)."""
 
     table: JobTable
     machine: Machine
@@ -76,6 +77,8 @@ class ReplayResult(NamedTuple):
     alloc_ptr: np.ndarray
     alloc_log: np.ndarray
     options: dict
+    policy: dict | None = None  # a Python policy's own summary (solver, settings), if it gives one
+    tables: dict | None = None  # a Python policy's extra tables, written as NAME.parquet
 
     @property
     def label(self) -> str:

@@ -70,6 +70,7 @@ class Entry:
     description: str
     options: tuple[Option, ...] = ()
     plugin: str | None = field(default=None, compare=False)  # module to import in workers
+    default_period: int = 0  # decision period (s) when a run does not give one
 
     def load(self) -> Callable:
         if callable(self.factory):
@@ -119,10 +120,12 @@ def register_scheduler(
     kind: Kind | str = Kind.JITTED,
     options: tuple[Option, ...] = (),
     replace: bool = False,
+    default_period: int = 0,
 ) -> Entry:
-    """Register a scheduler (``kind`` "jitted" or "python") under ``name``."""
+    """Register a scheduler (``kind`` "jitted" or "python") under ``name``;
+    ``default_period``: its decision period (s) when a run gives none (0: every event)."""
     plugin = None if isinstance(factory, str) else factory.__module__
-    entry = Entry(name, Kind(kind), factory, description, tuple(options), plugin)
+    entry = Entry(name, Kind(kind), factory, description, tuple(options), plugin, default_period)
     return _add(SCHEDULERS, entry, replace)
 
 
@@ -193,6 +196,38 @@ register_scheduler(
     "sfs", "schedbench.schedulers.fairshare:sfs",
     "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
     "depth-D reservations and backfill", options=_FAIRSHARE_OPTIONS,
+)
+_PRIORITY_TYPE = Option("priority_type", "basic", "ipsched, aucsched, backfill: 'basic' (first submitted highest) "
+                        "or 'multifactor' (age and size, +1 per minute queued)")
+_IP_OPTIONS = (
+    _PRIORITY_TYPE,
+    Option("max_jobs", 200, "ipsched, aucsched: MAX_JOB_COUNT, jobs in the window", int),
+    Option("solver", "cbc", "ipsched, aucsched: 'cbc' or 'highs' (python-mip, one thread)"),
+    Option("max_nodes", 2000, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int),
+    Option("on_limit", "halve", "ipsched, aucsched: at the node limit 'halve' (start nothing, halve the window; "
+           "the paper) or 'incumbent' (start the best solution found)"),
+    Option("solver_seed", 0, "ipsched, aucsched: the solver's random seed", int),
+)
+register_scheduler(
+    "ipsched", "schedbench.policies.ipsched:ipsched",
+    "IPSCHED (Soner & Ozturan): one IP per period allocates nodes' free cores and GPUs to a window of jobs",
+    kind=Kind.PYTHON, default_period=5,
+    options=(*_IP_OPTIONS, Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
+                                  "(sum P_j R_j^cpu (s_j - c_j))")),
+)
+register_scheduler(
+    "aucsched", "schedbench.policies.aucsched:aucsched",
+    "AUCSCHED (Soner & Ozturan): an auction of contiguous-block bids per period, solved as an IP",
+    kind=Kind.PYTHON, default_period=5,
+    options=(*_IP_OPTIONS,
+             Option("max_bids", 10, "aucsched: MAXBIDSPERJOB", int),
+             Option("slurm_bids", True, "aucsched: add each job's SLURM bid (the allocator's placement)", _boolean),
+             Option("spread_bids", False, "aucsched: our extension, bid whole nodesets for core-only jobs", _boolean)),
+)
+register_scheduler(
+    "backfill", "schedbench.policies.backfill:backfill",
+    "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",
+    kind=Kind.PYTHON, options=(_PRIORITY_TYPE,),
 )
 register_allocator("ff", "schedbench.allocators.fit:first_fit", "First-Fit: node index order")
 register_allocator("bf", "schedbench.allocators.fit:best_fit", "Best-Fit: non-decreasing free cores + GPUs + MICs")

@@ -45,7 +45,7 @@ def replay(
     allocator: str = "ff",
     predictor: str = "requested",
     *,
-    period: int = 0,
+    period: int | None = None,
     meta: dict | None = None,
     options: dict | None = None,
     progress=None,
@@ -54,7 +54,7 @@ def replay(
 ) -> ReplayResult:
     """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a registered
     ``scheduler+allocator`` pair.  ``period``: decide every so many seconds (0: at every
-    event instant); ``meta``: the workload's metadata (queue names and limits);
+    event instant; None: the scheduler's default, 5 s for ipsched and aucsched, else 0); ``meta``: the workload's metadata (queue names and limits);
     ``options`` (and keyword arguments): scheduler and allocator options by name, e.g.
     ``critical=("gpus",)``, ``priority_bound=5``.  ``progress``, if given, is called with
     the number of started jobs from time to time.  ``site``: site policies, a
@@ -64,6 +64,8 @@ def replay(
     sched = registry.scheduler(scheduler)
     alloc = registry.allocator(allocator)
     sched_opts, alloc_opts = registry.split_options(sched, alloc, {**(options or {}), **more_options})
+    if period is None:
+        period = sched.default_period
     if site is not None and not isinstance(site, site_mod.Site):
         site = site_mod.load(site)
     if site is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:

@@ -298,7 +298,8 @@ def _write_parquet(df: pl.DataFrame, path: Path) -> None:
 
 
 def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | None = None, extra: dict | None = None) -> dict:
-    """Write the four files of a run into ``outdir`` (created) and return the summary."""
+    """Write the four files of a run into ``outdir`` (created), and a Python policy's own
+    tables (``decisions.parquet`` of ipsched and aucsched), and return the summary."""
     import time
 
     t0 = time.perf_counter()
@@ -311,6 +312,10 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     summary = summarize(result, jobs, timeline)
     del jobs, timeline  # the allocations, the largest output, come last and in pieces
     _write_allocations(result, outdir / "allocations.parquet")
+    for name, table in (result.tables or {}).items():
+        _write_parquet(table, outdir / f"{name}.parquet")
+    if result.policy:
+        summary["policy"] = result.policy
     summary["timings"].update(timings or {})
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})

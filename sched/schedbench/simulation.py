@@ -25,6 +25,10 @@ arrival, end or maintenance-window end, since the ticks in between would give th
 empty answer.  The attribute is read after every decision point, so a policy whose state
 just changed (a window halved after a solver limit) sets it false until the next start.
 
+A policy may also have ``report() -> (dict, {name: polars.DataFrame})``: the dict goes
+into summary.json as ``policy`` (its solver and settings) and each table is written as
+``NAME.parquet`` beside jobs.parquet (ipsched's and aucsched's ``decisions``).
+
 Register a policy with :func:`schedbench.registry.register_scheduler` (``kind="python"``,
 a factory ``factory(sim, **options) -> policy``) and ``schedbench replay -s NAME`` runs it.
 """
@@ -432,10 +436,15 @@ class Simulation:
             self.table, self.machine, name, self.allocator, self.predictor, self.period,
             self.scheduler_options, self.allocator_options,
         )
-        return result(
+        res = result(
             self.core, self.status, self.table, self.machine, name, self.allocator,
             self.predictor, simulate_s, self.passes, prov,
         )
+        report = getattr(policy, "report", None)
+        if report is not None:
+            summary, tables = report()
+            res = res._replace(policy=summary, tables=tables)
+        return res
 
     def _progress_hook(self, progress):
         """``(report(now, started) or None, bar to close or None)`` for :meth:`run`."""

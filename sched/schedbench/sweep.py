@@ -12,7 +12,8 @@ Top level::
     predictors = ["requested"]    # "all" or a list (default ["requested"])
     seeds = [1, 2]                # generator seeds (default [1])
     machines = ["16x(cores=8)"]   # optional default machines of the workloads
-    period = [0, 5]               # decision period(s) in s (default 0: every event)
+    period = [0, 5]               # decision period(s) in s (default: the scheduler's, 5 s for
+                                  # ipsched and aucsched, 0 = every event for the others)
 
     [options]                     # scheduler / allocator options (schedbench.registry);
     priority_bound = [5, 10]      # a list is a grid axis
@@ -213,7 +214,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
     schedulers = _names(config.get("schedulers", "all"), sched_table, "scheduler", sched_table)
     allocators = _names(config.get("allocators", "all"), alloc_table, "allocator", alloc_table)
     excluded = _excluded(config.get("exclude", []), sched_table, alloc_table)
-    periods = _periods(config.get("period", 0))
+    periods = _periods(config["period"]) if "period" in config else [None]  # None: each scheduler's default
     option_grid = _option_grid(config.get("options", {}))
     predictors = _names(config.get("predictors"), PREDICTORS, "predictor", DEFAULT_PREDICTORS)
     seeds = _seeds(config.get("seeds", list(DEFAULT_SEEDS)), "sweep")
@@ -310,7 +311,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             s_opts, a_opts = registry.split_options(registry.scheduler(sched), registry.allocator(alloc), given)
             cfg = {
                 "workload": label, "source": source, "machine": machine, "scheduler": sched,
-                "allocator": alloc, "predictor": pred, "seed": seed, "period": period,
+                "allocator": alloc, "predictor": pred, "seed": seed,
+                "period": registry.scheduler(sched).default_period if period is None else period,
                 "options": _plain({**s_opts, **a_opts}),
             }
             runs.append({"key": run_key(cfg), **cfg})

@@ -78,9 +78,10 @@ def register(sub) -> None:
         help="a scheduler or allocator option (repeatable; the options are listed below)",
     )
     p.add_argument(
-        "--period", type=int, default=0, metavar="S",
+        "--period", type=int, default=None, metavar="S",
         help="decide only every S seconds from the first submission (as IPSCHED's 5 s "
-        "cycle) instead of at every event instant (default 0: every event)",
+        "cycle) instead of at every event instant (default: 5 for ipsched and aucsched, 0 = every event "
+        "for the others)",
     )
     p.add_argument(
         "--site", metavar="FILE",

@@ -1,0 +1,190 @@
+"""What IPSCHED, AUCSCHED and their SLURM-backfill baseline share (Soner & Özturan,
+``soner-ozturan-ipsched-aucsched.md`` §3–5): job priorities, the priority-ordered job
+window, and reproducible IP solving with python-mip and a log of every solve.
+
+**Priorities** (their Table 10, "priority type"):
+
+* ``basic`` (SLURM's priority/basic): the first submitted job gets the highest priority
+  and every later one a priority lower by 1: ``P_j = n - j`` for the job in row ``j`` of
+  the (submit, id)-ordered table of ``n`` jobs.
+* ``multifactor`` (SLURM's priority/multifactor with only the age and size factors, "job
+  age factor weight and job size factor weight were taken as equal, and for each minute a
+  job spent in the queue, its priority was increased by one"):
+  ``P_j = 1 + min(age_j, A) + A * cores_j / cores_machine`` with ``age_j`` the minutes
+  since submission (not rounded) and both weights ``A = 10080``, SLURM's default
+  PriorityMaxAge of 7 days in minutes (so the age factor grows by one per minute until a
+  week).  The paper gives neither weight's value, only their equality and the slope; the
+  ``1 +`` keeps every priority positive, which AUCSCHED's alpha needs (eq. 17).  As long as
+  no job waits a week, the order between two queued jobs never changes with time.
+
+The **window** is the ``size`` queued jobs of highest priority (ties by submit time, then
+job index): the paper's MAX_JOB_COUNT (default 200).
+
+**Solving** (:class:`Solver`): CBC through python-mip by default, HiGHS as an option; one
+thread, a fixed seed and a deterministic effort limit (a branch-and-bound node count,
+``max_nodes``), never a wall-clock limit, decide the outcome, so a schedule is
+byte-identical across runs and machines.  When the limit stops the solver before it
+proves optimality the paper's rule applies by default (``on_limit="halve"``: start
+nothing and halve the window for the next decision point; the paper used a time limit of
+SCHED_INTERVAL); ``on_limit="incumbent"`` starts the best solution found instead.  The
+window returns to its full size after a solve that finished (the paper: "halved for the
+next scheduling interval").  Every solve is a row of ``decisions.parquet`` (see
+:meth:`Solver.table`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import UsageError
+
+PRIORITY_TYPES = ("basic", "multifactor")
+MAX_AGE_MIN = 10080.0  # SLURM's default PriorityMaxAge, 7 days, in minutes
+SOLVERS = ("cbc", "highs")
+ON_LIMIT = ("halve", "incumbent")
+
+
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise UsageError(f"option {name}={value!r}: choose from {', '.join(choices)}")
+    return value
+
+
+def priorities(view, jobs: np.ndarray, kind: str, total_cores: int) -> np.ndarray:
+    """Priorities (float64, same shape as ``jobs``) of the job indices ``jobs`` at
+    ``view.time`` (see the module docstring)."""
+    if kind == "basic":
+        return (view.submit.shape[0] - jobs).astype(np.float64)
+    age = np.minimum((view.time - view.submit[jobs]) / 60.0, MAX_AGE_MIN)
+    cores = view.units[jobs] * view.request[jobs, 0]
+    return 1.0 + age + MAX_AGE_MIN * cores / max(total_cores, 1)
+
+
+def window(view, size: int, kind: str, total_cores: int) -> tuple[np.ndarray, np.ndarray]:
+    """(job indices, priorities) of the ``size`` highest-priority queued jobs, highest
+    first (ties by submit time, then job index)."""
+    queue = view.queue
+    if queue.size == 0:
+        return queue.astype(np.int64), np.zeros(0)
+    p = priorities(view, queue, kind, total_cores)
+    order = np.lexsort((queue, view.submit[queue], -p))[:size]
+    return queue[order].astype(np.int64), p[order]
+
+
+class Solve(NamedTuple):
+    """One solve: ``status`` python-mip's status name; ``use``: read the variables' values
+    (optimal, or an incumbent with ``on_limit="incumbent"``); ``finished``: the solver
+    proved its answer (the node limit did not stop it)."""
+
+    status: str
+    objective: float | None
+    use: bool
+    finished: bool
+
+
+class Solver:
+    """python-mip models with reproducible settings, and the log of every solve.
+
+    ``solver``: "cbc" or "highs"; ``max_nodes``: the branch-and-bound node limit (the
+    deterministic effort limit); ``on_limit``: "halve" or "incumbent"; ``seed``: the
+    solver's random seed."""
+
+    def __init__(self, solver: str = "cbc", max_nodes: int = 2000, on_limit: str = "halve", seed: int = 0):
+        self.solver = check_choice("solver", solver, SOLVERS)
+        self.on_limit = check_choice("on_limit", on_limit, ON_LIMIT)
+        if max_nodes <= 0:
+            raise UsageError("option max_nodes must be a positive node count")
+        self.max_nodes = int(max_nodes)
+        self.seed = int(seed)
+        self.rows: list[tuple] = []
+
+    def model(self):
+        import mip
+
+        m = mip.Model(sense=mip.MAXIMIZE, solver_name=mip.CBC if self.solver == "cbc" else mip.HIGHS)
+        m.verbose = 0
+        m.threads = 1
+        m.seed = self.seed
+        return m
+
+    def solve(self, m, now: int, window: int, jobs: int, extra: dict | None = None) -> Solve:
+        """Optimise ``m`` within the node limit, log the solve, and say whether its
+        solution is to be used.  ``window``: the window size; ``jobs``: the jobs in the
+        model (those that fit alone)."""
+        import mip
+
+        t0 = time.perf_counter()
+        status = m.optimize(max_nodes=self.max_nodes)
+        solve_s = time.perf_counter() - t0
+        found = status in (mip.OptimizationStatus.OPTIMAL, mip.OptimizationStatus.FEASIBLE)
+        finished = status in (mip.OptimizationStatus.OPTIMAL, mip.OptimizationStatus.INFEASIBLE)
+        use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
+        objective = float(m.objective_value) if found else None
+        self.rows.append((now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective, solve_s,
+                          (extra or {}).get("bids", -1)))
+        return Solve(status.name.lower(), objective, use, finished)
+
+    def table(self):
+        """decisions.parquet: one row per solve: time (s), window (jobs in the window),
+        jobs (in the model: those that fit alone), variables, constraints, status
+        (python-mip's: optimal, feasible = limit hit with an incumbent, no_solution_found
+        = limit hit without one, infeasible), objective (null without a solution),
+        solve_s (wall-clock seconds, for information only: they decide nothing), bids
+        (AUCSCHED; -1 for IPSCHED)."""
+        import polars as pl
+
+        cols = list(zip(*self.rows, strict=True)) if self.rows else [[] for _ in range(9)]
+        return pl.DataFrame(
+            {
+                "time": pl.Series(cols[0], dtype=pl.Int64),
+                "window": pl.Series(cols[1], dtype=pl.Int64),
+                "jobs": pl.Series(cols[2], dtype=pl.Int64),
+                "variables": pl.Series(cols[3], dtype=pl.Int64),
+                "constraints": pl.Series(cols[4], dtype=pl.Int64),
+                "status": pl.Series(cols[5], dtype=pl.Utf8),
+                "objective": pl.Series(cols[6], dtype=pl.Float64),
+                "solve_s": pl.Series(cols[7], dtype=pl.Float64),
+                "bids": pl.Series(cols[8], dtype=pl.Int64),
+            }
+        )
+
+    def summary(self) -> dict:
+        """The solver settings and solve statistics for summary.json."""
+        times = np.array([r[7] for r in self.rows]) if self.rows else np.zeros(0)
+        statuses: dict[str, int] = {}
+        for r in self.rows:
+            statuses[r[5]] = statuses.get(r[5], 0) + 1
+        return {
+            "solver": self.solver,
+            "threads": 1,
+            "seed": self.seed,
+            "max_nodes": self.max_nodes,
+            "on_limit": self.on_limit,
+            "solves": len(self.rows),
+            "statuses": statuses,
+            "solve_s_median": float(np.median(times)) if times.size else None,
+            "solve_s_max": float(times.max()) if times.size else None,
+        }
+
+
+class WindowState:
+    """The window size and the halving rule (see the module docstring)."""
+
+    def __init__(self, size: int):
+        if size <= 0:
+            raise UsageError("option max_jobs (MAX_JOB_COUNT) must be positive")
+        self.full = int(size)
+        self.size = int(size)
+
+    def after(self, finished: bool, on_limit: str) -> None:
+        if finished:
+            self.size = self.full
+        elif on_limit == "halve":
+            self.size = max(1, self.size // 2)
+
+    @property
+    def at_full_size(self) -> bool:
+        return self.size == self.full
