@@ -1,0 +1,292 @@
+"""IPSCHED, AUCSCHED and their SLURM-backfill baseline (issue 11): the paper's Table 1
+example, brute-force optima, the bid generator against tests/naive_aucsched.py, backfill
+against the jitted EASY, contiguity, capacity and reproducibility."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import naive_aucsched as naive
+from schedbench import jobs as jobs_mod
+from schedbench.jobs import core_gpu_table
+from schedbench.machine import from_spec
+from schedbench.policies import aucsched_bids, window
+from schedbench.policies.ipsched import host_matrix
+from schedbench.replay import replay
+from schedbench.simulation import Simulation
+from schedbench.workloads import esp, soner
+
+MACHINE_L = "1024x(cores=8,gpus=2)"
+
+
+def table1():
+    """Table 1: J1 -n 4096; J2, J3 -N 512 --gres=gpu:2 -n 2048; 1000 s, submitted together."""
+    return core_gpu_table(submit=[0, 0, 0], run=[1000] * 3, units=[4096, 512, 512], unit_cores=[1, 4, 4],
+                          unit_gpus=[0, 2, 2], req_nodes=[-1, 512, 512], executable=[1, 2, 2])
+
+
+# --------------------------------------------------------------------------- Table 1
+
+
+def test_table1_easy_best_fit_makes_j3_wait():
+    r = replay(table1(), from_spec(MACHINE_L), "easy", "bf")
+    assert r.start.tolist() == [0, 0, 1000]
+    assert r.end.max() == 2000
+
+
+@pytest.mark.parametrize("solver", ["cbc", "highs"])
+def test_table1_ipsched_starts_all_three_at_once(solver):
+    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf", solver=solver)
+    assert r.start.tolist() == [0, 0, 0]
+    assert r.end.max() == 1000
+    assert r.policy["solver"] == solver and r.policy["statuses"] == {"optimal": 1}
+    # J1 shares every node: 4 cores beside J2's or J3's 4 cores and 2 GPUs
+    assert r.nodes_used.tolist() == [1024, 512, 512]
+
+
+def test_table1_aucsched_paper_bids_cannot_and_spread_bids_can():
+    m = from_spec(MACHINE_L)
+    paper = replay(table1(), m, "aucsched", "bf")
+    assert paper.start.tolist() == [0, 0, 1000]  # the fewest-node bids give J1 512 whole nodes
+    spread = replay(table1(), m, "aucsched", "bf", spread_bids=True)
+    assert spread.start.tolist() == [0, 0, 0]
+    assert spread.policy["bids_won"]["spread"] == 1
+
+
+# --------------------------------------------------------------------------- priorities
+
+
+class _View:
+    def __init__(self, time, submit, units, cores):
+        self.time = time
+        self.submit = np.asarray(submit)
+        self.units = np.asarray(units)
+        self.request = np.column_stack([cores, np.zeros((len(cores), 3), dtype=np.int64)])
+        self.queue = np.arange(len(submit))
+
+
+def test_basic_priority_first_submitted_highest_then_one_less_each():
+    v = _View(100, [0, 5, 5], [1, 1, 1], [1, 1, 1])
+    assert window.priorities(v, np.arange(3), "basic", 8).tolist() == [3.0, 2.0, 1.0]
+
+
+def test_multifactor_priority_one_per_minute_and_equal_size_weight():
+    v = _View(600, [0, 540], [4, 8], [1, 1])
+    p = window.priorities(v, np.arange(2), "multifactor", 8)
+    # 1 + minutes queued + 10080 * cores / machine cores
+    assert p.tolist() == pytest.approx([1 + 10 + 10080 * 4 / 8, 1 + 1 + 10080 * 8 / 8])
+    jobs, prio = window.window(v, 1, "multifactor", 8)
+    assert jobs.tolist() == [1]
+
+
+# --------------------------------------------------------------------------- bids
+
+
+def test_figure2_nodesets():
+    # the paper's Figure 2: 12 nodes' free cores/GPUs give eight nodesets
+    free = [(4, 1), (8, 2), (2, 2), (4, 0), (0, 0), (4, 2), (1, 2), (2, 1), (2, 1), (2, 0), (0, 0), (4, 1)]
+    arr = np.array([[c, g, 0, 0] for c, g in free], dtype=np.int64)
+    assert aucsched_bids.Bids.paper_nodesets(arr) == 8 == naive.paper_nodesets(arr.tolist())
+
+
+def _kernel_bids(free, job_rows, max_bids, slurm, spread, allocator="bf"):
+    m = from_spec(f"{free.shape[0]}x(cores=64,gpus=8)")
+    units = np.array([r[0] for r in job_rows], dtype=np.int64)
+    req = np.array([r[1] for r in job_rows], dtype=np.int64)
+    req_nodes = np.array([r[2] for r in job_rows], dtype=np.int64)
+    contiguous = np.array([r[3] for r in job_rows], dtype=np.int64)
+    host = np.minimum(host_matrix(free, req), units[:, None])
+    need = np.where(req_nodes > 0, units // np.maximum(req_nodes, 1), 1)
+    host[host < need[:, None]] = 0
+    table = jobs_mod.from_columns(submit=np.zeros(1, dtype=np.int64), run=np.ones(1, dtype=np.int64),
+                                  procs_req=np.ones(1, dtype=np.int64))
+    sim = Simulation(table, m, allocator=allocator)
+    out = aucsched_bids.Bids(free.shape[0]).generate(host, units, req, req_nodes, contiguous, free, sim.alloc,
+                                                     slurm, max_bids, spread)
+    bid_job, kind, sets, ptr, node, _ = out
+    got = [(int(bid_job[b]), int(kind[b]), int(sets[b]), node[ptr[b] : ptr[b + 1]].tolist())
+           for b in range(bid_job.size)]
+    return got, host
+
+
+@st.composite
+def bid_cases(draw):
+    m = draw(st.integers(1, 14))
+    free = np.array([[draw(st.integers(0, 6)), draw(st.integers(0, 2)), 0, 0] for _ in range(m)], dtype=np.int64)
+    rows = []
+    for _ in range(draw(st.integers(1, 5))):
+        gpus = draw(st.integers(0, 2))
+        if draw(st.booleans()):
+            rows.append((draw(st.integers(1, 20)), (1, 0, 0, 0), -1, int(draw(st.booleans()))))
+        else:
+            k = draw(st.integers(1, 5))
+            per = draw(st.integers(1, 2))
+            rows.append((k * per, (draw(st.integers(1, 3)), gpus, 0, 0), k, int(draw(st.booleans()))))
+    return free, rows, draw(st.integers(1, 8)), draw(st.booleans()), draw(st.booleans())
+
+
+@settings(max_examples=300, deadline=None)
+@given(bid_cases())
+def test_bid_generator_equals_the_naive_one(case):
+    free, rows, max_bids, slurm, spread = case
+    got, host = _kernel_bids(free, rows, max_bids, slurm, spread)
+    want = naive.bids(host.tolist(), [(u, list(r), n, c) for u, r, n, c in rows], free.tolist(), max_bids,
+                      slurm, spread)
+    assert got == [(a, k, s, sorted(nodes)) if k != naive.SLURM else (a, k, s, nodes) for a, k, s, nodes in want]
+    for a, kind, _, nodes in got:  # every bid can hold its job, on nodes that can take it
+        units, _, req_nodes, contiguous = rows[a]
+        assert all(host[a, n] > 0 for n in nodes)
+        if req_nodes > 0:
+            assert len(nodes) == req_nodes
+        else:
+            assert len(nodes) <= units <= sum(int(host[a, n]) for n in nodes)
+        if contiguous:
+            assert kind in (naive.A, naive.B, naive.SPREAD)
+        if kind in (naive.A, naive.B, naive.SPREAD):
+            assert nodes == list(range(nodes[0], nodes[-1] + 1))
+
+
+# --------------------------------------------------------------------------- optimality
+
+
+@st.composite
+def tiny_windows(draw):
+    n_nodes = draw(st.integers(1, 3))
+    free = [[draw(st.integers(0, 3)), draw(st.integers(0, 2)), 0, 0] for _ in range(n_nodes)]
+    jobs = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.booleans()):
+            jobs.append((draw(st.integers(1, 4)), [1, 0, 0, 0], -1))
+        else:
+            k = draw(st.integers(1, n_nodes))
+            jobs.append((k, [draw(st.integers(1, 2)), draw(st.integers(0, 1)), 0, 0], k))
+    return n_nodes, free, jobs, draw(st.sampled_from(["priority", "cores"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tiny_windows())
+def test_ipsched_reaches_the_brute_force_optimum(case):
+    n_nodes, free, jobs, objective = case
+    spec = "+".join(f"1x(cores={max(f[0], 1)},gpus={f[1]})" for f in free)
+    machine = from_spec(spec)
+    # a running filler job takes what is not free; the window's jobs arrive at time 1
+    busy = [[machine.capacity[n, 0] - f[0], machine.capacity[n, 1] - f[1]] for n, f in enumerate(free)]
+    table = core_gpu_table(
+        submit=[0] * n_nodes + [1] * len(jobs), run=[100] * n_nodes + [10] * len(jobs),
+        units=[1] * n_nodes + [j[0] for j in jobs],
+        unit_cores=[b[0] for b in busy] + [j[1][0] for j in jobs],
+        unit_gpus=[b[1] for b in busy] + [j[1][1] for j in jobs],
+        req_nodes=[1] * n_nodes + [j[2] for j in jobs], executable=[0] * (n_nodes + len(jobs)),
+    )
+    keep = np.flatnonzero((table.unit_cores > 0) | (table.unit_gpus > 0) | (np.arange(table.n_jobs) >= n_nodes))
+    table = table.take(keep)
+    fillers = int(np.count_nonzero(keep < n_nodes))
+
+    class Place:  # the fillers go to their own nodes, then ipsched decides once
+        def __init__(self, sim):
+            from schedbench.policies.ipsched import IPSched
+
+            self.ip = IPSched(sim, objective=objective)
+            self.done = False
+
+        def decide(self, view):
+            if view.time == 0:
+                return [(i, [int(keep[i])], [1]) for i in range(fillers)]
+            if self.done:
+                return []
+            self.done = True
+            return self.ip.decide(view)
+
+    sim = Simulation(table, machine, period=0)
+    policy = Place(sim)
+    sim.run(policy, progress=False)
+    rows = policy.ip.solver.rows
+    window_jobs = [j for j in jobs]
+    prio = [float(len(table.submit) - (fillers + i)) for i in range(len(jobs))]
+    weights = [p * (j[0] * j[1][0] if objective == "cores" else 1) for p, j in zip(prio, window_jobs, strict=True)]
+    best = naive.ipsched_optimum(window_jobs, prio, free, len(free), weights)
+    got = rows[0][6] if rows else 0.0  # no model when nothing fits alone
+    assert got == pytest.approx(best, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- backfill == easy
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["II", "III", "IV", "V"]), st.integers(0, 10**6), st.sampled_from(["ff", "bf"]))
+def test_backfill_over_basic_priority_equals_easy(kind, seed, allocator):
+    m = from_spec("16x(cores=8,gpus=2)")
+    table = soner.generate(kind, 40, m, np.random.default_rng(seed), mean_interarrival=5.0)
+    easy = replay(table, m, "easy", allocator)
+    ours = replay(table, m, "backfill", allocator)
+    assert ours.start.tolist() == easy.start.tolist()
+
+
+def test_backfill_over_basic_priority_equals_easy_on_esp_cpu_gpu():
+    m = from_spec("64x(cores=8,gpus=2)")
+    table = esp.generate("cpu-gpu", m, np.random.default_rng(3))
+    for allocator in ("ff", "bf"):
+        assert replay(table, m, "backfill", allocator).start.tolist() == replay(table, m, "easy", allocator).start.tolist()
+
+
+# --------------------------------------------------------------------------- whole runs
+
+
+def _check_capacity(result) -> None:
+    """No node is ever over capacity: replay each job's allocation over [start, end)."""
+    cap = result.machine.capacity
+    req = np.column_stack([result.table.unit_cores, result.table.unit_gpus, result.table.unit_mics,
+                           result.table.unit_mem])
+    events = sorted({int(t) for t in result.start[result.start >= 0]})
+    for t in events:
+        used = np.zeros_like(cap)
+        for j in np.flatnonzero((result.start <= t) & (result.end > t) & (result.start >= 0)):
+            rows = result.alloc_log[result.alloc_ptr[j] : result.alloc_ptr[j] + result.nodes_used[j]]
+            used[rows[:, 0]] += rows[:, 1][:, None] * req[j][None, :]
+        assert np.all(used <= cap), t
+
+
+@pytest.mark.parametrize("scheduler,options", [
+    ("ipsched", {}), ("ipsched", {"objective": "cores", "priority_type": "multifactor"}),
+    ("aucsched", {}), ("aucsched", {"slurm_bids": False, "priority_type": "multifactor"}),
+    ("aucsched", {"spread_bids": True}),
+])
+def test_whole_soner_v_run_fits_and_replays_every_job(scheduler, options):
+    m = from_spec("24x(cores=8,gpus=2)")
+    table = soner.generate("V", 30, m, np.random.default_rng(5), mean_interarrival=10.0)
+    r = replay(table, m, scheduler, "bf", options=options)
+    assert np.all(r.start >= table.submit)
+    assert np.all(r.start >= 0)
+    _check_capacity(r)
+    decisions = r.tables["decisions"]
+    assert decisions.height == r.policy["solves"] > 0
+    assert set(decisions["status"].to_list()) <= {"optimal", "feasible", "no_solution_found"}
+
+
+def test_contiguous_jobs_get_one_block_of_consecutive_nodes():
+    m = from_spec("32x(cores=8,gpus=2)")
+    table = soner.generate("III", 40, m, np.random.default_rng(7), mean_interarrival=5.0)
+    table.contiguous[::2] = 1
+    r = replay(table, m, "aucsched", "bf")
+    for j in np.flatnonzero(table.contiguous == 1):
+        nodes = np.sort(r.alloc_log[r.alloc_ptr[j] : r.alloc_ptr[j] + r.nodes_used[j], 0])
+        assert nodes[-1] - nodes[0] + 1 == nodes.size, j
+
+
+def test_waiting_for_events_skips_ticks_without_changing_the_schedule():
+    from schedbench.policies.ipsched import IPSched
+
+    m = from_spec("16x(cores=8,gpus=2)")
+    table = soner.generate("IV", 30, m, np.random.default_rng(11), mean_interarrival=20.0)
+
+    class EveryTick(IPSched):
+        waits_for_events = False
+
+    fast = replay(table, m, "ipsched", "bf")
+    sim = Simulation(table, m, allocator="bf", period=5)
+    slow = sim.run(EveryTick(sim), progress=False)
+    assert fast.start.tolist() == slow.start.tolist()
+    assert fast.passes < slow.passes
