@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study study-sfs lint clean
+.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study study-sfs study-soner lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine
 
 study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
+
+study-soner: $(STAMP) ## Soner & Ozturan's study: backfill, IPSCHED and AUCSCHED x basic/multifactor on ESP cpu-gpu and workloads I-V (Machine-L); tables and figures
+	$(BIN)/python bench/soner_study.py -o $(BENCH_RESULTS)/soner-study
 
 study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on Alice, Bob and Chris; latency table and Gantt charts
 	$(BIN)/python bench/steffen_study.py -o $(BENCH_RESULTS)/steffen-study

@@ -170,6 +170,13 @@ def _run(args) -> int:
     return 0
 
 
+def _solver_line(policy: dict) -> str:
+    statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(policy["statuses"].items()))
+    median = policy.get("solve_s_median")
+    return (f"{policy['solver']}, {policy['solves']:,} solves ({statuses or 'none'})"
+            + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
+
+
 def format_summary(summary: dict) -> str:
     m = summary["metrics"]
     t = summary["timings"]
@@ -190,6 +197,7 @@ def format_summary(summary: dict) -> str:
         ("utilisation", num(m.get("utilisation"), "{:.3f}")),
         ("mean queue length", num(m.get("queue_mean"), "{:,.2f}")),
         ("makespan (s)", num(m.get("makespan"), "{:,.0f}")),
+        *([("solver", _solver_line(summary["policy"]))] if summary.get("policy", {}).get("solves") is not None else []),
         ("parse / simulate / write (s)", f"{t.get('parse_s', 0):.3f} / {t['simulate_s']:.3f} / {t['write_s']:.3f}"),
         ("throughput (jobs/s)", num(t.get("jobs_per_s"), "{:,.0f}")),
     ]

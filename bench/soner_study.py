@@ -1,0 +1,231 @@
+"""Soner and Özturan's study (IPSCHED/AUCSCHED paper §5–6, Table 10, Figures 7–15),
+reproduced on Machine-L (1024 nodes x (8 cores, 2 GPUs)).
+
+Workloads: ESP-2 ``cpu-gpu`` (458 jobs) and the Soner workloads I–V (``--jobs`` each,
+default 200, mean inter-arrival 15 s), each with ``--seeds`` seeds.  Experiments (Table 10,
+plus AUCSCHED without SLURM bids, which §4.3 mentions), every SCHED_INTERVAL = 5 s:
+
+====  ===========================  =========  ==========================
+exp   run                          priority   objective
+====  ===========================  =========  ==========================
+1, 2  ``backfill+bf``              basic, mf  SLURM backfill (EASY + Best-Fit)
+3, 4  ``ipsched``                  basic, mf  sum P_j (s_j - c_j)
+5, 6  ``ipsched -O objective=cores``  basic, mf  sum P_j R_j^cpu (s_j - c_j)
+7, 8  ``aucsched+bf``              basic, mf  (8), with SLURM bids
+9, 10 ``aucsched -O slurm_bids=false``  basic, mf  (8), without SLURM bids
+====  ===========================  =========  ==========================
+
+Metrics (their §6): Soner utilisation (sum of run x cores / machine cores over the
+makespan), mean wait (hours), packing factor (nodes / the fewest nodes that could hold the
+job), fragmentation (blocks of consecutive nodes) and spread ((last - first + 1) / nodes),
+the last three per job and averaged over the replayed jobs, then over the seeds.  Every
+run's outputs are kept under ``DIR/runs/`` and a run whose summary.json exists is not run
+again, so an interrupted study resumes.  Writes ``DIR/soner-study.md`` (tables and the
+comparison with the paper's orderings) and ``DIR/figure-<metric>.png``.
+
+    make study-soner             # or: python bench/soner_study.py [--seeds K] [--jobs N] [-j 2] [-o DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+MACHINE = "1024x(cores=8,gpus=2)"
+EXPERIMENTS = [  # (number, label, scheduler, options)
+    (1, "Backfill basic", "backfill", {"priority_type": "basic"}),
+    (2, "Backfill multifactor", "backfill", {"priority_type": "multifactor"}),
+    (3, "IPSCHED basic", "ipsched", {"priority_type": "basic"}),
+    (4, "IPSCHED multifactor", "ipsched", {"priority_type": "multifactor"}),
+    (5, "IPSCHED-cores basic", "ipsched", {"priority_type": "basic", "objective": "cores"}),
+    (6, "IPSCHED-cores multifactor", "ipsched", {"priority_type": "multifactor", "objective": "cores"}),
+    (7, "AUCSCHED basic", "aucsched", {"priority_type": "basic"}),
+    (8, "AUCSCHED multifactor", "aucsched", {"priority_type": "multifactor"}),
+    (9, "AUCSCHED no-SLURM-bids basic", "aucsched", {"priority_type": "basic", "slurm_bids": False}),
+    (10, "AUCSCHED no-SLURM-bids multifactor", "aucsched", {"priority_type": "multifactor", "slurm_bids": False}),
+]
+WORKLOADS = ["ESP", "I", "II", "III", "IV", "V"]
+METRICS = [  # (key, title, better)
+    ("utilisation", "Soner utilisation", "high"),
+    ("wait_h", "mean wait (h)", "low"),
+    ("packing", "packing factor", "low"),
+    ("fragments", "fragmentation (blocks per job)", "low"),
+    ("spread", "spread", "low"),
+]
+FAMILIES = {"Backfill": (1, 2), "IPSCHED": (3, 4, 5, 6), "AUCSCHED": (7, 8, 9, 10)}
+
+
+def _workload(name: str, seed: int, jobs: int):
+    from schedbench.machine import from_spec
+    from schedbench.workloads import esp, soner
+
+    m = from_spec(MACHINE)
+    rng = np.random.default_rng(seed)
+    if name == "ESP":
+        return esp.generate("cpu-gpu", m, rng), m
+    return soner.generate(name, jobs, m, rng), m
+
+
+def run_one(args) -> dict:
+    """Replay one (experiment, workload, seed) into ``outdir`` unless it is there."""
+    number, workload, seed, jobs, outdir = args
+    out = Path(outdir)
+    done = out / "summary.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    from schedbench.replay import replay
+    from schedbench.results import write_run
+
+    _, _, scheduler, options = EXPERIMENTS[number - 1]
+    table, machine = _workload(workload, seed, jobs)
+    t0 = time.perf_counter()
+    result = replay(table, machine, scheduler, "bf", period=5, options=options)
+    summary = write_run(result, out, extra={"study": {"experiment": number, "workload": workload, "seed": seed,
+                                                      "wall_s": time.perf_counter() - t0}})
+    return summary
+
+
+def measures(rundir: Path) -> dict:
+    import polars as pl
+
+    summary = json.loads((rundir / "summary.json").read_text())
+    jobs = pl.read_parquet(rundir / "jobs.parquet").filter(pl.col("status") == "replayed")
+    return {
+        "utilisation": summary["metrics"]["soner_utilisation"],
+        "wait_h": summary["metrics"]["wait_mean"] / 3600.0,
+        "packing": float(jobs["packing"].mean()),
+        "fragments": float(jobs["fragments"].mean()),
+        "spread": float(jobs["spread"].mean()),
+        "solve_s_median": (summary.get("policy") or {}).get("solve_s_median"),
+        "wall_s": summary["study"]["wall_s"],
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", type=int, default=2, help="seeds per workload (default 2)")
+    ap.add_argument("--jobs", type=int, default=200, help="jobs per Soner workload (default 200)")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of ESP,I,II,III,IV,V")
+    ap.add_argument("--experiments", default="1-10", help="experiment numbers, e.g. 1-10 or 1,3,7")
+    ap.add_argument("-j", "--jobs-parallel", type=int, default=min(2, os.cpu_count() or 1), dest="parallel")
+    ap.add_argument("-o", "--output", default="bench/results/soner-study")
+    args = ap.parse_args(argv)
+    out = Path(args.output)
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    numbers = _numbers(args.experiments)
+    workloads = [w for w in args.workloads.split(",") if w]
+    tasks = [(n, w, s, args.jobs, str(out / "runs" / f"exp{n:02d}-{w}-seed{s}"))
+             for w in workloads for s in range(1, args.seeds + 1) for n in numbers]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.parallel) as pool:
+        for i, summary in enumerate(pool.map(run_one, tasks), 1):
+            st = summary["study"]
+            print(f"[{i}/{len(tasks)}] exp {st['experiment']} {st['workload']} seed {st['seed']}: "
+                  f"{st['wall_s']:.1f} s", file=sys.stderr, flush=True)
+    table = {}
+    for n, w, _, _, path in tasks:
+        table.setdefault((n, w), []).append(measures(Path(path)))
+    text = _report(table, numbers, workloads, args, time.perf_counter() - t0)
+    (out / "soner-study.md").write_text(text)
+    _figures(table, numbers, workloads, out)
+    print(text)
+    return 0
+
+
+def _numbers(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return [n for n in out if 1 <= n <= len(EXPERIMENTS)]
+
+
+def _mean(rows, key):
+    vals = [r[key] for r in rows if r[key] is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _best(table, numbers, workloads, key, better):
+    """Per workload, the family of the best experiment (mean over seeds)."""
+    out = {}
+    for w in workloads:
+        vals = {n: _mean(table[(n, w)], key) for n in numbers if (n, w) in table}
+        vals = {n: v for n, v in vals.items() if v is not None}
+        if not vals:
+            continue
+        n = (max if better == "high" else min)(vals, key=vals.get)
+        out[w] = next(f for f, ns in FAMILIES.items() if n in ns)
+    return out
+
+
+def _report(table, numbers, workloads, args, wall) -> str:
+    lines = ["# Soner & Özturan's study on Machine-L", "",
+             f"Seeds per workload: {args.seeds}; Soner workloads of {args.jobs} jobs; SCHED_INTERVAL 5 s; CBC, "
+             f"node limit 2000; wall {wall / 60:.1f} min for the runs not cached.", ""]
+    for key, title, better in METRICS:
+        lines += [f"## {title} ({better}er is better)", "",
+                  "| experiment | " + " | ".join(workloads) + " |", "|---|" + "---|" * len(workloads)]
+        for n in numbers:
+            cells = []
+            for w in workloads:
+                v = _mean(table.get((n, w), []), key) if (n, w) in table else None
+                cells.append("-" if v is None else f"{v:.3f}")
+            lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Median solve time per decision point (s)", "", "| experiment | " + " | ".join(workloads) + " |",
+              "|---|" + "---|" * len(workloads)]
+    for n in numbers:
+        cells = []
+        for w in workloads:
+            v = _mean(table.get((n, w), []), "solve_s_median") if (n, w) in table else None
+            cells.append("-" if v is None else f"{v:.3f}")
+        lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
+    lines += ["", "## The paper's orderings against ours", ""]
+    claims = [
+        ("utilisation", "high", ["ESP"], "AUCSCHED", "AUCSCHED gives the best utilisation on ESP"),
+        ("wait_h", "low", workloads, "IPSCHED", "IPSCHED gives the lowest mean wait"),
+        ("fragments", "low", workloads, "Backfill", "SLURM backfill gives the least fragmentation"),
+        ("spread", "low", workloads, "AUCSCHED", "AUCSCHED gives the least spread"),
+    ]
+    for key, better, where, family, claim in claims:
+        best = _best(table, numbers, [w for w in where if w in workloads], key, better)
+        agree = [w for w, f in best.items() if f == family]
+        differ = {w: f for w, f in best.items() if f != family}
+        verdict = "reproduced on " + (", ".join(agree) or "none")
+        if differ:
+            verdict += "; best elsewhere: " + ", ".join(f"{w} {f}" for w, f in differ.items())
+        lines.append(f"- Paper: {claim}. Ours: {verdict}.")
+    return "\n".join(lines) + "\n"
+
+
+def _figures(table, numbers, workloads, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    width = 0.8 / max(len(numbers), 1)
+    for key, title, _ in METRICS:
+        fig, ax = plt.subplots(figsize=(11, 4.2))
+        for i, n in enumerate(numbers):
+            vals = [(_mean(table[(n, w)], key) if (n, w) in table else None) for w in workloads]
+            xs = np.arange(len(workloads)) + (i - len(numbers) / 2 + 0.5) * width
+            ax.bar(xs, [v if v is not None else 0 for v in vals], width, label=f"{n} {EXPERIMENTS[n - 1][1]}")
+        ax.set_xticks(np.arange(len(workloads)), workloads)
+        ax.set_ylabel(title)
+        ax.set_title(f"{title} by experiment (mean over seeds; Machine-L)")
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        fig.tight_layout()
+        fig.savefig(out / f"figure-{key}.png", dpi=110)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
