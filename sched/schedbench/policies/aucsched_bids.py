@@ -106,14 +106,17 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     for n in range(m):
         for k in range(4):
             hyp[n, k] = free[n, k]
+    ordered = False  # whether node_order is the allocator's order of hyp as it is now
     for a in range(W):
         first = nb
         fixed = req_nodes[a] > 0
         need = req_nodes[a] if fixed else units[a]  # nodes (fixed) or units (free) to cover
         # SLURM bid
         if slurm == 1 and contiguous[a] <= 0:
-            if plan_order(alloc, hyp, node_order, node_key, node_tmp) < 0:
-                return -2
+            if not ordered:  # only a SLURM bid changes hyp
+                if plan_order(alloc, hyp, node_order, node_key, node_tmp) < 0:
+                    return -2
+                ordered = True
             used = place(hyp, node_order, np.int64(0), units[a], req[a], req_nodes[a], out_node, out_count)
             ok = used > 0
             for i in range(max(used, 0)):
@@ -134,6 +137,7 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                     for k in range(4):
                         hyp[node, k] -= out_count[i] * req[a, k]
                 bid_ptr[nb + 1] = nn
+                ordered = False
                 nb += 1
         # nodesets of this job
         nblocks = 0

@@ -43,21 +43,36 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._jit import kernel
+from ..core.api import host as _units_on_node
 from . import window as win
 
 OBJECTIVES = ("priority", "cores")
 
 
-def host_matrix(free: np.ndarray, request: np.ndarray) -> np.ndarray:
+@kernel
+def _host_matrix(free, request, units, need, out):
+    """out[a, n] = the units node n can host for job a (``min`` over requested types k of
+    free[n, k] // request[a, k]), capped at units[a] and set to 0 when below need[a].
+    free int64 (m, 4); request int64 (W, 4); units, need int64 (W,); out int64 (W, m)."""
+    for a in range(request.shape[0]):
+        for n in range(free.shape[0]):
+            h = _units_on_node(free, n, request[a])
+            if h > units[a]:
+                h = units[a]
+            out[a, n] = h if h >= need[a] else 0
+
+
+def host_matrix(free: np.ndarray, request: np.ndarray, units=None, need=None) -> np.ndarray:
     """Units each node can host for each job: int64 (jobs, nodes), ``min`` over the
-    requested types k of ``free[n, k] // request[j, k]`` (request int64 (jobs, 4))."""
-    big = np.iinfo(np.int64).max
-    out = np.full((request.shape[0], free.shape[0]), big, dtype=np.int64)
-    for k in range(request.shape[1]):
-        r = request[:, k]
-        asks = r > 0
-        if asks.any():
-            out[asks] = np.minimum(out[asks], free[None, :, k] // r[asks, None])
+    requested types k of ``free[n, k] // request[j, k]`` (request int64 (jobs, 4)), capped
+    at ``units`` and 0 below ``need`` (int64 (jobs,) each, when given)."""
+    W = request.shape[0]
+    units = np.full(W, np.iinfo(np.int64).max, dtype=np.int64) if units is None else units
+    need = np.zeros(W, dtype=np.int64) if need is None else need
+    out = np.empty((W, free.shape[0]), dtype=np.int64)
+    _host_matrix(np.ascontiguousarray(free, dtype=np.int64), np.ascontiguousarray(request, dtype=np.int64),
+                 np.ascontiguousarray(units, dtype=np.int64), np.ascontiguousarray(need, dtype=np.int64), out)
     return out
 
 
@@ -79,18 +94,16 @@ def candidates(view, jobs: np.ndarray):
     """For the window's ``jobs``: (host int64 (jobs, nodes) with 0 where a node cannot
     take the job, need int64 (jobs,): the units a used node must host at least (1, or a
     fixed shape's per-node share), fits bool (jobs,): the job fits alone)."""
-    request = view.request[jobs]
-    host = host_matrix(view.free, request)
     units = view.units[jobs]
     req_nodes = view.req_nodes[jobs]
     fixed = req_nodes > 0
     need = np.where(fixed, units // np.maximum(req_nodes, 1), 1)
-    host = np.minimum(host, units[:, None])
-    for a, j in enumerate(jobs):
-        down = blocked_nodes(view, int(j))
-        if down is not None:
-            host[a, down] = 0
-    host[host < need[:, None]] = 0
+    host = host_matrix(view.free, view.request[jobs], units, need)
+    if view.maint_windows.size:
+        for a, j in enumerate(jobs):
+            down = blocked_nodes(view, int(j))
+            if down is not None:
+                host[a, down] = 0
     fits = np.where(fixed, (host > 0).sum(axis=1) >= req_nodes, host.sum(axis=1) >= units)
     return host, need, fits
 
