@@ -290,3 +290,29 @@ def test_waiting_for_events_skips_ticks_without_changing_the_schedule():
     slow = sim.run(EveryTick(sim), progress=False)
     assert fast.start.tolist() == slow.start.tolist()
     assert fast.passes < slow.passes
+
+
+def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path):
+    import json
+
+    import polars as pl
+
+    from schedbench.cli import main
+
+    wl = tmp_path / "v.parquet"
+    assert main(["workload", "soner", "--type", "V", "--jobs", "25", "--machine", "16x(cores=8,gpus=2)",
+                 "--seed", "4", "-o", str(wl)]) == 0
+    for scheduler, extra in (("aucsched", ["-a", "bf"]), ("ipsched", ["-O", "solver=highs"])):
+        outs = []
+        for k in range(2):
+            out = tmp_path / f"{scheduler}{k}"
+            assert main(["replay", str(wl), "-m", "16x(cores=8,gpus=2)", "-s", scheduler, *extra, "-q",
+                         "-o", str(out)]) == 0
+            outs.append(out)
+        for name in ("jobs.parquet", "allocations.parquet", "timeline.parquet"):
+            assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
+        d0, d1 = (pl.read_parquet(o / "decisions.parquet").drop("solve_s") for o in outs)
+        assert d0.equals(d1) and d0.height > 0
+        summary = json.loads((outs[0] / "summary.json").read_text())
+        assert summary["period"] == 5 and summary["policy"]["solves"] == d0.height
+        assert summary["policy"]["threads"] == 1
