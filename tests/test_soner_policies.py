@@ -255,8 +255,8 @@ def _check_capacity(result) -> None:
     ("aucsched", {"spread_bids": True}),
 ])
 def test_whole_soner_v_run_fits_and_replays_every_job(scheduler, options):
-    m = from_spec("24x(cores=8,gpus=2)")
-    table = soner.generate("V", 30, m, np.random.default_rng(5), mean_interarrival=10.0)
+    m = from_spec("12x(cores=8,gpus=2)")
+    table = soner.generate("V", 20, m, np.random.default_rng(5), mean_interarrival=10.0)
     r = replay(table, m, scheduler, "bf", options=options)
     assert np.all(r.start >= table.submit)
     assert np.all(r.start >= 0)
@@ -316,3 +316,19 @@ def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path
         summary = json.loads((outs[0] / "summary.json").read_text())
         assert summary["period"] == 5 and summary["policy"]["solves"] == d0.height
         assert summary["policy"]["threads"] == 1
+
+
+@pytest.mark.parametrize("scheduler", ["ipsched", "aucsched"])
+def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler):
+    # 40 jobs at time 0 on 32 nodes: one branch-and-bound node does not prove the optimum
+    m = from_spec("32x(cores=8,gpus=2)")
+    table = soner.generate("V", 40, m, np.random.default_rng(1), mean_interarrival=0.0)
+    paper = replay(table, m, scheduler, "bf", max_nodes=1)
+    d = paper.tables["decisions"]
+    assert d["status"][0] == "feasible" and d["window"][0] == 40
+    assert d["window"][1] == 20 and d["time"][1] == 5  # nothing started at 0, half the window at 5
+    assert not np.any(paper.start == 0)
+    assert np.all(paper.start >= 0)  # every job runs in the end
+    kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent")
+    assert kept.tables["decisions"]["status"][0] == "feasible"
+    assert np.any(kept.start == 0)

@@ -416,6 +416,7 @@ class Simulation:
         instead."""
         t0 = time.perf_counter()
         report, bar = self._progress_hook(progress)
+        stuck_passes = 0
         while self.advance() is not None:
             for start in policy.decide(self.view()) or ():
                 if isinstance(start, tuple | list):
@@ -426,7 +427,13 @@ class Simulation:
             if report is not None:
                 report(self.now, self.started)
             if self.stuck:
-                break
+                # a policy whose state just changed (waits_for_events false: a window
+                # halved after a solver limit) may start something at the next tick
+                stuck_passes += 1
+                if getattr(policy, "waits_for_events", None) is not False or stuck_passes > 64:
+                    break
+            else:
+                stuck_passes = 0
             if self.period > 0 and self._started_in_pass == 0 and getattr(policy, "waits_for_events", False):
                 self.skip_idle_ticks()
         if bar is not None:

@@ -153,7 +153,7 @@ class AucSched:
         m.objective = mip.maximize(mip.xsum((float(prio[bid_job[c]]) + alpha * float(F[c])) * b[c] for c in range(nb)))
         result = self.solver.solve(m, view.time, window_size, int(np.unique(bid_job).size), {"bids": nb})
         self._finished = result.finished
-        self.win.after(result.finished, self.solver.on_limit)
+        self.win.after(result.finished, self.solver.on_limit, window_size)
         if not result.use:
             return []
         chosen = [c for c in range(nb) if b[c].x is not None and b[c].x > 0.5]

@@ -177,7 +177,7 @@ class IPSched:
         m.objective = mip.maximize(mip.xsum(objective))
         result = self.solver.solve(m, view.time, window_size, int(jobs.size))
         self._finished = result.finished
-        self.win.after(result.finished, self.solver.on_limit)
+        self.win.after(result.finished, self.solver.on_limit, window_size)
         if not result.use:
             return []
         starts = []

@@ -179,11 +179,13 @@ class WindowState:
         self.full = int(size)
         self.size = int(size)
 
-    def after(self, finished: bool, on_limit: str) -> None:
+    def after(self, finished: bool, on_limit: str, used: int) -> None:
+        """After a solve over a window of ``used`` jobs (fewer than the size when the
+        queue is shorter): back to full size, or half the jobs used."""
         if finished:
             self.size = self.full
         elif on_limit == "halve":
-            self.size = max(1, self.size // 2)
+            self.size = max(1, used // 2)
 
     @property
     def at_full_size(self) -> bool:
