@@ -168,7 +168,7 @@ def _best(table, numbers, workloads, key, better):
 def _report(table, numbers, workloads, args, wall) -> str:
     lines = ["# Soner & Özturan's study on Machine-L", "",
              f"Seeds per workload: {args.seeds}; Soner workloads of {args.jobs} jobs; SCHED_INTERVAL 5 s; CBC, "
-             f"node limit 2000; wall {wall / 60:.1f} min for the runs not cached.", ""]
+             f"node limit 200; wall {wall / 60:.1f} min for the runs not cached.", ""]
     for key, title, better in METRICS:
         lines += [f"## {title} ({better}er is better)", "",
                   "| experiment | " + " | ".join(workloads) + " |", "|---|" + "---|" * len(workloads)]

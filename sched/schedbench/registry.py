@@ -203,7 +203,7 @@ _IP_OPTIONS = (
     _PRIORITY_TYPE,
     Option("max_jobs", 200, "ipsched, aucsched: MAX_JOB_COUNT, jobs in the window", int),
     Option("solver", "cbc", "ipsched, aucsched: 'cbc' or 'highs' (python-mip, one thread)"),
-    Option("max_nodes", 2000, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int),
+    Option("max_nodes", 200, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int),
     Option("on_limit", "halve", "ipsched, aucsched: at the node limit 'halve' (start nothing, halve the window; "
            "the paper) or 'incumbent' (start the best solution found)"),
     Option("solver_seed", 0, "ipsched, aucsched: the solver's random seed", int),

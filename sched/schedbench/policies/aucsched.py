@@ -58,7 +58,7 @@ from .ipsched import candidates
 class AucSched:
     """The AUCSCHED policy (see the module docstring); options as registered."""
 
-    def __init__(self, sim, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=2000, on_limit="halve",
+    def __init__(self, sim, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
                  solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
         self.kind = win.check_choice("priority_type", priority_type, win.PRIORITY_TYPES)
         self.solver = win.Solver(solver, max_nodes, on_limit, solver_seed)

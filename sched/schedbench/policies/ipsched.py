@@ -112,7 +112,7 @@ class IPSched:
     """The IPSCHED policy (see the module docstring); options as registered."""
 
     def __init__(self, sim, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
-                 max_nodes=2000, on_limit="halve", solver_seed=0):
+                 max_nodes=200, on_limit="halve", solver_seed=0):
         self.kind = win.check_choice("priority_type", priority_type, win.PRIORITY_TYPES)
         self.objective = win.check_choice("objective", objective, OBJECTIVES)
         self.solver = win.Solver(solver, max_nodes, on_limit, solver_seed)

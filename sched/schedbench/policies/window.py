@@ -92,7 +92,7 @@ class Solver:
     deterministic effort limit); ``on_limit``: "halve" or "incumbent"; ``seed``: the
     solver's random seed."""
 
-    def __init__(self, solver: str = "cbc", max_nodes: int = 2000, on_limit: str = "halve", seed: int = 0):
+    def __init__(self, solver: str = "cbc", max_nodes: int = 200, on_limit: str = "halve", seed: int = 0):
         self.solver = check_choice("solver", solver, SOLVERS)
         self.on_limit = check_choice("on_limit", on_limit, ON_LIMIT)
         if max_nodes <= 0:
