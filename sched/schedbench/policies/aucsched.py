@@ -52,7 +52,7 @@ import numpy as np
 from ..errors import UsageError
 from . import window as win
 from .aucsched_bids import Bids, preference
-from .ipsched import candidates
+from .ipsched import fitting_window
 
 
 class AucSched:
@@ -83,16 +83,11 @@ class AucSched:
         return self._finished and self.win.at_full_size
 
     def decide(self, view):
-        jobs, prio = win.window(view, self.win.size, self.kind, self.total_cores)
-        if jobs.size == 0:
-            return []
-        window_size = int(jobs.size)
-        host, need, fits = candidates(view, jobs)
-        keep = np.flatnonzero(fits)
-        if keep.size == 0:
+        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
+        if found is None:
             self._finished = True
             return []
-        jobs, prio, host = jobs[keep], prio[keep], host[keep]
+        jobs, prio, host, need, window_size = found
         out = self.bids.generate(
             np.ascontiguousarray(host), view.units[jobs], np.ascontiguousarray(view.request[jobs]),
             view.req_nodes[jobs], self.contiguous[jobs], view.free, self.sim.alloc, self.slurm_bids, self.max_bids,
@@ -101,7 +96,7 @@ class AucSched:
         if out is None:
             raise UsageError(f"aucsched's SLURM bids need an allocator with a node order (ff or bf), not "
                              f"{self.sim.allocator!r}; or run it with --option slurm_bids=false")
-        return self._auction(view, jobs, prio, host, need[keep], out, window_size)
+        return self._auction(view, jobs, prio, host, need, out, window_size)
 
     def _auction(self, view, jobs, prio, host, need, bids, window_size):
         import mip

@@ -108,6 +108,19 @@ def candidates(view, jobs: np.ndarray):
     return host, need, fits
 
 
+def fitting_window(view, size: int, kind: str, total_cores: int):
+    """The window's jobs that fit alone, highest priority first: (job indices, priorities,
+    host (jobs, nodes), need (jobs,), size of the whole window), or None when none does."""
+    jobs, prio = win.window(view, size, kind, total_cores)
+    if jobs.size == 0:
+        return None
+    host, need, fits = candidates(view, jobs)
+    keep = np.flatnonzero(fits)
+    if keep.size == 0:
+        return None
+    return jobs[keep], prio[keep], host[keep], need[keep], int(jobs.size)
+
+
 class IPSched:
     """The IPSCHED policy (see the module docstring); options as registered."""
 
@@ -128,15 +141,11 @@ class IPSched:
         return self._finished and self.win.at_full_size
 
     def decide(self, view):
-        jobs, prio = win.window(view, self.win.size, self.kind, self.total_cores)
-        if jobs.size == 0:
-            return []
-        host, need, fits = candidates(view, jobs)
-        keep = np.flatnonzero(fits)
-        if keep.size == 0:
+        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
+        if found is None:
             self._finished = True
             return []
-        return self._solve(view, jobs[keep], prio[keep], host[keep], need[keep], jobs.size)
+        return self._solve(view, *found)
 
     def _solve(self, view, jobs, prio, host, need, window_size):
         import mip
