@@ -16,7 +16,7 @@ import sys
 from . import __version__
 from .errors import DataError, UsageError
 
-COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report")
+COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "gantt")
 
 
 class _Parser(argparse.ArgumentParser):
