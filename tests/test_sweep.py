@@ -73,10 +73,10 @@ def test_expand_grid_and_keys():
     runs = sweep.expand(config)
     n_pairs = len(SCHEDULERS) * len(ALLOCATORS)
     assert len(runs) == 3 * n_pairs * 2
-    assert {r["workload"] for r in runs} == {"esp", "eu_load0.5", "eu_load0.9"}
+    assert {r["workload"] for r in runs} == {"esp", "eu_load=0.5", "eu_load=0.9"}
     assert {(r["scheduler"], r["allocator"]) for r in runs} == {(s, a) for s in SCHEDULERS for a in ALLOCATORS}
     assert len({r["key"] for r in runs}) == len(runs)
-    eu = next(r for r in runs if r["workload"] == "eu_load0.9")
+    eu = next(r for r in runs if r["workload"] == "eu_load=0.9")
     assert eu["source"] == {"generator": "eurora-like", "params": {"jobs": 50, "load": 0.9}}
     assert eu["machine"] is None
     # the key is a function of the configuration only
@@ -349,3 +349,12 @@ def test_dask_local_cluster(tmp_path):
     assert runs.height == n and (runs["status"] == "ok").all()
     assert pl.scan_parquet(out / "jobs", hive_partitioning=True).collect().height == 230 * n
 
+
+
+def test_workload_labels_use_the_configs_own_keys():
+    config = {"schedulers": ["easy"], "allocators": ["ff"], "period": [0, 5],
+              "options": {"priority_type": ["basic", "multifactor"]},
+              "workloads": [{"generator": "soner", "type": ["I", "II"], "jobs": 5}]}
+    runs = sweep.expand(config)
+    assert {r["workload"] for r in runs} == {"soner_type=I", "soner_type=II"}
+    assert {r["period"] for r in runs} == {0, 5}

@@ -32,7 +32,7 @@ Top level::
 Reserved workload keys: ``name``, ``generator`` or ``trace``, ``machine`` / ``machines``
 (string or list), ``seeds`` (overrides the top-level seeds), ``limit`` (traces).  Every
 other key is a generator option; a list expands into one workload per value (and the
-label gets a ``_<option><value>`` suffix).  The generator's ``seed`` comes from the sweep's
+label gets a ``_<key>=<value>`` suffix, the key as the config writes it: ``soner_type=I``).  The generator's ``seed`` comes from the sweep's
 seeds; a trace replay is deterministic and runs once (seed null).  ``machine``, when the
 generator has that option, is passed to it; otherwise the generated jobs are replayed on
 it instead of the generator's own machine.  Relative trace paths are read from the
@@ -113,7 +113,7 @@ PARTITION_KEYS: tuple[str, ...] = ("workload", "scheduler", "allocator", "predic
 DATASETS: tuple[str, ...] = ("jobs", "allocations", "timeline")
 DEFAULT_SEEDS = (1,)
 DEFAULT_PREDICTORS = ("requested",)
-_LABEL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._-]*$")
+_LABEL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9._=-]*$")
 
 
 # -- config ---------------------------------------------------------------------------------
@@ -259,6 +259,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             wl_seeds = _seeds(entry["seeds"], where) if "seeds" in entry else seeds
             base = entry.get("name") or gen
             canon = {options[k].dest: v for k, v in params.items()}
+            shown = {options[k].dest: k for k in params}  # labels use the config's own keys
         else:
             trace = entry["trace"]
             if not isinstance(trace, str) or not trace:
@@ -275,6 +276,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             base = entry.get("name") or re.sub(r"\.(swf|gz|parquet)$", "", Path(trace).name)
             base = re.sub(r"\.(swf|gz|parquet)$", "", base)
             canon = {}
+            shown = {}
         base = str(base)
         axes = {k: (v if isinstance(v, list) else [v]) for k, v in canon.items()}
         varying = [k for k, v in axes.items() if len(v) > 1]
@@ -284,13 +286,13 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
         for combo in itertools.product(*axes.values()):
             chosen = dict(zip(axes, combo, strict=True))
             for machine in machines:
-                label = base + "".join(f"_{k}{_slug(chosen[k])}" for k in varying)
+                label = base + "".join(f"_{shown[k]}={_slug(chosen[k])}" for k in varying)
                 if len(machines) > 1:
                     label += "_" + _slug(machine)
                 if not _LABEL_RE.match(label):
                     raise UsageError(
                         f"{where}: workload label {label!r} must start with a letter and hold only "
-                        "letters, digits, '.', '_' and '-' (set name = \"...\")"
+                        "letters, digits, '.', '_', '=' and '-' (set name = \"...\")"
                     )
                 source = (
                     {"generator": entry["generator"], "params": dict(sorted(chosen.items()))}
