@@ -318,15 +318,15 @@ def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path
         assert summary["policy"]["threads"] == 1
 
 
-@pytest.mark.parametrize("scheduler", ["ipsched", "aucsched"])
-def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler):
-    # 40 jobs at time 0 on 32 nodes: one branch-and-bound node does not prove the optimum
-    m = from_spec("32x(cores=8,gpus=2)")
-    table = soner.generate("V", 40, m, np.random.default_rng(1), mean_interarrival=0.0)
+@pytest.mark.parametrize("scheduler,nodes,jobs", [("ipsched", 16, 24), ("aucsched", 32, 40)])
+def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, jobs):
+    # every job at time 0: one branch-and-bound node does not prove the optimum
+    m = from_spec(f"{nodes}x(cores=8,gpus=2)")
+    table = soner.generate("V", jobs, m, np.random.default_rng(1), mean_interarrival=0.0)
     paper = replay(table, m, scheduler, "bf", max_nodes=1)
     d = paper.tables["decisions"]
-    assert d["status"][0] == "feasible" and d["window"][0] == 40
-    assert d["window"][1] == 20 and d["time"][1] == 5  # nothing started at 0, half the window at 5
+    assert d["status"][0] == "feasible" and d["window"][0] == jobs
+    assert d["window"][1] == jobs // 2 and d["time"][1] == 5  # nothing started at 0, half the window at 5
     assert not np.any(paper.start == 0)
     assert np.all(paper.start >= 0)  # every job runs in the end
     kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent")
