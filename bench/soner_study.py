@@ -182,33 +182,17 @@ def _report(table, numbers, workloads, args, wall) -> str:
     lines = ["# Soner & Özturan's study on Machine-L", "",
              f"Seeds per workload: {args.seeds}; Soner workloads of {args.jobs} jobs; SCHED_INTERVAL 5 s; CBC, "
              f"node limit 200; wall {wall / 60:.1f} min for the runs not cached.", ""]
-    for key, title, better in METRICS:
-        lines += [f"## {title} ({better}er is better)", "",
-                  "| experiment | " + " | ".join(workloads) + " |", "|---|" + "---|" * len(workloads)]
+    sections = [(f"{title} ({better}er is better)", key, "{:.3f}") for key, title, better in METRICS]
+    sections += [("Wall time per replay (s)", "wall_s", "{:.0f}"),
+                 ("Median solve time per decision point (s)", "solve_s_median", "{:.3f}")]
+    for title, key, form in sections:
+        lines += [f"## {title}", "", "| experiment | " + " | ".join(workloads) + " |", "|---|" + "---|" * len(workloads)]
         for n in numbers:
-            cells = []
-            for w in workloads:
-                v = _mean(table.get((n, w), []), key) if (n, w) in table else None
-                cells.append("-" if v is None else f"{v:.3f}")
+            values = [_mean(table[(n, w)], key) if (n, w) in table else None for w in workloads]
+            cells = ["-" if v is None else form.format(v) for v in values]
             lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["## Wall time per replay (s)", "", "| experiment | " + " | ".join(workloads) + " |",
-              "|---|" + "---|" * len(workloads)]
-    for n in numbers:
-        cells = []
-        for w in workloads:
-            v = _mean(table.get((n, w), []), "wall_s") if (n, w) in table else None
-            cells.append("-" if v is None else f"{v:.0f}")
-        lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
-    lines += ["", "## Median solve time per decision point (s)", "", "| experiment | " + " | ".join(workloads) + " |",
-              "|---|" + "---|" * len(workloads)]
-    for n in numbers:
-        cells = []
-        for w in workloads:
-            v = _mean(table.get((n, w), []), "solve_s_median") if (n, w) in table else None
-            cells.append("-" if v is None else f"{v:.3f}")
-        lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
-    lines += ["", "## The paper's orderings against ours", ""]
+    lines += ["## The paper's orderings against ours", ""]
     claims = [
         ("utilisation", "high", ["ESP"], "AUCSCHED", "AUCSCHED gives the best utilisation on ESP"),
         ("wait_h", "low", workloads, "IPSCHED", "IPSCHED gives the lowest mean wait"),

@@ -16,7 +16,7 @@ import pytest
 
 from schedbench.machine import from_spec
 from schedbench.policies.aucsched_bids import Bids
-from schedbench.policies.ipsched import host_matrix
+from schedbench.policies.window import host_matrix
 from schedbench.replay import replay
 from schedbench.simulation import Simulation
 from schedbench.workloads import esp

@@ -14,7 +14,7 @@ from schedbench import jobs as jobs_mod
 from schedbench.jobs import core_gpu_table
 from schedbench.machine import from_spec
 from schedbench.policies import aucsched_bids, window
-from schedbench.policies.ipsched import host_matrix
+from schedbench.policies.window import host_matrix
 from schedbench.replay import replay
 from schedbench.simulation import Simulation
 from schedbench.workloads import esp, soner
@@ -106,7 +106,7 @@ def _kernel_bids(free, job_rows, max_bids, slurm, spread, allocator="bf"):
     sim = Simulation(table, m, allocator=allocator)
     out = aucsched_bids.Bids(free.shape[0]).generate(host, units, req, req_nodes, contiguous, free, sim.alloc,
                                                      slurm, max_bids, spread)
-    bid_job, kind, sets, ptr, node, _ = out
+    bid_job, kind, sets, ptr, node = out
     got = [(int(bid_job[b]), int(kind[b]), int(sets[b]), node[ptr[b] : ptr[b + 1]].tolist())
            for b in range(bid_job.size)]
     return got, host

@@ -19,19 +19,19 @@ import numpy as np
 from .errors import DataError, UsageError
 
 COLOURS = ("user", "account", "job", "decision")
-# (summary key, label, better: "low" | "high")
+# (summary key, label, better: "lower" | "higher")
 METRICS = [
-    ("jobs_replayed", "jobs replayed", "high"),
-    ("wait_mean", "wait mean (s)", "low"),
-    ("wait_median", "wait median (s)", "low"),
-    ("wait_p95", "wait p95 (s)", "low"),
-    ("bsld_mean", "bounded slowdown (10 s)", "low"),
-    ("utilisation", "utilisation", "high"),
-    ("soner_utilisation", "Soner utilisation", "high"),
-    ("makespan", "makespan (s)", "low"),
-    ("queue_mean", "mean queue length", "low"),
-    ("worst_account_wait_mean", "worst account mean wait (s)", "low"),
-    ("jain_accounts", "Jain index over accounts", "high"),
+    ("jobs_replayed", "jobs replayed", "higher"),
+    ("wait_mean", "wait mean (s)", "lower"),
+    ("wait_median", "wait median (s)", "lower"),
+    ("wait_p95", "wait p95 (s)", "lower"),
+    ("bsld_mean", "bounded slowdown (10 s)", "lower"),
+    ("utilisation", "utilisation", "higher"),
+    ("soner_utilisation", "Soner utilisation", "higher"),
+    ("makespan", "makespan (s)", "lower"),
+    ("queue_mean", "mean queue length", "lower"),
+    ("worst_account_wait_mean", "worst account mean wait (s)", "lower"),
+    ("jain_accounts", "Jain index over accounts", "higher"),
 ]
 
 
@@ -50,20 +50,20 @@ def compare(runs: list[str | os.PathLike]) -> str:
     scheduler+allocator), one row per metric, the best value of each row in bold."""
     if len(runs) < 1:
         raise UsageError("compare needs at least one replay output folder")
+    from .report import _best, markdown_table
+
     paths = [Path(r) for r in runs]
     summaries = [_summary(p) for p in paths]
-    heads = [f"{p.name} ({s['label']})" for p, s in zip(paths, summaries, strict=True)]
-    lines = ["| metric | " + " | ".join(heads) + " |", "|---|" + "---:|" * len(heads)]
+    header = ["metric"] + [f"{p.name} ({s['label']})" for p, s in zip(paths, summaries, strict=True)]
+    cells, flags = [], []
     for key, label, better in METRICS:
-        values = [s["metrics"].get(key) if key != "jobs_replayed" else s.get("jobs_replayed") for s in summaries]
-        known = [v for v in values if v is not None]
-        best = (max if better == "high" else min)(known) if known else None
-        cells = []
-        for v in values:
-            text = "-" if v is None else (f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else f"{v:,.0f}")
-            cells.append(f"**{text}**" if v is not None and v == best and len(known) > 1 else text)
-        lines.append(f"| {label} ({better}er is better) | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        values = [s["metrics"].get(key, s.get(key)) for s in summaries]
+        best = _best(values, better) if sum(v is not None for v in values) > 1 else None
+        cells.append([f"{label} ({better} is better)"] + [
+            "-" if v is None else (f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else f"{v:,.0f}")
+            for v in values])
+        flags.append([False] + [v is not None and v == best for v in values])
+    return markdown_table(header, cells, flags) + "\n"
 
 
 def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:

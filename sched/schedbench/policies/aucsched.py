@@ -52,42 +52,35 @@ import numpy as np
 from ..errors import UsageError
 from . import window as win
 from .aucsched_bids import Bids, preference
-from .ipsched import fitting_window
 
 
-class AucSched:
+class AucSched(win.WindowPolicy):
     """The AUCSCHED policy (see the module docstring); options as registered."""
 
     def __init__(self, sim, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
                  solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
-        self.kind = win.check_choice("priority_type", priority_type, win.PRIORITY_TYPES)
-        self.solver = win.Solver(solver, max_nodes, on_limit, solver_seed)
-        self.win = win.WindowState(max_jobs)
+        super().__init__(sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
         self.spread_bids = bool(spread_bids)
         self.sim = sim
-        self.n_nodes = sim.machine.n_nodes
-        self.total_cores = int(sim.machine.totals[0])
         self.contiguous = np.asarray(sim.table.contiguous)
         self.bids = Bids(self.n_nodes)
-        self._finished = True
         self.kinds = np.zeros(5, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread)
 
     @property
-    def waits_for_events(self) -> bool:
-        # Every bid has a positive value, so the auction starts a job whenever some job has
-        # a bid: an empty answer depends on the free nodes and the queue only.
-        return self._finished and self.win.at_full_size
+    def placement(self) -> str:
+        return "aucsched places the jobs by its winning bids" + (
+            "; the allocator makes the SLURM bids" if self.slurm_bids else "")
 
-    def decide(self, view):
-        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
-        if found is None:
-            self._finished = True
-            return []
-        jobs, prio, host, need, window_size = found
+    def _settings(self) -> dict:
+        return {**super()._settings(), "max_bids": self.max_bids, "slurm_bids": self.slurm_bids,
+                "spread_bids": self.spread_bids,
+                "bids_won": dict(zip(("slurm", "A", "B", "C", "spread"), (int(v) for v in self.kinds), strict=True))}
+
+    def _allocate(self, view, jobs, prio, host, need, window_size):
         out = self.bids.generate(
             np.ascontiguousarray(host), view.units[jobs], np.ascontiguousarray(view.request[jobs]),
             view.req_nodes[jobs], self.contiguous[jobs], view.free, self.sim.alloc, self.slurm_bids, self.max_bids,
@@ -101,7 +94,7 @@ class AucSched:
     def _auction(self, view, jobs, prio, host, need, bids, window_size):
         import mip
 
-        bid_job, bid_kind, bid_sets, bid_ptr, bid_node, _ = bids
+        bid_job, bid_kind, bid_sets, bid_ptr, bid_node = bids
         nb = bid_job.shape[0]
         if nb == 0:
             self._finished = True
@@ -115,6 +108,7 @@ class AucSched:
         units = view.units[jobs]
         request = view.request[jobs]
         loads: dict[int, list] = {}  # node -> [(job position, load expression, largest load)]
+        load_of: dict[tuple[int, int], object] = {}  # (job position, node) -> its units there
         for a in np.unique(bid_job):
             mine = np.flatnonzero(bid_job == a)
             m += mip.xsum(b[c] for c in mine) <= 1  # (9)
@@ -124,7 +118,8 @@ class AucSched:
                     on.setdefault(int(n), []).append(b[c])
             if fixed_job[a]:
                 for n, cs in on.items():  # (15): load = share * u_jn
-                    loads.setdefault(n, []).append((a, int(need[a]) * mip.xsum(cs), int(need[a])))
+                    load_of[(int(a), n)] = load = int(need[a]) * mip.xsum(cs)
+                    loads.setdefault(n, []).append((a, load, int(need[a])))
             else:
                 total = []
                 for n, cs in on.items():
@@ -137,6 +132,7 @@ class AucSched:
                     else:
                         load = u
                     total.append(load)
+                    load_of[(int(a), n)] = load
                     loads.setdefault(n, []).append((a, load, top + 1))
                 m += mip.xsum(total) == int(units[a]) * mip.xsum(b[c] for c in mine)  # (11)
         for n, terms in loads.items():  # (12), (13), per resource type
@@ -146,10 +142,7 @@ class AucSched:
                     m += mip.xsum(int(request[a, k]) * load for a, load, _ in terms if request[a, k] > 0) <= int(
                         view.free[n, k])
         m.objective = mip.maximize(mip.xsum((float(prio[bid_job[c]]) + alpha * float(F[c])) * b[c] for c in range(nb)))
-        result = self.solver.solve(m, view.time, window_size, int(np.unique(bid_job).size), {"bids": nb})
-        self._finished = result.finished
-        self.win.after(result.finished, self.solver.on_limit, window_size)
-        if not result.use:
+        if not self._solve(m, view.time, window_size, int(np.unique(bid_job).size), {"bids": nb}).use:
             return []
         chosen = [c for c in range(nb) if b[c].x is not None and b[c].x > 0.5]
         chosen.sort(key=lambda c: bid_job[c])  # priority order
@@ -157,37 +150,10 @@ class AucSched:
         for c in chosen:
             a = int(bid_job[c])
             nodes = bid_node[bid_ptr[c] : bid_ptr[c + 1]].copy()
-            if fixed_job[a]:
-                counts = np.full(nodes.size, int(need[a]), dtype=np.int64)
-            else:
-                counts = self._free_counts(loads, a, nodes)
+            counts = np.array([round(load_of[(a, int(n))].x) for n in nodes], dtype=np.int64)
             self.kinds[bid_kind[c]] += 1
             starts.append((int(jobs[a]), nodes, counts))
         return starts
-
-    @staticmethod
-    def _free_counts(loads, a, nodes):
-        """Units per node of free-shape job position ``a`` on its chosen bid's nodes
-        (u + r read back from the load expressions)."""
-        out = np.empty(nodes.size, dtype=np.int64)
-        for i, n in enumerate(nodes):
-            for pos, load, _ in loads[int(n)]:
-                if pos == a:
-                    out[i] = round(load.x)
-                    break
-        return out
-
-    def report(self) -> tuple[dict, dict]:
-        """(summary.json block, {name: table}) of the run."""
-        return (
-            {"placement": "aucsched places the jobs by its winning bids; the allocator makes the SLURM bids"
-                          if self.slurm_bids else "aucsched places the jobs by its winning bids",
-             "priority_type": self.kind, "max_jobs": self.win.full, "max_bids": self.max_bids,
-             "slurm_bids": self.slurm_bids, "spread_bids": self.spread_bids,
-             "bids_won": dict(zip(("slurm", "A", "B", "C", "spread"), (int(v) for v in self.kinds), strict=True)),
-             **self.solver.summary()},
-            {"decisions": self.solver.table()},
-        )
 
 
 def aucsched(sim, **options) -> AucSched:

@@ -83,7 +83,7 @@ def _emit(lo, hi, job, kind, sets, bid_job, bid_kind, bid_sets, bid_ptr, bid_nod
 @kernel
 def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, spread, max_bids,
               block_lo, block_hi, block_room, key, order, tmp, hyp, node_order, node_key, node_tmp,
-              out_node, out_count, bid_job, bid_kind, bid_sets, bid_ptr, bid_node, bid_count):
+              out_node, out_count, bid_job, bid_kind, bid_sets, bid_ptr, bid_node):
     """Bids of the window's jobs.
 
     host int64 (W, m): units node n can host for job a, 0 where it cannot take the job
@@ -94,9 +94,8 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     MAXBIDSPERJOB.  Scratch: block_lo, block_hi, block_room, order, tmp int64 (m,), key
     float64 (m,); hyp int64 (m, 4); node_order, node_tmp int64 (m,), node_key float64 (m,);
     out_node, out_count int64 (m,).  Output: bid_job, bid_kind, bid_sets int64 (cap,),
-    bid_ptr int64 (cap + 1,), bid_node and bid_count int64 (node cap,): bid b uses nodes
-    ``bid_node[bid_ptr[b]:bid_ptr[b + 1]]``; bid_count holds a SLURM bid's units per node
-    (0 for the others).  Returns the number of bids, -1 when the output arrays are too
+    bid_ptr int64 (cap + 1,), bid_node int64 (node cap,): bid b uses nodes
+    ``bid_node[bid_ptr[b]:bid_ptr[b + 1]]``.  Returns the number of bids, -1 when the output arrays are too
     small, -2 when the allocator has no node order for SLURM bids.
     """
     W, m = host.shape
@@ -132,7 +131,6 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                 for i in range(used):
                     node = out_node[i]
                     bid_node[nn] = node
-                    bid_count[nn] = out_count[i]
                     nn += 1
                     for k in range(4):
                         hyp[node, k] -= out_count[i] * req[a, k]
@@ -302,7 +300,7 @@ class Bids:
 
     def generate(self, host, units, req, req_nodes, contiguous, free, alloc, slurm: bool, max_bids: int,
                  spread: bool = False):
-        """(bid_job, bid_kind, bid_sets, bid_ptr, bid_node, bid_count) arrays of the
+        """(bid_job, bid_kind, bid_sets, bid_ptr, bid_node) arrays of the
         window's bids (see :func:`_generate`); ``None`` when the allocator has no node
         order for SLURM bids."""
         W = host.shape[0]
@@ -313,24 +311,24 @@ class Bids:
             self.bid_ptr = np.zeros(need_bids + 1, np.int64)
         if self.cap_nodes == 0:
             self.cap_nodes = max(1024, 4 * host.shape[1])
-            self.bid_node, self.bid_count = np.zeros(self.cap_nodes, np.int64), np.zeros(self.cap_nodes, np.int64)
+            self.bid_node = np.zeros(self.cap_nodes, np.int64)
         while True:
             nb = _generate(
                 host, units, req, req_nodes, contiguous, free, alloc, np.int64(1 if slurm else 0),
                 np.int64(1 if spread else 0), np.int64(max_bids),
                 self.block_lo, self.block_hi, self.block_room, self.key, self.order, self.tmp, self.hyp,
                 self.node_order, self.node_key, self.node_tmp, self.out_node, self.out_count,
-                self.bid_job, self.bid_kind, self.bid_sets, self.bid_ptr, self.bid_node, self.bid_count,
+                self.bid_job, self.bid_kind, self.bid_sets, self.bid_ptr, self.bid_node,
             )
             if nb == -2:
                 return None
             if nb >= 0:
                 break
             self.cap_nodes *= 2
-            self.bid_node, self.bid_count = np.zeros(self.cap_nodes, np.int64), np.zeros(self.cap_nodes, np.int64)
+            self.bid_node = np.zeros(self.cap_nodes, np.int64)
         end = self.bid_ptr[nb]
         return (self.bid_job[:nb], self.bid_kind[:nb], self.bid_sets[:nb], self.bid_ptr[: nb + 1],
-                self.bid_node[:end], self.bid_count[:end])
+                self.bid_node[:end])
 
     @staticmethod
     def paper_nodesets(free: np.ndarray) -> int:

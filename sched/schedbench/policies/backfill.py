@@ -29,7 +29,7 @@ from .._jit import kernel
 from ..core.api import place, plan_order
 from ..errors import UsageError
 from . import window as win
-from .ipsched import blocked_nodes
+from .window import blocked_nodes
 
 
 @kernel

@@ -43,111 +43,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import kernel
-from ..core.api import host as _units_on_node
 from . import window as win
 
 OBJECTIVES = ("priority", "cores")
 
 
-@kernel
-def _host_matrix(free, request, units, need, out):
-    """out[a, n] = the units node n can host for job a (``min`` over requested types k of
-    free[n, k] // request[a, k]), capped at units[a] and set to 0 when below need[a].
-    free int64 (m, 4); request int64 (W, 4); units, need int64 (W,); out int64 (W, m)."""
-    for a in range(request.shape[0]):
-        for n in range(free.shape[0]):
-            h = _units_on_node(free, n, request[a])
-            if h > units[a]:
-                h = units[a]
-            out[a, n] = h if h >= need[a] else 0
-
-
-def host_matrix(free: np.ndarray, request: np.ndarray, units=None, need=None) -> np.ndarray:
-    """Units each node can host for each job: int64 (jobs, nodes), ``min`` over the
-    requested types k of ``free[n, k] // request[j, k]`` (request int64 (jobs, 4)), capped
-    at ``units`` and 0 below ``need`` (int64 (jobs,) each, when given)."""
-    W = request.shape[0]
-    units = np.full(W, np.iinfo(np.int64).max, dtype=np.int64) if units is None else units
-    need = np.zeros(W, dtype=np.int64) if need is None else need
-    out = np.empty((W, free.shape[0]), dtype=np.int64)
-    _host_matrix(np.ascontiguousarray(free, dtype=np.int64), np.ascontiguousarray(request, dtype=np.int64),
-                 np.ascontiguousarray(units, dtype=np.int64), np.ascontiguousarray(need, dtype=np.int64), out)
-    return out
-
-
-def blocked_nodes(view, j: int) -> np.ndarray | None:
-    """Nodes whose maintenance window meets job j's predicted run from now (bool (n_nodes,)),
-    or None when no node has a window."""
-    if view.maint_windows.size == 0:
-        return None
-    end = view.time + max(int(view.pred[j]), 1)
-    out = np.zeros(view.free.shape[0], dtype=bool)
-    for n in range(view.free.shape[0]):
-        w = view.maintenance(n)
-        if w.size and np.any((w[:, 0] < end) & (w[:, 1] > view.time)):
-            out[n] = True
-    return out
-
-
-def candidates(view, jobs: np.ndarray):
-    """For the window's ``jobs``: (host int64 (jobs, nodes) with 0 where a node cannot
-    take the job, need int64 (jobs,): the units a used node must host at least (1, or a
-    fixed shape's per-node share), fits bool (jobs,): the job fits alone)."""
-    units = view.units[jobs]
-    req_nodes = view.req_nodes[jobs]
-    fixed = req_nodes > 0
-    need = np.where(fixed, units // np.maximum(req_nodes, 1), 1)
-    host = host_matrix(view.free, view.request[jobs], units, need)
-    if view.maint_windows.size:
-        for a, j in enumerate(jobs):
-            down = blocked_nodes(view, int(j))
-            if down is not None:
-                host[a, down] = 0
-    fits = np.where(fixed, (host > 0).sum(axis=1) >= req_nodes, host.sum(axis=1) >= units)
-    return host, need, fits
-
-
-def fitting_window(view, size: int, kind: str, total_cores: int):
-    """The window's jobs that fit alone, highest priority first: (job indices, priorities,
-    host (jobs, nodes), need (jobs,), size of the whole window), or None when none does."""
-    jobs, prio = win.window(view, size, kind, total_cores)
-    if jobs.size == 0:
-        return None
-    host, need, fits = candidates(view, jobs)
-    keep = np.flatnonzero(fits)
-    if keep.size == 0:
-        return None
-    return jobs[keep], prio[keep], host[keep], need[keep], int(jobs.size)
-
-
-class IPSched:
+class IPSched(win.WindowPolicy):
     """The IPSCHED policy (see the module docstring); options as registered."""
+
+    placement = "ipsched places the jobs itself (the allocator is not used)"
 
     def __init__(self, sim, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
                  max_nodes=200, on_limit="halve", solver_seed=0):
-        self.kind = win.check_choice("priority_type", priority_type, win.PRIORITY_TYPES)
+        super().__init__(sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         self.objective = win.check_choice("objective", objective, OBJECTIVES)
-        self.solver = win.Solver(solver, max_nodes, on_limit, solver_seed)
-        self.win = win.WindowState(max_jobs)
-        self.n_nodes = sim.machine.n_nodes
-        self.total_cores = int(sim.machine.totals[0])
-        self._finished = True
 
-    @property
-    def waits_for_events(self) -> bool:
-        # With every P_j > 0 the optimum starts a job whenever one fits alone, so an empty
-        # answer depends on the free nodes and the queue only, unless a limit was hit.
-        return self._finished and self.win.at_full_size
+    def _settings(self) -> dict:
+        return {"objective": self.objective, **super()._settings()}
 
-    def decide(self, view):
-        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
-        if found is None:
-            self._finished = True
-            return []
-        return self._solve(view, *found)
-
-    def _solve(self, view, jobs, prio, host, need, window_size):
+    def _allocate(self, view, jobs, prio, host, need, window_size):
         import mip
 
         m = self.solver.model()
@@ -184,10 +98,7 @@ class IPSched:
                     m += mip.xsum(int(request[a, k]) * xv for a, xv in terms if request[a, k] > 0) <= int(
                         view.free[n, k])
         m.objective = mip.maximize(mip.xsum(objective))
-        result = self.solver.solve(m, view.time, window_size, int(jobs.size))
-        self._finished = result.finished
-        self.win.after(result.finished, self.solver.on_limit, window_size)
-        if not result.use:
+        if not self._solve(m, view.time, window_size, int(jobs.size)).use:
             return []
         starts = []
         for a, (s, nodes, x) in enumerate(xs):
@@ -197,15 +108,6 @@ class IPSched:
             used = counts > 0
             starts.append((int(jobs[a]), nodes[used], counts[used]))
         return starts
-
-    def report(self) -> tuple[dict, dict]:
-        """(summary.json block, {name: table}) of the run."""
-        return (
-            {"placement": "ipsched places the jobs itself (the allocator is not used)",
-             "priority_type": self.kind, "objective": self.objective, "max_jobs": self.win.full,
-             **self.solver.summary()},
-            {"decisions": self.solver.table()},
-        )
 
 
 def ipsched(sim, **options) -> IPSched:

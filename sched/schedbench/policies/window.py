@@ -39,6 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._jit import kernel
+from ..core.api import host as _units_on_node
 from ..errors import UsageError
 
 PRIORITY_TYPES = ("basic", "multifactor")
@@ -85,6 +87,20 @@ class Solve(NamedTuple):
     finished: bool
 
 
+class SolveRow(NamedTuple):
+    """One row of decisions.parquet (see :meth:`Solver.table`)."""
+
+    time: int
+    window: int
+    jobs: int
+    variables: int
+    constraints: int
+    status: str
+    objective: float | None
+    solve_s: float
+    bids: int
+
+
 class Solver:
     """python-mip models with reproducible settings, and the log of every solve.
 
@@ -99,7 +115,7 @@ class Solver:
             raise UsageError("option max_nodes must be a positive node count")
         self.max_nodes = int(max_nodes)
         self.seed = int(seed)
-        self.rows: list[tuple] = []
+        self.rows: list[SolveRow] = []
 
     def model(self):
         import mip
@@ -123,8 +139,8 @@ class Solver:
         finished = status in (mip.OptimizationStatus.OPTIMAL, mip.OptimizationStatus.INFEASIBLE)
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
-        self.rows.append((now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective, solve_s,
-                          (extra or {}).get("bids", -1)))
+        self.rows.append(SolveRow(now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective,
+                                  solve_s, (extra or {}).get("bids", -1)))
         return Solve(status.name.lower(), objective, use, finished)
 
     def table(self):
@@ -136,27 +152,18 @@ class Solver:
         (AUCSCHED; -1 for IPSCHED)."""
         import polars as pl
 
-        cols = list(zip(*self.rows, strict=True)) if self.rows else [[] for _ in range(9)]
+        types = {"status": pl.Utf8, "objective": pl.Float64, "solve_s": pl.Float64}
         return pl.DataFrame(
-            {
-                "time": pl.Series(cols[0], dtype=pl.Int64),
-                "window": pl.Series(cols[1], dtype=pl.Int64),
-                "jobs": pl.Series(cols[2], dtype=pl.Int64),
-                "variables": pl.Series(cols[3], dtype=pl.Int64),
-                "constraints": pl.Series(cols[4], dtype=pl.Int64),
-                "status": pl.Series(cols[5], dtype=pl.Utf8),
-                "objective": pl.Series(cols[6], dtype=pl.Float64),
-                "solve_s": pl.Series(cols[7], dtype=pl.Float64),
-                "bids": pl.Series(cols[8], dtype=pl.Int64),
-            }
+            {name: pl.Series([getattr(r, name) for r in self.rows], dtype=types.get(name, pl.Int64))
+             for name in SolveRow._fields}
         )
 
     def summary(self) -> dict:
         """The solver settings and solve statistics for summary.json."""
-        times = np.array([r[7] for r in self.rows]) if self.rows else np.zeros(0)
+        times = np.array([r.solve_s for r in self.rows])
         statuses: dict[str, int] = {}
         for r in self.rows:
-            statuses[r[5]] = statuses.get(r[5], 0) + 1
+            statuses[r.status] = statuses.get(r.status, 0) + 1
         return {
             "solver": self.solver,
             "threads": 1,
@@ -190,3 +197,124 @@ class WindowState:
     @property
     def at_full_size(self) -> bool:
         return self.size == self.full
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@kernel
+def _host_matrix(free, request, units, need, out):
+    """out[a, n] = the units node n can host for job a (``min`` over requested types k of
+    free[n, k] // request[a, k]), capped at units[a] and set to 0 when below need[a].
+    free int64 (m, 4); request int64 (W, 4); units, need int64 (W,); out int64 (W, m)."""
+    for a in range(request.shape[0]):
+        for n in range(free.shape[0]):
+            h = _units_on_node(free, n, request[a])
+            if h > units[a]:
+                h = units[a]
+            out[a, n] = h if h >= need[a] else 0
+
+
+def host_matrix(free: np.ndarray, request: np.ndarray, units=None, need=None) -> np.ndarray:
+    """Units each node can host for each job: int64 (jobs, nodes), ``min`` over the
+    requested types k of ``free[n, k] // request[j, k]`` (request int64 (jobs, 4)), capped
+    at ``units`` and 0 below ``need`` (int64 (jobs,) each, when given)."""
+    W = request.shape[0]
+    units = np.full(W, np.iinfo(np.int64).max, dtype=np.int64) if units is None else units
+    need = np.zeros(W, dtype=np.int64) if need is None else need
+    out = np.empty((W, free.shape[0]), dtype=np.int64)
+    _host_matrix(np.ascontiguousarray(free, dtype=np.int64), np.ascontiguousarray(request, dtype=np.int64),
+                 np.ascontiguousarray(units, dtype=np.int64), np.ascontiguousarray(need, dtype=np.int64), out)
+    return out
+
+
+def blocked_nodes(view, j: int) -> np.ndarray | None:
+    """Nodes whose maintenance window meets job j's predicted run from now (bool (n_nodes,)),
+    or None when no node has a window."""
+    if view.maint_windows.size == 0:
+        return None
+    end = view.time + max(int(view.pred[j]), 1)
+    w = view.maint_windows
+    meets = np.concatenate(([0], np.cumsum((w[:, 0] < end) & (w[:, 1] > view.time))))
+    return meets[view.maint_span[:, 1]] > meets[view.maint_span[:, 0]]  # some window of the node meets it
+
+
+def candidates(view, jobs: np.ndarray):
+    """For the window's ``jobs``: (host int64 (jobs, nodes) with 0 where a node cannot
+    take the job, need int64 (jobs,): the units a used node must host at least (1, or a
+    fixed shape's per-node share), fits bool (jobs,): the job fits alone)."""
+    units = view.units[jobs]
+    req_nodes = view.req_nodes[jobs]
+    fixed = req_nodes > 0
+    need = np.where(fixed, units // np.maximum(req_nodes, 1), 1)
+    host = host_matrix(view.free, view.request[jobs], units, need)
+    if view.maint_windows.size:
+        for a, j in enumerate(jobs):
+            host[a, blocked_nodes(view, int(j))] = 0
+    fits = np.where(fixed, (host > 0).sum(axis=1) >= req_nodes, host.sum(axis=1) >= units)
+    return host, need, fits
+
+
+def fitting_window(view, size: int, kind: str, total_cores: int):
+    """The window's jobs that fit alone, highest priority first: (job indices, priorities,
+    host (jobs, nodes), need (jobs,), size of the whole window), or None when none does."""
+    jobs, prio = window(view, size, kind, total_cores)
+    if jobs.size == 0:
+        return None
+    host, need, fits = candidates(view, jobs)
+    keep = np.flatnonzero(fits)
+    if keep.size == 0:
+        return None
+    return jobs[keep], prio[keep], host[keep], need[keep], int(jobs.size)
+
+
+# --------------------------------------------------------------------------- the policies' base
+
+
+class WindowPolicy:
+    """What IPSCHED and AUCSCHED share: their options, the window and its halving rule,
+    ``waits_for_events`` and ``report``.  A subclass implements
+    ``_allocate(view, jobs, prio, host, need, window_size) -> starts`` over the window's
+    jobs that fit alone (:func:`fitting_window`), solving through :meth:`_solve`, and
+    ``_settings() -> dict`` for summary.json."""
+
+    placement = ""
+
+    def __init__(self, sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed):
+        self.kind = check_choice("priority_type", priority_type, PRIORITY_TYPES)
+        self.solver = Solver(solver, max_nodes, on_limit, solver_seed)
+        self.win = WindowState(max_jobs)
+        self.n_nodes = sim.machine.n_nodes
+        self.total_cores = int(sim.machine.totals[0])
+        self._finished = True
+
+    @property
+    def waits_for_events(self) -> bool:
+        # Every started job adds a positive value to the objective, so the optimum starts
+        # one whenever one fits alone: an empty answer depends on the free nodes and the
+        # queue only, unless a limit was hit (then the window is being halved).
+        return self._finished and self.win.at_full_size
+
+    def decide(self, view):
+        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
+        if found is None:
+            self._finished = True
+            return []
+        return self._allocate(view, *found)
+
+    def _solve(self, m, now: int, window_size: int, jobs: int, extra: dict | None = None) -> Solve:
+        """Solve ``m`` and apply the window rule."""
+        result = self.solver.solve(m, now, window_size, jobs, extra)
+        self._finished = result.finished
+        self.win.after(result.finished, self.solver.on_limit, window_size)
+        return result
+
+    def _settings(self) -> dict:
+        return {"max_jobs": self.win.full}
+
+    def report(self) -> tuple[dict, dict]:
+        """(summary.json block, {name: table}) of the run."""
+        return (
+            {"placement": self.placement, "priority_type": self.kind, **self._settings(), **self.solver.summary()},
+            {"decisions": self.solver.table()},
+        )
