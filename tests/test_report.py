@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -22,8 +23,10 @@ def results(tmp_path_factory):
         "schedulers": SCHEDS,
         "allocators": ALLOCS,
         "seeds": [1, 2],
+        "predictors": ["requested", "actual"],  # long group labels: the tick-label test needs them
         "workloads": [
-            {"name": "esp", "generator": "esp", "variant": "original", "machine": "16x(cores=8,gpus=2)"},
+            {"name": "esp", "generator": "esp", "variant": "original", "machine": "16x(cores=8,gpus=2)",
+             "description": "ESP on a GPU machine"},
             {"name": "eurora", "generator": "eurora-like", "jobs": 120},
             # fails when it runs (a bad option value is refused before any run)
             {"name": "broken", "generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"},
@@ -42,19 +45,20 @@ def rendered(results, tmp_path_factory):
 def test_summary_averages_over_seeds(results):
     runs = pl.read_parquet(results / "runs.parquet")
     summary = report.summarise(runs)
-    assert summary.height == 2 * len(SCHEDS) * len(ALLOCS)  # the failed workload has no row
+    assert summary.height == 2 * 2 * len(SCHEDS) * len(ALLOCS)  # the failed workload has no row
     assert (summary["seeds"] == 2).all()
     row = summary.filter((pl.col("workload") == "eurora") & (pl.col("scheduler") == SCHEDS[1])
-                         & (pl.col("allocator") == ALLOCS[0])).row(0, named=True)
+                         & (pl.col("allocator") == ALLOCS[0]) & (pl.col("predictor") == "actual")).row(0, named=True)
     src = runs.filter((pl.col("workload") == "eurora") & (pl.col("scheduler") == SCHEDS[1])
-                      & (pl.col("allocator") == ALLOCS[0]))
+                      & (pl.col("allocator") == ALLOCS[0]) & (pl.col("predictor") == "actual"))
     assert row["wait_mean"] == pytest.approx(src["wait_mean"].mean())
     assert row["wait_mean_sd"] == pytest.approx(src["wait_mean"].std())
-    assert row["sim_days_per_hour"] == pytest.approx(src["sim_days_per_hour"].mean())
-    assert row["label"] == f"{SCHEDS[1]}+{ALLOCS[0]}"
-    # rows follow the order of the scheduler and allocator tables
+    assert row["sim_days_per_s"] == pytest.approx(src["sim_days_per_hour"].mean() / 3600)
+    assert row["utilisation_gpus"] == pytest.approx(src["utilisation_gpus"].mean())
+    assert row["label"] == f"{SCHEDS[1]}+{ALLOCS[0]} (actual)"
+    # rows follow the order of the scheduler, allocator and predictor tables
     esp = summary.filter(pl.col("workload") == "esp")
-    assert esp["label"].to_list() == [f"{s}+{a}" for s in SCHEDS for a in ALLOCS]
+    assert esp["label"].to_list() == [f"{s}+{a} ({p})" for s in SCHEDS for a in ALLOCS for p in ("requested", "actual")]
 
 
 def test_report_files(rendered):
@@ -69,7 +73,7 @@ def test_report_files(rendered):
     for p in (outdir / "figures").glob("*.png"):
         blob = p.read_bytes()
         assert blob.startswith(PNG_MAGIC) and len(blob) > 5_000, p.name
-    labels = [f"{s}+{a}" for s in SCHEDS for a in ALLOCS]
+    labels = [f"{s}+{a} (requested)" for s in SCHEDS for a in ALLOCS]
     for label in labels:
         assert label in page and label in md
     # every figure is embedded: the page stands alone
@@ -77,9 +81,15 @@ def test_report_files(rendered):
     assert not re.search(r'(src|href)="(?!data:)', page)
     assert "<style>" in page and "<link" not in page
     # every headline metric and the throughput are explained, with seeds counts
-    for m in report.METRICS + report.THROUGHPUT:
+    for m in data["metrics"] + report.THROUGHPUT:
         assert m.title in page and m.explain.split(":")[0][:20] in page
-    assert "seeds" in page and "simulated days/h" in page and "jobs/s" in page
+    assert "seeds" in page and "simulated days/s" in page and "jobs/s" in page
+    # utilisation per resource type the machines have: Eurora has MICs, the ESP machine none
+    assert {"core utilisation", "GPU utilisation", "MIC utilisation"} <= {m.title for m in data["metrics"]}
+    esp = next(s for s in data["sections"] if s.workload == "esp")
+    assert "GPU utilisation (%)" in esp.header and "MIC utilisation (%)" not in esp.header
+    # the config's description says why a workload is there
+    assert ("why", "ESP on a GPU machine") in esp.facts and "ESP on a GPU machine" in page
     # markdown links its figures relatively
     assert "](figures/esp-metrics.png)" in md
     # the failed runs are listed with their error
@@ -92,8 +102,9 @@ def test_markdown_table_marks_the_best(rendered):
     table = report.markdown_table(sec.header, sec.cells, sec.flags)
     lines = table.splitlines()
     assert lines[0].startswith("| scheduler+allocator | seeds | mean wait")
-    assert len(lines) == 2 + len(SCHEDS) * len(ALLOCS)
-    assert table.count("**") >= 2 * len(report.METRICS)  # at least one best cell per metric
+    assert len(lines) == 2 + 2 * len(SCHEDS) * len(ALLOCS)
+    headline = report.headline_metrics(data["summary"].filter(pl.col("workload") == "eurora"))
+    assert table.count("**") >= 2 * len(headline)  # at least one best cell per metric
 
 
 def test_cli_prints_the_summary(tmp_path, capsys):
@@ -113,7 +124,7 @@ def test_text_summary(rendered):
     _, data = rendered
     text = report.text_summary(data)
     assert "## esp" in text and "## eurora" in text
-    assert text.count(f"| {SCHEDS[0]}+{ALLOCS[0]} | 2 |") == 2
+    assert text.count(f"| {SCHEDS[0]}+{ALLOCS[0]} (requested) | 2 |") == 2
 
 
 def test_cli_errors(tmp_path, capsys):
@@ -133,3 +144,86 @@ def test_cli_errors(tmp_path, capsys):
 )
 def test_fmt_duration(seconds, text):
     assert report.fmt_duration(seconds) == text
+
+
+def test_one_duration_unit_per_workload(rendered):
+    """Tables, highlights and figures of a workload give durations in one unit."""
+    outdir, data = rendered
+    for sec in data["sections"]:
+        sub = data["summary"].filter(pl.col("workload") == sec.workload)
+        _, unit = report._unit_of(sub, report.headline_metrics(sub))
+        assert f"mean wait ({unit})" in sec.header
+        assert f"worst account mean wait ({unit})" in sec.header
+        wait_line = next(h for h in sec.highlights if "mean wait" in h and "account" not in h)
+        assert re.search(rf"\d {unit}[;)]", wait_line), wait_line
+    runs = pl.read_parquet(data["meta"]["results"] + "/runs.parquet")
+    sub = data["summary"].filter(pl.col("workload") == "eurora")
+    _, unit = report._unit_of(sub, report.headline_metrics(sub))
+    fig = report.wait_cdf_figure(Path(data["meta"]["results"]), runs, data["summary"], "eurora", outdir / "cdf.png")
+    assert fig.axes[0].get_xlabel().startswith(f"wait ({unit})")
+    fig = report.bars_figure(data["summary"], "eurora", outdir / "bars.png")
+    assert f"mean wait ({unit}), lower is better" in [ax.get_title() for ax in fig.axes]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "unit"), [(None, "s"), (119, "s"), (120, "min"), (7199, "min"), (7200, "h"), (2 * 86400, "d")]
+)
+def test_duration_unit(seconds, unit):
+    assert report.duration_unit(seconds)[1] == unit
+
+
+def test_no_overlapping_tick_labels(rendered):
+    """The two-predictor metrics figure (long group labels) and the throughput figure."""
+    outdir, data = rendered
+    for workload in ("esp", "eurora"):
+        fig = report.bars_figure(data["summary"], workload, outdir / "bars.png")
+        for ax in fig.axes:
+            if ax.get_visible():
+                assert not report.overlapping_ticks(fig, ax), (workload, ax.get_title())
+    fig = report.throughput_figure(data["summary"], outdir / "tp.png")
+    assert not any(report.overlapping_ticks(fig, ax) for ax in fig.axes)
+
+
+def test_overlapping_ticks_detects_overlap():
+    """The check can fail: crowded long labels, upright, overlap."""
+    fig = report._figure(6, 5)
+    ax = fig.subplots()
+    ax.set_xticks(range(24), [f"scheduler-{i}" for i in range(24)], fontsize=9)
+    assert report.overlapping_ticks(fig, ax)
+    for t in ax.get_xticklabels():
+        t.set_rotation(30)
+    assert report.overlapping_ticks(fig, ax)  # still too close across the slant
+    for t in ax.get_xticklabels():
+        t.set_rotation(90)
+    assert not report.overlapping_ticks(fig, ax)
+
+
+def test_error_bars_only_with_several_seeds(rendered):
+    from matplotlib.container import ErrorbarContainer
+
+    outdir, data = rendered
+    fig = report.bars_figure(data["summary"], "esp", outdir / "bars.png")
+    assert any(isinstance(c, ErrorbarContainer) for ax in fig.axes for c in ax.containers)
+    single = data["summary"].with_columns(pl.lit(1, pl.UInt32).alias("seeds"))
+    fig = report.bars_figure(single, "esp", outdir / "bars1.png")
+    assert not any(isinstance(c, ErrorbarContainer) for ax in fig.axes for c in ax.containers)
+    assert "no error bars" in fig.get_suptitle()
+
+
+def test_allocator_line_styles_are_distinct():
+    """Every allocator (five built in, plug-ins beyond) gets its own line style."""
+    styles = [report._line_style(k) for k in range(3 * len(report._LINESTYLES))]
+    assert len({repr(sorted(s.items())) for s in styles}) == len(styles)
+    assert len(ALLOCATORS) <= len(report._LINESTYLES)  # the built-in ones need no marker
+
+
+def test_cdf_legend_outside_the_plot(rendered):
+    outdir, data = rendered
+    runs = pl.read_parquet(data["meta"]["results"] + "/runs.parquet")
+    fig = report.wait_cdf_figure(Path(data["meta"]["results"]), runs, data["summary"], "esp", outdir / "cdf.png")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    assert legend is not None and len(legend.get_texts()) == 2 * len(SCHEDS) * len(ALLOCS)
+    assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))

@@ -104,7 +104,43 @@ def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
     assert all(a in ("ff", "bf", "balanced") for s, a in pairs if s == "conservative")
     assert ("conservative", "ff") in pairs
-    assert not {s for s, _ in pairs} & {"priority", "sfs"}  # pools only; both workloads need nodes
+    assert not {s for s, _ in pairs} & {"priority", "sfs"}  # pools only; the workloads need nodes
+
+
+def test_the_default_bench_workloads_separate_the_allocators(tmp_path):
+    """Issue 14: on each default workload, the allocators give different schedules (FCFS,
+    seed 1: the cheapest scheduler that shows it)."""
+    import tomllib
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
+    config.update(schedulers=["fcfs"], allocators="all", seeds=[1], exclude=[])
+    for entry in config["workloads"]:
+        assert entry.get("description"), entry["name"]  # the report says why each is there
+    counts = sweep.sweep(sweep.expand(config), tmp_path, jobs=1, progress=False)
+    assert counts["failed"] == 0
+    runs = pl.read_parquet(tmp_path / "runs.parquet")
+    assert runs["description"].null_count() == 0
+    spread = runs.group_by("workload").agg(pl.col("wait_mean").n_unique().alias("distinct"), pl.len())
+    for row in spread.iter_rows(named=True):
+        assert row["len"] == len(ALLOCATORS)
+        assert row["distinct"] >= 3, row  # not one schedule for all allocators, as ESP gives
+
+
+def test_description_is_shown_not_keyed(tmp_path):
+    plain = sweep.expand(sweep.load_config(write_config(tmp_path, tiny_config())), tmp_path)
+    cfg = write_config(tmp_path, tiny_config(extra='description = "why: a small test"'))
+    described = sweep.expand(sweep.load_config(cfg), tmp_path)
+    assert [r["key"] for r in plain] == [r["key"] for r in described]
+    assert {r["description"] for r in described} == {"why: a small test"}
+    out = tmp_path / "results"
+    run_sweep(cfg, out, jobs=1)
+    assert set(pl.read_parquet(out / "runs.parquet")["description"]) == {"why: a small test"}
+    cfg.write_text(tiny_config(extra='description = "reworded"'))
+    again = run_sweep(cfg, out, jobs=1)
+    assert again["ran"] == 0  # rewording reruns nothing ...
+    assert set(pl.read_parquet(out / "runs.parquet")["description"]) == {"reworded"}  # ... but shows
+    with pytest.raises(UsageError, match="description must be a string"):
+        sweep.expand(sweep.load_config(write_config(tmp_path, tiny_config(extra="description = 3"))), tmp_path)
 
 
 def test_key_depends_on_version(monkeypatch):

@@ -208,19 +208,20 @@ def used_core_seconds(jobs: pl.DataFrame) -> float:
     return float(_replayed(jobs).select(_resource_seconds("cores").sum()).item())
 
 
-def utilisation(jobs: pl.DataFrame, totals: Mapping[str, int]) -> float | None:
-    """Core utilisation over the makespan:
+def utilisation(jobs: pl.DataFrame, totals: Mapping[str, int], kind: str = "cores") -> float | None:
+    """Utilisation of resource type ``kind`` (cores by default) over the makespan:
 
-        U = sum_j s_j c_j r_j / (C * makespan).
+        U_k = sum_j s_j a_jk r_j / (cap_k * makespan),
 
-    None when J is empty, C = 0 or the makespan is 0.  At most 1 whenever the schedule never
-    uses more than C cores at once.
+    a_jk the job's per-unit amount of type k.  None when J is empty, cap_k = 0 or the
+    makespan is 0.  At most 1 whenever the schedule never uses more than cap_k at once.
     """
     span = makespan(jobs)
-    cap = int(totals["cores"])
+    cap = int(totals[kind])
     if not span or cap <= 0:
         return None
-    return _float(used_core_seconds(jobs) / (cap * span))
+    used = float(_replayed(jobs).select(_resource_seconds(kind).sum()).item())
+    return _float(used / (cap * span))
 
 
 def theoretical_runtime(jobs: pl.DataFrame, totals: Mapping[str, int]) -> float | None:
@@ -394,7 +395,8 @@ _JOB_COLUMNS = ("submit", "end", "wait", "run", "size", "user", *RESOURCES)
 def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int]) -> dict:
     """Every scalar metric of one replay, in a flat JSON-serialisable dict of str, int,
     float or None (never NaN): scheduler, allocator, ``jobs_<outcome>`` counts, wait_mean,
-    wait_median, wait_p95, slowdown_mean, bsld_mean, makespan, utilisation,
+    wait_median, wait_p95, slowdown_mean, bsld_mean, makespan, utilisation (cores),
+    utilisation_<k> per resource type (None where the machine has none of k),
     soner_utilisation, queue_mean (time-weighted), queue_mean_per_instant, queue_max,
     offered_load_<k> and load_ratio_<k> per resource type, users, fairness_jain_wait."""
     out: dict = {"scheduler": _label(jobs, "scheduler"), "allocator": _label(jobs, "allocator")}
@@ -412,6 +414,8 @@ def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int
     out["bsld_mean"] = bounded_slowdown(rep)
     out["makespan"] = makespan(rep)
     out["utilisation"] = utilisation(rep, totals)
+    # per resource type: a GPU-bound run is not summed up by its cores alone
+    out.update({f"utilisation_{k}": utilisation(rep, totals, k) for k in RESOURCES})
     out["soner_utilisation"] = soner_utilisation(rep, totals)
     tl = _by_time(timeline)
     out["queue_mean"] = mean_queue_length(tl)

@@ -4,9 +4,15 @@ Reads ``RESULTS/runs.parquet`` (and the per-run ``jobs`` and ``timeline`` parts 
 to) as written by :mod:`schedbench.sweep`.  For each workload, the runs of one
 scheduler+allocator (and predictor, when a sweep has several) are averaged over their
 seeds, and the number of seeds is shown.  Figures (matplotlib, Agg, no screen): grouped
-bars of the four headline metrics with the seed-to-seed standard deviation as error
-bars, the CDF of the waiting times (all jobs of all seeds), the queue length over time
-(first seed) and the simulator's throughput.  The HTML page embeds the figures (base64),
+bars of the headline metrics (with the seed-to-seed standard deviation as error bars
+when a row has several seeds), the CDF of the waiting times (all jobs of all seeds), the
+queue length over time (first seed) and the simulator's throughput.
+
+Units: within a workload every duration (tables, bars, CDF axis) is in one unit, chosen
+from the workload's largest value of that quantity; utilisation is given per resource
+type the machine has (cores, GPUs, MICs), so a GPU-bound run is not summed up by
+its idle cores.  Colours: one per scheduler; line styles and bar colours: one per
+allocator.  A workload's ``description`` in the sweep config says why it is there.  The HTML page embeds the figures (base64),
 so it can be mailed or archived alone; ``report.md`` links them from ``figures/``.
 """
 
@@ -54,12 +60,23 @@ METRICS: tuple[Metric, ...] = (
            "the mean wait of the account (SWF group, or the fair-share schedulers' accounts) whose "
            "jobs waited longest on average; summary.json's fairness block has every account."),
 )
+_RESOURCE_NAMES = {"cores": ("core", "cores"), "gpus": ("GPU", "GPUs"), "mics": ("MIC", "MICs")}
+UTILISATION: dict[str, Metric] = {
+    k: Metric(f"utilisation_{k}", f"{one} utilisation", "share", "higher",
+              f"share of the machine's {many} kept busy by jobs between the first submission and the "
+              "last job's end (the rest idled: no job fitted, or none was waiting).")
+    for k, (one, many) in _RESOURCE_NAMES.items()
+}
+"""Utilisation per resource type, shown in place of ``utilisation`` for the types a
+workload's machine has (runs of older versions have only ``utilisation``, cores).  Memory
+is left out: summary.json and runs.parquet have ``utilisation_mem``."""
+
 THROUGHPUT: tuple[Metric, ...] = (
     Metric("jobs_per_s", "jobs/s", "rate", "higher",
            "simulator speed: jobs replayed per second of simulation wall time (parsing, "
            "generating and writing excluded)."),
-    Metric("sim_days_per_hour", "simulated days/h", "rate", "higher",
-           "simulator speed: days of simulated time (the makespan) replayed per hour of "
+    Metric("sim_days_per_s", "simulated days/s", "rate", "higher",
+           "simulator speed: days of simulated time (the makespan) replayed per second of "
            "simulation wall time."),
 )
 NAME_NOTES: dict[str, str] = {
@@ -67,8 +84,19 @@ NAME_NOTES: dict[str, str] = {
     "sjf": "shortest (estimated) job first",
     "easy": "first come, first served with EASY backfilling: a later job may start early when "
             "that does not delay the first waiting job",
+    "prb": "priority-based backfilling (Netti et al.): jobs in order of wait over expected wait, "
+           "a later job may start early when that does not delay the first waiting job",
+    "prb-blocking": "PRB's priority order without backfilling: the first waiting job blocks the others",
+    "conservative": "conservative backfilling: every waiting job holds a reservation, and a later job "
+                    "starts early only when that delays none of them",
     "ff": "first fit: the lowest-numbered nodes that fit",
     "bf": "best fit: the nodes with the fewest free resources that fit",
+    "balanced": "Netti et al.'s Balanced: takes nodes in turn from the groups with the most free GPUs "
+                "or MICs, nodes without them first, so that no scarce type runs out first",
+    "weighted": "Netti et al.'s Weighted: first the nodes that would keep the least of the resources "
+                "the waiting jobs are asking for and that are busy",
+    "priority-weighted": "Weighted, with the weight of GPUs and MICs raised each time a job needing them "
+                         "fails to start and lowered when one starts",
     "requested": "the scheduler trusts the users' requested wall times",
     "actual": "the scheduler knows the actual run times (an oracle)",
 }
@@ -88,8 +116,9 @@ def _terms(names: dict[str, list[str]]) -> list[tuple[str, str]]:
     if len(names.get("predictor", [])) > 1:
         out.append(("predictor", "what the scheduler takes as a job's run time. Here: " + listed("predictor") + "."))
     out += [
-        ("seeds", "number of random workload instances averaged in a row; the bars' error marks "
-                  "show their standard deviation."),
+        ("seeds", "number of random workload instances averaged in a row; where a row has more "
+                  "than one, the bars' error marks show their standard deviation (a single run is "
+                  "deterministic and has none)."),
         ("makespan", "time from the first submission to the last job's end."),
     ]
     return out
@@ -97,6 +126,46 @@ def _terms(names: dict[str, list[str]]) -> list[tuple[str, str]]:
 
 _PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
             "#CCB974", "#64B5CD")
+_LINESTYLES = ("-", "--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 4)), (0, (10, 3)), (0, (3, 1, 3, 5)))
+"""One line style per allocator: distinct for the five built-in ones and three plug-ins
+(more cycle, with a marker added so that they still differ)."""
+
+
+def _line_style(k: int) -> dict:
+    style = {"linestyle": _LINESTYLES[k % len(_LINESTYLES)]}
+    if k >= len(_LINESTYLES):
+        style.update(marker="osv^D"[(k // len(_LINESTYLES) - 1) % 5], markevery=0.1, markersize=4)
+    return style
+
+
+def headline_metrics(sub: pl.DataFrame) -> tuple[Metric, ...]:
+    """The headline metrics of a workload's rows: :data:`METRICS` with ``utilisation``
+    replaced by one utilisation per resource type that the rows' machine has."""
+    per_type = [m for m in UTILISATION.values() if m.column in sub.columns and sub[m.column].drop_nulls().len() > 0]
+    out = []
+    for m in METRICS:
+        out.extend(per_type if m.column == "utilisation" and per_type else [m])
+    return tuple(out)
+
+
+def duration_unit(seconds: float | None) -> tuple[float, str]:
+    """(seconds per unit, unit) in which to show durations up to ``seconds``: s below 2 min,
+    min below 2 h, h below 2 days, else days."""
+    top = abs(seconds) if seconds is not None and math.isfinite(seconds) else 0.0
+    if top < 120:
+        return 1.0, "s"
+    if top < 2 * 3600:
+        return 60.0, "min"
+    if top < 2 * 86400:
+        return 3600.0, "h"
+    return 86400.0, "d"
+
+
+def _unit_of(sub: pl.DataFrame, metrics: tuple[Metric, ...]) -> tuple[float, str]:
+    """The one duration unit of a workload's tables and figures."""
+    values = [v for m in metrics if m.kind == "duration" and m.column in sub.columns
+              for v in sub[m.column].drop_nulls().to_list()]
+    return duration_unit(max(values, default=0.0))
 
 
 # -- loading and aggregating ----------------------------------------------------------------
@@ -122,8 +191,10 @@ def summarise(runs: pl.DataFrame) -> pl.DataFrame:
     ``seeds`` (runs averaged), ``<metric>`` means and ``<metric>_sd`` standard deviations
     (null for a single seed) of the headline and throughput metrics, ``label``."""
     ok = runs.filter(pl.col("status") == "ok")
-    cols = [m.column for m in METRICS + THROUGHPUT] + ["makespan", "jobs_replayed", "jobs_input"]
-    cols = [c for c in cols if c in ok.columns]
+    if "sim_days_per_hour" in ok.columns and "sim_days_per_s" not in ok.columns:
+        ok = ok.with_columns((pl.col("sim_days_per_hour") / 3600.0).alias("sim_days_per_s"))
+    cols = [m.column for m in METRICS + tuple(UTILISATION.values()) + THROUGHPUT]
+    cols = [c for c in cols + ["sim_days_per_hour", "makespan", "jobs_replayed", "jobs_input"] if c in ok.columns]
     keys = ["workload", "scheduler", "allocator", "predictor"]
     agg = ok.group_by(keys).agg(
         pl.len().alias("seeds"),
@@ -163,9 +234,13 @@ def fmt_duration(s: float | None) -> str:
     return f"{s / 86400:,.2f} d"
 
 
-def fmt(value, kind: str) -> str:
+def fmt(value, kind: str, unit: tuple[float, str] | None = None) -> str:
+    """``value`` as text; durations in ``unit`` (seconds per unit, name; the number only)
+    when given, else in a unit of their own (:func:`fmt_duration`)."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "–"
+    if kind == "duration" and unit is not None:
+        return f"{value / unit[0]:,.0f}" if unit[1] == "s" else f"{value / unit[0]:,.2f}"
     if kind == "duration":
         return fmt_duration(value)
     if kind == "share":
@@ -175,6 +250,9 @@ def fmt(value, kind: str) -> str:
     if kind == "rate":
         return f"{value:,.3g}" if value < 1000 else f"{value:,.0f}"
     return f"{value:,.2f}"
+
+
+_fmt = fmt
 
 
 def _best(values: list, better: str) -> float | None:
@@ -188,19 +266,27 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "workload"
 
 
+def _titled(m: Metric, unit: tuple[float, str]) -> str:
+    return f"{m.title} ({unit[1]})" if m.kind == "duration" else f"{m.title} (%)" if m.kind == "share" else m.title
+
+
 def table_rows(summary: pl.DataFrame, workload: str) -> tuple[list[str], list[list[str]], list[list[bool]]]:
-    """Header, cells and best-cell flags of a workload's summary table."""
+    """Header, cells and best-cell flags of a workload's summary table (durations in the
+    workload's one unit, shares in %, both named in the header)."""
     sub = summary.filter(pl.col("workload") == workload)
-    metrics = METRICS + THROUGHPUT
-    header = ["scheduler+allocator", "seeds"] + [m.title for m in metrics]
-    best = {m.column: _best(sub[m.column].to_list(), m.better) for m in METRICS if m.column in sub.columns}
+    headline = headline_metrics(sub)
+    metrics = headline + THROUGHPUT
+    unit = _unit_of(sub, headline)
+    header = ["scheduler+allocator", "seeds"] + [_titled(m, unit) for m in metrics]
+    best = {m.column: _best(sub[m.column].to_list(), m.better) for m in headline if m.column in sub.columns}
     cells, flags = [], []
     for r in sub.iter_rows(named=True):
-        cells.append([r["label"], str(r["seeds"])] + [fmt(r.get(m.column), m.kind) for m in metrics])
+        cells.append([r["label"], str(r["seeds"])] + [
+            fmt(r.get(m.column), m.kind, unit).removesuffix(" %") for m in metrics])
         flags.append(
             [False, False]
             + [m.column in best and r.get(m.column) is not None and best[m.column] is not None
-               and math.isclose(r[m.column], best[m.column], rel_tol=1e-9, abs_tol=1e-12) for m in METRICS]
+               and math.isclose(r[m.column], best[m.column], rel_tol=1e-9, abs_tol=1e-12) for m in headline]
             + [False] * len(THROUGHPUT)
         )
     return header, cells, flags
@@ -221,9 +307,41 @@ def markdown_table(header: list[str], cells: list[list[str]], flags: list[list[b
 
 
 def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def overlapping_ticks(fig, ax) -> bool:
+    """Whether two of ``ax``'s x tick labels overlap once ``fig`` is laid out.  Labels at 0
+    or 90 degrees are compared by their boxes; slanted ones, which are parallel, by the
+    distance between neighbours across the slant against the text's height."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+    angle = labels[0].get_rotation() % 180 if labels else 0.0
+    if angle in (0.0, 90.0):
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    xs = sorted(ax.transData.transform((t.get_position()[0], 0))[0] for t in labels)
+    height = max((t.get_fontsize() * fig.dpi / 72.0 * 1.2 for t in labels), default=0.0)
+    gap = min((b - a for a, b in zip(xs, xs[1:], strict=False)), default=math.inf)
+    return gap * math.sin(math.radians(angle)) < height
+
+
+def _fit_ticks(fig, axes) -> None:
+    """Turn the x tick labels of ``axes`` (30, then 90 degrees) until none overlap."""
+    for angle in (0, 30, 90):
+        for ax in axes:
+            for t in ax.get_xticklabels():
+                t.set_rotation(angle)
+                t.set_horizontalalignment("right" if angle == 30 else "center")
+                t.set_rotation_mode("anchor" if angle == 30 else "default")
+        if not any(overlapping_ticks(fig, ax) for ax in axes):
+            return
 
 
 def _save(fig, path: Path) -> None:
@@ -241,50 +359,64 @@ def _with_group(sub: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def bars_figure(summary: pl.DataFrame, workload: str, path: Path) -> None:
-    """Grouped bars, two metrics a row (groups: scheduler (and predictor); bars: allocator)."""
+def bars_figure(summary: pl.DataFrame, workload: str, path: Path):
+    """Grouped bars, two metrics a row (groups: scheduler (and predictor); bars: allocator);
+    error bars only where a row averages several seeds.  Returns the figure."""
     sub = _with_group(summary.filter(pl.col("workload") == workload))
+    metrics = headline_metrics(sub)
+    unit = _unit_of(sub, metrics)
     groups = list(dict.fromkeys(sub["_group"].to_list()))
     allocs = list(dict.fromkeys(sub["allocator"].to_list()))
-    rows = (len(METRICS) + 1) // 2
-    fig = _figure(10, 3.25 * rows)
-    axes = fig.subplots(rows, 2)
-    for ax in axes.flat[len(METRICS):]:
+    several = bool((sub["seeds"] > 1).any())
+    rows = (len(metrics) + 1) // 2
+    fig = _figure(10, 0.6 + 3.1 * rows)
+    axes = fig.subplots(rows, 2, squeeze=False)
+    for ax in axes.flat[len(metrics):]:
         ax.set_visible(False)
     width = 0.8 / max(1, len(allocs))
     x = np.arange(len(groups))
-    for ax, m in zip(axes.flat, METRICS, strict=False):
+    for ax, m in zip(axes.flat, metrics, strict=False):
+        scale = 100.0 if m.kind == "share" else unit[0] if m.kind == "duration" else 1.0
         for k, alloc in enumerate(allocs):
             vals, errs = [], []
             for g in groups:
                 r = sub.filter((pl.col("_group") == g) & (pl.col("allocator") == alloc))
-                v = r[m.column][0] if r.height else None
-                e = r[f"{m.column}_sd"][0] if r.height else None
-                scale = 100.0 if m.kind == "share" else 1.0
-                vals.append(np.nan if v is None else v * scale)
-                errs.append(0.0 if e is None or not math.isfinite(e) else e * scale)
-            ax.bar(x + (k - (len(allocs) - 1) / 2) * width, vals, width, yerr=errs, capsize=3,
-                   label=alloc, color=_PALETTE[k % len(_PALETTE)], edgecolor="white")
-        unit = {"duration": " (s)", "share": " (%)"}.get(m.kind, "")
-        ax.set_title(f"{m.title}{unit} — {m.better} is better", fontsize=10)
-        ax.set_xticks(x, groups)
+                v = r[m.column][0] if r.height and m.column in r.columns else None
+                e = r[f"{m.column}_sd"][0] if r.height and f"{m.column}_sd" in r.columns else None
+                vals.append(np.nan if v is None else v / scale if m.kind == "duration" else v * scale)
+                err = 0.0 if e is None or not math.isfinite(e) else e
+                errs.append(err / scale if m.kind == "duration" else err * scale)
+            ax.bar(x + (k - (len(allocs) - 1) / 2) * width, vals, width, label=alloc,
+                   color=_PALETTE[k % len(_PALETTE)], edgecolor="white",
+                   **({"yerr": errs, "capsize": 3} if several else {}))
+        ax.set_title(f"{_titled(m, unit)}, {m.better} is better", fontsize=10)
+        ax.set_xticks(x, [g.replace(" (", "\n(") for g in groups], fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)
-    axes.flat[0].legend(title="allocator", fontsize=8, title_fontsize=8)
-    fig.suptitle(f"{workload}: mean over seeds (error bars: standard deviation)", fontsize=11)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="allocator", fontsize=8, title_fontsize=8, loc="outside lower center",
+               ncols=min(len(allocs), 6))
+    seeds = sorted(set(sub["seeds"].to_list()))
+    how = (f"mean over {'/'.join(map(str, seeds))} seeds (error bars: standard deviation)" if several
+           else "one deterministic run each (no error bars)")
+    fig.suptitle(f"{workload}: {how}", fontsize=11)
+    _fit_ticks(fig, [ax for ax in axes.flat if ax.get_visible()])
     _save(fig, path)
+    return fig
 
 
 def _labels_in_order(sub: pl.DataFrame) -> list[str]:
     return list(dict.fromkeys(sub["label"].to_list()))
 
 
-def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workload: str, path: Path) -> None:
-    """CDF of the waiting time of every replayed job, all seeds pooled, one line a label."""
+def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workload: str, path: Path):
+    """CDF of the waiting time of every replayed job, all seeds pooled, one line a label
+    (colour: scheduler, line style: allocator; legend beside the plot).  Returns the figure."""
     sub = _with_group(summary.filter(pl.col("workload") == workload))
+    scale, unit = _unit_of(sub, headline_metrics(sub))
     groups = list(dict.fromkeys(sub["_group"].to_list()))
     allocs = list(dict.fromkeys(sub["allocator"].to_list()))
-    fig = _figure(8, 4.5)
+    fig = _figure(10, 4.8)
     ax = fig.subplots()
     probs = np.linspace(0.0, 1.0, 1001)
     curves, top = [], 0.0
@@ -308,10 +440,8 @@ def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wo
         q = np.quantile(waits, probs)
         top = max(top, float(np.quantile(waits, 0.99)))
         curves.append((r["label"], q, (groups.index(r["_group"]), allocs.index(r["allocator"]))))
-    scale, unit = (3600.0, "h") if top > 3 * 3600 else (60.0, "min") if top > 300 else (1.0, "s")
     for label, q, (g, a) in curves:  # colour: scheduler; line style: allocator
-        ax.plot(q / scale, probs, label=label, color=_PALETTE[g % len(_PALETTE)],
-                linestyle=("-", "--", ":", "-.")[a % 4], linewidth=1.6)
+        ax.plot(q / scale, probs, label=label, color=_PALETTE[g % len(_PALETTE)], linewidth=1.6, **_line_style(a))
     if top > 0:
         ax.set_xlim(0, top / scale * 1.05)
     ax.set_ylim(0, 1.0)
@@ -319,9 +449,11 @@ def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wo
     ax.set_ylabel("share of jobs that waited at most x")
     ax.grid(alpha=0.3)
     if curves:
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=1 if len(curves) <= 16 else 2,
+                  title="scheduler+allocator", title_fontsize=8)
     ax.set_title(f"{workload}: distribution of waiting times (all seeds)", fontsize=11)
     _save(fig, path)
+    return fig
 
 
 def _downsample(t: np.ndarray, q: np.ndarray, points: int = 3000) -> tuple[np.ndarray, np.ndarray]:
@@ -363,12 +495,12 @@ def queue_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workl
             t, q = _downsample(t, tl["queue"].to_numpy().astype(np.float64))
             span_h = max(span_h, float(t[-1]))
             ax.step(t, q, where="post", label=alloc, color=_PALETTE[k % len(_PALETTE)], linewidth=1.1,
-                    alpha=0.85, linestyle=("-", "--", ":", "-.")[k % 4])
+                    alpha=0.85, **_line_style(k))
         ax.set_ylabel("jobs waiting", fontsize=9)
         ax.set_title(f"{sched}" + (f" ({pred})" if multi_pred else ""), fontsize=10, loc="left")
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(title="allocator", fontsize=8, title_fontsize=8, loc="upper right")
+            ax.legend(title="allocator", fontsize=8, title_fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[-1].set_xlabel("hours since the first event")
     if span_h > 0:
         axes[-1].set_xlim(0, span_h)
@@ -377,11 +509,11 @@ def queue_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workl
     return seed
 
 
-def throughput_figure(summary: pl.DataFrame, path: Path) -> None:
+def throughput_figure(summary: pl.DataFrame, path: Path):
     """Simulator throughput per label and workload (log scale)."""
     workloads = list(dict.fromkeys(summary["workload"].to_list()))
     labels = list(dict.fromkeys(summary["label"].to_list()))
-    fig = _figure(10, 4.2)
+    fig = _figure(12, 4.6)
     axes = fig.subplots(1, 2)
     width = 0.8 / max(1, len(labels))
     x = np.arange(len(workloads))
@@ -399,9 +531,13 @@ def throughput_figure(summary: pl.DataFrame, path: Path) -> None:
         ax.set_title(f"{m.title} (higher is faster)", fontsize=10)
         ax.grid(axis="y", alpha=0.3, which="both")
         ax.set_axisbelow(True)
-    axes[1].legend(fontsize=7, ncols=2)
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, fontsize=7, loc="outside right upper", title="scheduler+allocator", title_fontsize=7,
+               ncols=1 if len(labels) <= 24 else 2)
     fig.suptitle("Simulator throughput, mean over seeds", fontsize=11)
+    _fit_ticks(fig, list(axes))
     _save(fig, path)
+    return fig
 
 
 # -- the report -----------------------------------------------------------------------------
@@ -429,8 +565,15 @@ def _describe_source(row: dict) -> str:
 
 def _highlights(summary: pl.DataFrame, workload: str) -> list[str]:
     sub = summary.filter(pl.col("workload") == workload)
+    metrics = headline_metrics(sub)
+    unit = _unit_of(sub, metrics)
+
+    def fmt(value, kind):
+        text = _fmt(value, kind, unit)
+        return f"{text} {unit[1]}" if kind == "duration" else text
+
     out = []
-    for m in METRICS:
+    for m in metrics:
         vals = sub[m.column].to_list()
         best = _best(vals, m.better)
         if best is None:
@@ -466,12 +609,16 @@ def build(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
         first = ok.filter(pl.col("workload") == workload).row(0, named=True)
         w_ok = ok.filter(pl.col("workload") == workload)
         seeds = sorted(s for s in w_ok["seed"].unique().to_list() if s is not None)
-        facts = [
+        span_unit = duration_unit(w_ok["makespan"].max())
+        described = [d for d in w_ok["description"].drop_nulls().to_list()] if "description" in w_ok.columns else []
+        facts = [("why", described[-1])] if described else []
+        facts += [
             ("workload", _describe_source(first)),
             ("machine", str(first.get("machine"))),
             ("jobs", f"{int(first['jobs_input']):,} submitted, {int(w_ok['jobs_replayed'].mean()):,} replayed on average"),
             ("seeds", ", ".join(map(str, seeds)) if seeds else "none (a trace replay is deterministic)"),
-            ("makespan", f"{fmt_duration(w_ok['makespan'].min())} to {fmt_duration(w_ok['makespan'].max())}"),
+            ("makespan", f"{fmt(w_ok['makespan'].min(), 'duration', span_unit)} to "
+                         f"{fmt(w_ok['makespan'].max(), 'duration', span_unit)} {span_unit[1]}"),
         ]
         sec = Section(workload, header, cells, flags, facts, _highlights(summary, workload))
         slug = _slug(workload)
@@ -509,15 +656,24 @@ def build(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
         "allocator": sorted(set(ok["allocator"]), key=lambda n: _order_key(ALLOCATORS, n)),
         "predictor": sorted(set(ok["predictor"]), key=lambda n: _order_key(PREDICTORS, n)),
     }
+    used = [m for sec in sections for m in headline_metrics(summary.filter(pl.col("workload") == sec.workload))]
     return {
-        "names": names,
+        "names": names, "metrics": tuple(dict.fromkeys(sorted(used, key=_glossary_rank))),
         "summary": summary, "sections": sections, "meta": meta, "failed": failed,
         "throughput": tp, "throughput_figure": tput.relative_to(outdir).as_posix(),
     }
 
 
-def _glossary(names: dict[str, list[str]]) -> list[tuple[str, str]]:
-    return [(m.title, m.explain + f" {m.better.capitalize()} is better.") for m in METRICS] + [
+def _glossary_rank(m: Metric) -> int:
+    """A metric's place in the glossary: that of METRICS, each utilisation at utilisation's."""
+    columns = [x.column for x in METRICS]
+    if m.column.startswith("utilisation_"):
+        return columns.index("utilisation")
+    return columns.index(m.column)
+
+
+def _glossary(names: dict[str, list[str]], metrics: tuple[Metric, ...] = METRICS) -> list[tuple[str, str]]:
+    return [(m.title, m.explain + f" {m.better.capitalize()} is better.") for m in metrics] + [
         (m.title, m.explain) for m in THROUGHPUT
     ] + _terms(names)
 
@@ -544,7 +700,7 @@ def render_markdown(data: dict) -> str:
         "## What the columns mean",
         "",
     ]
-    out += [f"- **{name}**: {text}" for name, text in _glossary(data["names"])]
+    out += [f"- **{name}**: {text}" for name, text in _glossary(data["names"], data["metrics"])]
     for sec in data["sections"]:
         out += ["", f"## {sec.workload}", ""]
         out += [f"- {k}: {v}" for k, v in sec.facts]
@@ -625,7 +781,7 @@ def render_html(data: dict, outdir: Path) -> str:
         "<h2>What the columns mean</h2>",
         '<dl class="glossary">',
     ]
-    parts += [f"<dt>{e(name)}</dt><dd>{e(text)}</dd>" for name, text in _glossary(data["names"])]
+    parts += [f"<dt>{e(name)}</dt><dd>{e(text)}</dd>" for name, text in _glossary(data["names"], data["metrics"])]
     parts.append("</dl>")
     for sec in data["sections"]:
         parts.append(f'<h2 id="{e(_slug(sec.workload))}">{e(sec.workload)}</h2>')
@@ -642,7 +798,7 @@ def render_html(data: dict, outdir: Path) -> str:
         "depend on it).</p>",
         _html_table(header, cells),
         f"<figure>{_img(outdir, data['throughput_figure'], 'simulator throughput')}"
-        "<figcaption>Jobs per second and simulated days per hour of simulation (log scale).</figcaption></figure>",
+        "<figcaption>Jobs per second and simulated days per second of simulation (log scale).</figcaption></figure>",
     ]
     if data["failed"].height:
         parts.append("<h2>Failed runs</h2>")
@@ -684,5 +840,5 @@ def text_summary(data: dict) -> str:
     """The summary tables as plain text (markdown), one per workload, then throughput."""
     out = []
     for sec in data["sections"]:
-        out += [f"## {sec.workload} ({sec.facts[1][1]})", markdown_table(sec.header, sec.cells), ""]
+        out += [f"## {sec.workload} ({dict(sec.facts)['machine']})", markdown_table(sec.header, sec.cells), ""]
     return "\n".join(out).rstrip() + "\n"

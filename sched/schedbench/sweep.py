@@ -29,7 +29,8 @@ Top level::
     limit = 20000                    # optional: first N jobs
     machine = "100x(cores=1)"        # optional: default from the trace
 
-Reserved workload keys: ``name``, ``generator`` or ``trace``, ``machine`` / ``machines``
+Reserved workload keys: ``name``, ``description`` (why the workload is in the sweep: the
+report shows it; not part of a run's key), ``generator`` or ``trace``, ``machine`` / ``machines``
 (string or list), ``seeds`` (overrides the top-level seeds), ``limit`` (traces).  Every
 other key is a generator option; a list expands into one workload per value (and the
 label gets a ``_<key>=<value>`` suffix, the key as the config writes it: ``soner_type=I``).  The generator's ``seed`` comes from the sweep's
@@ -108,7 +109,7 @@ TOP_KEYS = frozenset({
     "name", "description", "schedulers", "allocators", "exclude", "predictors", "seeds", "machines", "workloads",
     "period", "options",
 })
-RESERVED_WORKLOAD_KEYS = frozenset({"name", "generator", "trace", "machine", "machines", "seeds", "limit"})
+RESERVED_WORKLOAD_KEYS = frozenset({"name", "description", "generator", "trace", "machine", "machines", "seeds", "limit"})
 PARTITION_KEYS: tuple[str, ...] = ("workload", "scheduler", "allocator", "predictor")
 DATASETS: tuple[str, ...] = ("jobs", "allocations", "timeline")
 DEFAULT_SEEDS = (1,)
@@ -224,6 +225,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
         raise UsageError("the sweep config needs at least one [[workloads]] table")
 
     workloads: dict[str, tuple[dict, str | None, list[int | None]]] = {}  # label -> (source, machine, seeds)
+    descriptions: dict[str, str] = {}  # label -> why the workload is in the sweep
     for i, entry in enumerate(entries, 1):
         where = f"workload {entry.get('name', i)!s}"
         has_gen, has_trace = "generator" in entry, "trace" in entry
@@ -235,6 +237,9 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             "machine" in entry or "machines" in entry
         ) else default_machines
         params = {k: v for k, v in entry.items() if k not in RESERVED_WORKLOAD_KEYS}
+        description = entry.get("description")
+        if description is not None and not isinstance(description, str):
+            raise UsageError(f"{where}: description must be a string")
         if has_gen:
             params = {k.replace("-", "_"): v for k, v in params.items()}
             gen = entry["generator"]
@@ -302,6 +307,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
                 if label in workloads and workloads[label][:2] != (source, machine):
                     raise UsageError(f"two different workloads are labelled {label!r}: give them distinct names")
                 workloads[label] = (source, machine, wl_seeds)
+                if description:
+                    descriptions[label] = description
 
     runs = []
     for label, (source, machine, wl_seeds) in workloads.items():
@@ -317,7 +324,10 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
                 "period": registry.scheduler(sched).default_period if period is None else period,
                 "options": _plain({**s_opts, **a_opts}),
             }
-            runs.append({"key": run_key(cfg), **cfg})
+            run = {"key": run_key(cfg), **cfg}
+            if label in descriptions:  # shown by the report, outside the key: rewording reruns nothing
+                run["description"] = descriptions[label]
+            runs.append(run)
     # option values a pair does not take give it the same run more than once
     return list({r["key"]: r for r in runs}.values())
 
@@ -473,6 +483,7 @@ def _base_row(run: dict, git_rev: str | None) -> dict:
         "seed": run["seed"],
         "period": run.get("period", 0),
         "options": canonical_json(run.get("options", {})),
+        "description": run.get("description"),
     }
 
 
@@ -695,6 +706,11 @@ def sweep(
                     shutil.rmtree(results / "runs" / key, ignore_errors=True)
                     del done[key]
         pending = [r for r in runs if r["key"] not in done]
+        for r in runs:  # a reworded description reaches finished runs without rerunning them
+            row = done.get(r["key"])
+            if row is not None and row.get("description") != r.get("description"):
+                row["description"] = r.get("description")
+                _write_json(row, results / "runs" / r["key"] / "run.json")
         git_rev = git_revision()
         _write_json(
             {

@@ -26,7 +26,9 @@ METRICS = [
     ("wait_median", "wait median (s)", "lower"),
     ("wait_p95", "wait p95 (s)", "lower"),
     ("bsld_mean", "bounded slowdown (10 s)", "lower"),
-    ("utilisation", "utilisation", "higher"),
+    ("utilisation_cores", "core utilisation", "higher"),
+    ("utilisation_gpus", "GPU utilisation", "higher"),
+    ("utilisation_mics", "MIC utilisation", "higher"),
     ("soner_utilisation", "Soner utilisation", "higher"),
     ("makespan", "makespan (s)", "lower"),
     ("queue_mean", "mean queue length", "lower"),
@@ -57,7 +59,10 @@ def compare(runs: list[str | os.PathLike]) -> str:
     header = ["metric"] + [f"{p.name} ({s['label']})" for p, s in zip(paths, summaries, strict=True)]
     cells, flags = [], []
     for key, label, better in METRICS:
-        values = [s["metrics"].get(key, s.get(key)) for s in summaries]
+        values = [s["metrics"].get(key, s["metrics"].get("utilisation") if key == "utilisation_cores" else s.get(key))
+                  for s in summaries]  # (older summaries have cores' utilisation only)
+        if key.startswith("utilisation_") and all(v is None for v in values):
+            continue  # a resource type none of the machines has
         best = _best(values, better) if sum(v is not None for v in values) > 1 else None
         cells.append([f"{label} ({better} is better)"] + [
             "-" if v is None else (f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else f"{v:,.0f}")
