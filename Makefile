@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-oracle-full bench bench-perf bench-check bench-save study study-sfs study-soner lint clean
+.PHONY: help setup test test-oracle-full report-check bench bench-perf bench-check bench-save study study-sfs study-soner lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -28,6 +28,14 @@ test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchm
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; a few minutes)
 	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py tests/test_fairshare.py -k shared_logs
+
+# make test skips the browser test when no Chromium is installed; this target installs
+# Debian's (as root, or through sudo) and makes the test required.
+report-check: $(STAMP) ## open a report in headless Chromium and check that every figure loads (installs Debian's chromium if missing)
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  echo "report-check: installing Debian's chromium"; \
+	  $(if $(filter 0,$(shell id -u)),,sudo) sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'; }
+	SCHEDBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_report_browser.py
 
 # Benchmarks: the default sweep and report (bench), hot-path timings (bench-perf) and a
 # baseline of them (bench-save, bench-check; see bench/check.py for the noise band).
