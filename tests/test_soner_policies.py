@@ -266,6 +266,38 @@ def test_whole_soner_v_run_fits_and_replays_every_job(scheduler, options):
     assert set(decisions["status"].to_list()) <= {"optimal", "feasible", "no_solution_found"}
 
 
+@settings(max_examples=25, deadline=None)
+@given(kind=st.sampled_from(["I", "III", "IV", "V"]), seed=st.integers(0, 10_000), gap=st.sampled_from([0.0, 20.0]),
+       slurm=st.booleans())
+def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slurm):
+    """At every decision point of a run, the model with the loads of exactly-filling bids
+    substituted has the same optimal objective as the model as written."""
+    from schedbench.policies.aucsched import AucSched
+
+    original = AucSched._auction
+    checked = []
+
+    def both(self, *args):
+        self.fill_exact_bids = False
+        original(self, *args)
+        written = self.solver.rows[-1]
+        self.fill_exact_bids = True
+        starts = original(self, *args)
+        reduced = self.solver.rows[-1]
+        assert (written.status, reduced.status) == ("optimal", "optimal")
+        assert reduced.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), reduced.time
+        assert reduced.variables <= written.variables
+        checked.append(written.variables - reduced.variables)
+        return starts
+
+    m = from_spec("10x(cores=8,gpus=2)")
+    table = soner.generate(kind, 14, m, np.random.default_rng(seed), mean_interarrival=gap)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AucSched, "_auction", both)
+        r = replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm})
+    assert np.all(r.start >= 0) and checked
+
+
 def test_contiguous_jobs_get_one_block_of_consecutive_nodes():
     m = from_spec("32x(cores=8,gpus=2)")
     table = soner.generate("III", 40, m, np.random.default_rng(7), mean_interarrival=5.0)

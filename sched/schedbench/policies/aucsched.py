@@ -33,6 +33,13 @@ outweigh a job's priority (16).  How this code states it:
   R_j^cpn = its per-node share) has load ``share * u_jn`` by (15) and no r.  A job of free
   shape (type 1) has r_jn integer in [0, min(host_jn - 1, units_j - 1) u_jn] (14), host_jn
   being the units node n can host for it (A_n^cpu - 1 for one-core units).
+* A bid whose nodes hold exactly the job's units when each is filled (most bids: the
+  generator takes the fewest nodes) leaves (11) and (14) one solution, every node of it
+  full; on a node that only such bids of the job contain, the load is that constant times
+  u_jn and r_jn is not a variable, and a job with only such bids has no row (11).  The
+  model is equivalent (the same optima; tested), and on ESP cpu-gpu it has about 50 times
+  fewer variables (8,187 -> 165 at the first decision); the solver may pick another of
+  several equal optima than the unreduced model would.
 * The rows of (12)/(13) that no choice can violate are left out; a job without bids is
   not in the model.
 
@@ -56,6 +63,10 @@ from .aucsched_bids import Bids, preference
 
 class AucSched(win.WindowPolicy):
     """The AUCSCHED policy (see the module docstring); options as registered."""
+
+    fill_exact_bids = True
+    """Substitute the forced loads of bids that fill their nodes exactly (an equivalent,
+    much smaller model; tests switch it off to check that the optimum is the same)."""
 
     def __init__(self, sim, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
                  solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
@@ -121,20 +132,30 @@ class AucSched(win.WindowPolicy):
                     load_of[(int(a), n)] = load = int(need[a]) * mip.xsum(cs)
                     loads.setdefault(n, []).append((a, load, int(need[a])))
             else:
+                # A bid whose nodes hold exactly the job's units when each is filled
+                # (most bids: the generator takes the fewest nodes) leaves (11) and (14)
+                # one solution, every node full; a node that only such bids contain
+                # gets that load as a constant times u, with no r variable.
+                cap = np.minimum(host[a], units[a])
+                exact = {int(c) for c in mine
+                         if self.fill_exact_bids and int(cap[bid_node[bid_ptr[c] : bid_ptr[c + 1]]].sum()) == int(units[a])}
+                loose = [c for c in mine if int(c) not in exact]
+                inexact_on = {int(n) for c in loose for n in bid_node[bid_ptr[c] : bid_ptr[c + 1]]}
                 total = []
                 for n, cs in on.items():
                     u = mip.xsum(cs)  # (10): u_jn = sum of the chosen bid's containing it
-                    top = min(int(host[a, n]) - 1, int(units[a]) - 1)
-                    if top > 0:
+                    top = int(cap[n]) - 1
+                    if top > 0 and n in inexact_on:
                         r = m.add_var(var_type=mip.INTEGER, lb=0, ub=top)
                         m += r <= top * u  # (14)
                         load = u + r
                     else:
-                        load = u
+                        load = (top + 1) * u
                     total.append(load)
                     load_of[(int(a), n)] = load
                     loads.setdefault(n, []).append((a, load, top + 1))
-                m += mip.xsum(total) == int(units[a]) * mip.xsum(b[c] for c in mine)  # (11)
+                if loose:  # (11); the exact bids meet it by construction
+                    m += mip.xsum(total) == int(units[a]) * mip.xsum(b[c] for c in mine)
         for n, terms in loads.items():  # (12), (13), per resource type
             for k in range(request.shape[1]):
                 worst = sum(int(request[a, k]) * most for a, _, most in terms)
