@@ -227,3 +227,35 @@ def test_cdf_legend_outside_the_plot(rendered):
     legend = ax.get_legend()
     assert legend is not None and len(legend.get_texts()) == 2 * len(SCHEDS) * len(ALLOCS)
     assert not legend.get_window_extent(renderer).overlaps(ax.get_window_extent(renderer))
+
+
+def test_fairness_table_per_account(tmp_path):
+    """Steffen's three accounts: the report's table has each one's mean wait, as in the
+    runs' summary.json; a workload with one account has no table."""
+    import json
+
+    results = tmp_path / "results"
+    config = {"schedulers": ["easy", "sfs"], "allocators": ["ff"],
+              "workloads": [{"name": "steffen", "generator": "steffen"}]}
+    sweep.sweep(sweep.expand(config), results, jobs=1, progress=False)
+    data = report.write_report(results, tmp_path / "report")
+    header, cells, flags = data["sections"][0].accounts
+    assert [c[0] for c in cells] == ["easy+ff", "sfs+ff"]
+    assert len(header) == 3 + 3 and header[3].startswith("group 1 mean wait")
+    runs = pl.read_parquet(results / "runs.parquet")
+    sfs = runs.filter(pl.col("scheduler") == "sfs").row(0, named=True)
+    fairness = json.loads((results / "runs" / sfs["run_id"] / "summary.json").read_text())["fairness"]
+    unit = header[2].split("(")[1].rstrip(")")
+    scale = {"s": 1, "min": 60, "h": 3600, "d": 86400}[unit]
+    for col, name in enumerate(header[3:], start=3):
+        account = name.split()[1]
+        assert float(cells[1][col].replace(",", "")) == pytest.approx(
+            fairness["accounts"][account]["wait_mean"] / scale, abs=0.006)
+    assert any(any(row[1:]) for row in flags)
+    assert "Fairness across accounts" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_no_fairness_table_for_one_account(rendered):
+    _, data = rendered
+    eurora = next(s for s in data["sections"] if s.workload == "esp")
+    assert eurora.accounts is None

@@ -552,6 +552,63 @@ class Section:
     facts: list[tuple[str, str]]
     highlights: list[str]
     figures: list[tuple[str, str]] = field(default_factory=list)  # (relative path, caption)
+    accounts: tuple[list[str], list[list[str]], list[list[bool]]] | None = None  # fairness table
+
+
+ACCOUNT_COLUMNS = 6
+"""The accounts (most jobs first) whose mean wait the fairness table shows."""
+
+
+def accounts_table(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workload: str
+                   ) -> tuple[list[str], list[list[str]], list[list[bool]]] | None:
+    """Fairness across accounts (Steffen; summary.json's ``fairness`` block), mean over
+    seeds: per scheduler+allocator, Jain's index of delivered over allocated shares, the
+    worst account's mean wait and the mean wait of the :data:`ACCOUNT_COLUMNS` accounts
+    with the most jobs.  None when the workload has fewer than two accounts."""
+    sub = summary.filter(pl.col("workload") == workload)
+    ok = runs.filter((pl.col("workload") == workload) & (pl.col("status") == "ok"))
+    per_label: dict[str, list[dict]] = {}
+    jobs_of: dict[str, int] = {}
+    by = "account"
+    for r in ok.iter_rows(named=True):
+        path = results / "runs" / str(r["run_id"]) / "summary.json"
+        try:
+            fairness = json.loads(path.read_text()).get("fairness") or {}
+        except (OSError, ValueError):
+            continue
+        accounts = fairness.get("accounts") or {}
+        by = fairness.get("by", by)
+        label = next((x for x in sub.iter_rows(named=True) if (x["scheduler"], x["allocator"], x["predictor"])
+                      == (r["scheduler"], r["allocator"], r["predictor"])), {}).get("label")
+        if label is None:
+            continue
+        per_label.setdefault(label, []).append({**accounts, "_jain": fairness.get("jain_delivered_vs_allocated")})
+        for a, v in accounts.items():
+            jobs_of[a] = max(jobs_of.get(a, 0), int(v.get("jobs") or 0))
+    if len(jobs_of) < 2:
+        return None
+    shown = sorted(jobs_of, key=lambda a: (-jobs_of[a], a))[:ACCOUNT_COLUMNS]
+
+    def mean(values):
+        vals = [v for v in values if v is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    rows = []
+    for label in _labels_in_order(sub):
+        seeds = per_label.get(label, [])
+        worst = mean([max((v["wait_mean"] for a, v in d.items() if a != "_jain" and v.get("wait_mean") is not None),
+                          default=None) for d in seeds])
+        rows.append([label, mean([d["_jain"] for d in seeds]), worst]
+                    + [mean([d.get(a, {}).get("wait_mean") for d in seeds]) for a in shown])
+    unit = duration_unit(max((v for r in rows for v in r[2:] if v is not None), default=0.0))
+    header = ["scheduler+allocator", "Jain's index (delivered/allocated share)", f"worst account mean wait ({unit[1]})"] + [
+        f"{by} {a} mean wait ({unit[1]}; {jobs_of[a]:,} jobs)" for a in shown]
+    better = ["higher"] + ["lower"] * (len(header) - 2)
+    bests = [_best([r[i + 1] for r in rows], b) for i, b in enumerate(better)]
+    cells = [[r[0], "–" if r[1] is None else f"{r[1]:.3f}"] + [fmt(v, "duration", unit) for v in r[2:]] for r in rows]
+    flags = [[False] + [v is not None and b is not None and math.isclose(v, b, rel_tol=1e-9, abs_tol=1e-12)
+                        for v, b in zip(r[1:], bests, strict=True)] for r in rows]
+    return header, cells, flags
 
 
 def _describe_source(row: dict) -> str:
@@ -636,6 +693,7 @@ def build(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
         seed = queue_figure(results, runs, summary, workload, queue)
         sec.figures.append((queue.relative_to(outdir).as_posix(),
                             "Number of waiting jobs over time" + (f" (seed {seed})." if seed is not None else ".")))
+        sec.accounts = accounts_table(results, runs, summary, workload)
         sections.append(sec)
     tput = figdir / "throughput.png"
     throughput_figure(summary, tput)
@@ -706,6 +764,9 @@ def render_markdown(data: dict) -> str:
         out += [f"- {k}: {v}" for k, v in sec.facts]
         out += [""] + [f"- {h}" for h in sec.highlights]
         out += ["", markdown_table(sec.header, sec.cells, sec.flags), ""]
+        if sec.accounts:
+            out += ["Fairness across accounts (the accounts with the most jobs; summary.json has every one):",
+                    "", markdown_table(*sec.accounts), ""]
         for rel, caption in sec.figures:
             out += [f"![{caption}]({rel})", "", f"*{caption}*", ""]
     header, cells = _throughput_cells(data["throughput"])
@@ -789,6 +850,10 @@ def render_html(data: dict, outdir: Path) -> str:
         if sec.highlights:
             parts.append("<p>In short: " + "; ".join(e(h) for h in sec.highlights) + ".</p>")
         parts.append(_html_table(sec.header, sec.cells, sec.flags))
+        if sec.accounts:
+            parts.append("<p>Fairness across accounts (the accounts with the most jobs; each run's summary.json "
+                         "has every one):</p>")
+            parts.append(_html_table(*sec.accounts))
         for rel, caption in sec.figures:
             parts.append(f"<figure>{_img(outdir, rel, caption)}<figcaption>{e(caption)}</figcaption></figure>")
     header, cells = _throughput_cells(data["throughput"])
