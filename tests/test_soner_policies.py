@@ -364,3 +364,24 @@ def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, j
     kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent")
     assert kept.tables["decisions"]["status"][0] == "feasible"
     assert np.any(kept.start == 0)
+
+
+def test_sweep_runs_aucsched_at_its_period_and_keeps_its_decisions(tmp_path):
+    import json
+
+    import polars as pl
+
+    from schedbench import sweep
+
+    config = {"schedulers": ["aucsched", "ipsched"], "allocators": ["bf"],
+              "workloads": [{"name": "v", "generator": "soner", "type": "V", "jobs": 12,
+                             "machine": "8x(cores=8,gpus=2)"}]}
+    counts = sweep.sweep(sweep.expand(config), tmp_path, jobs=1, progress=False)
+    assert counts["failed"] == 0
+    runs = pl.read_parquet(tmp_path / "runs.parquet")
+    assert runs["period"].to_list() == [5, 5]  # their default SCHED_INTERVAL
+    for key in runs["run_id"]:
+        decisions = pl.read_parquet(tmp_path / "runs" / key / "decisions.parquet")
+        policy = json.loads((tmp_path / "runs" / key / "summary.json").read_text())["policy"]
+        assert decisions.height == policy["solves"] > 0
+        assert {"time", "window", "status", "objective", "solve_s"} <= set(decisions.columns)

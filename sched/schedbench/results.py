@@ -270,6 +270,7 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "site": result.options.get("site"),
         "metrics": scalars,
         "fairness": fairness,
+        **({"policy": result.policy} if result.policy else {}),  # a Python policy's own account
         "timings": {
             "simulate_s": result.simulate_s,
             "jobs_per_s": replayed / result.simulate_s if result.simulate_s > 0 else None,
@@ -314,8 +315,6 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     _write_allocations(result, outdir / "allocations.parquet")
     for name, table in (result.tables or {}).items():
         _write_parquet(table, outdir / f"{name}.parquet")
-    if result.policy:
-        summary["policy"] = result.policy
     summary["timings"].update(timings or {})
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})

@@ -52,6 +52,8 @@ never recomputed; changing any setting (or the version) makes a new run.  Layout
 
     runs/<key>/run.json        the run's row of runs.parquet (status "ok" or "failed")
     runs/<key>/summary.json    the replay summary (ok runs), error.json (failed runs)
+    runs/<key>/NAME.parquet    a Python policy's own tables (decisions.parquet of ipsched
+                               and aucsched: one row per solve)
     jobs/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
     allocations/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
     timeline/workload=W/scheduler=S/allocator=A/predictor=P/part-<key>.parquet
@@ -536,6 +538,8 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
         }
         for name, frame in frames.items():
             _write_parquet(frame.join(extra, how="cross"), tmp / f"{name}.parquet")
+        for name, frame in (result.tables or {}).items():  # a policy's own: ipsched's decisions
+            _write_parquet(frame, tmp / f"{name}.parquet")  # stay in runs/<key>/ with the run
         write_s = time.perf_counter() - t0
         metrics = {k: v for k, v in summary["metrics"].items() if k not in ("scheduler", "allocator")}
         simulate_s = result.simulate_s
@@ -571,9 +575,9 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded, whatever failed
         row = _base_row(run, git_rev)
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
-        for name in (*(f"{d}.parquet" for d in DATASETS), "summary.json"):
+        for path in [*tmp.glob("*.parquet"), tmp / "summary.json"]:
             with contextlib.suppress(FileNotFoundError):
-                (tmp / name).unlink()
+                path.unlink()
         _write_json({"error": row["error"], "traceback": traceback.format_exc()}, tmp / "error.json")
     row.update(
         run_s=time.perf_counter() - t_run,
