@@ -298,6 +298,36 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
     assert np.all(r.start >= 0) and checked
 
 
+@settings(max_examples=12, deadline=None)
+@given(kind=st.sampled_from(["I", "III", "V"]), seed=st.integers(0, 10_000), objective=st.sampled_from(["priority", "cores"]))
+def test_ipsched_valid_cuts_keep_every_optimum(kind, seed, objective):
+    """At every decision point of a run, the model with the knapsack and node-count rows
+    has the same optimal objective as the model as written."""
+    from schedbench.policies.ipsched import IPSched
+
+    original = IPSched._allocate
+    checked = []
+
+    def both(self, *args):
+        self.valid_cuts = False
+        original(self, *args)
+        written = self.solver.rows[-1]
+        self.valid_cuts = True
+        starts = original(self, *args)
+        cut = self.solver.rows[-1]
+        assert (written.status, cut.status) == ("optimal", "optimal")
+        assert cut.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), cut.time
+        checked.append(cut.constraints - written.constraints)
+        return starts
+
+    m = from_spec("8x(cores=8,gpus=2)")
+    table = soner.generate(kind, 7, m, np.random.default_rng(seed), mean_interarrival=0.0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IPSched, "_allocate", both)
+        r = replay(table, m, "ipsched", "bf", options={"objective": objective, "max_nodes": 100_000})
+    assert np.all(r.start >= 0) and checked
+
+
 def test_contiguous_jobs_get_one_block_of_consecutive_nodes():
     m = from_spec("32x(cores=8,gpus=2)")
     table = soner.generate("III", 40, m, np.random.default_rng(7), mean_interarrival=5.0)
