@@ -24,7 +24,7 @@ setup: $(STAMP) ## create .venv (if missing) and install schedbench with its dev
 # One worker per core, whole files per worker (numba compiles dominate a cold run: the
 # workers compile different kernels side by side; module fixtures load a log once).
 test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchmarks)
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; a few minutes)
 	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py tests/test_fairshare.py -k shared_logs
