@@ -266,6 +266,27 @@ def test_whole_soner_v_run_fits_and_replays_every_job(scheduler, options):
     assert set(decisions["status"].to_list()) <= {"optimal", "feasible", "no_solution_found"}
 
 
+def _solved_both_ways(cls, method: str, flag: str, run):
+    """Run ``run()`` with ``cls.method`` building and solving each decision's model twice,
+    with ``flag`` off (the model as written) then on (the one used); returns run()'s result
+    and the decision rows [(as written, used)]."""
+    original = getattr(cls, method)
+    pairs = []
+
+    def both(self, *args):
+        setattr(self, flag, False)
+        original(self, *args)
+        written = self.solver.rows[-1]
+        setattr(self, flag, True)
+        starts = original(self, *args)
+        pairs.append((written, self.solver.rows[-1]))
+        return starts
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cls, method, both)
+        return run(), pairs
+
+
 @settings(max_examples=12, deadline=None)
 @given(kind=st.sampled_from(["I", "III", "IV", "V"]), seed=st.integers(0, 10_000), gap=st.sampled_from([0.0, 20.0]),
        slurm=st.booleans())
@@ -274,27 +295,14 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
     substituted has the same optimal objective as the model as written."""
     from schedbench.policies.aucsched import AucSched
 
-    original = AucSched._auction
-    checked = []
-
-    def both(self, *args):
-        self.fill_exact_bids = False
-        original(self, *args)
-        written = self.solver.rows[-1]
-        self.fill_exact_bids = True
-        starts = original(self, *args)
-        reduced = self.solver.rows[-1]
+    m = from_spec("10x(cores=8,gpus=2)")
+    table = soner.generate(kind, 14, m, np.random.default_rng(seed), mean_interarrival=gap)
+    r, checked = _solved_both_ways(AucSched, "_auction", "fill_exact_bids",
+                                   lambda: replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm}))
+    for written, reduced in checked:
         assert (written.status, reduced.status) == ("optimal", "optimal")
         assert reduced.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), reduced.time
         assert reduced.variables <= written.variables
-        checked.append(written.variables - reduced.variables)
-        return starts
-
-    m = from_spec("10x(cores=8,gpus=2)")
-    table = soner.generate(kind, 14, m, np.random.default_rng(seed), mean_interarrival=gap)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(AucSched, "_auction", both)
-        r = replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm})
     assert np.all(r.start >= 0) and checked
 
 
@@ -305,26 +313,14 @@ def test_ipsched_valid_cuts_keep_every_optimum(kind, seed, objective):
     has the same optimal objective as the model as written."""
     from schedbench.policies.ipsched import IPSched
 
-    original = IPSched._allocate
-    checked = []
-
-    def both(self, *args):
-        self.valid_cuts = False
-        original(self, *args)
-        written = self.solver.rows[-1]
-        self.valid_cuts = True
-        starts = original(self, *args)
-        cut = self.solver.rows[-1]
-        assert (written.status, cut.status) == ("optimal", "optimal")
-        assert cut.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), cut.time
-        checked.append(cut.constraints - written.constraints)
-        return starts
-
     m = from_spec("8x(cores=8,gpus=2)")
     table = soner.generate(kind, 7, m, np.random.default_rng(seed), mean_interarrival=0.0)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(IPSched, "_allocate", both)
-        r = replay(table, m, "ipsched", "bf", options={"objective": objective, "max_nodes": 100_000})
+    options = {"objective": objective, "max_nodes": 100_000}
+    r, checked = _solved_both_ways(IPSched, "_allocate", "valid_cuts",
+                                   lambda: replay(table, m, "ipsched", "bf", options=options))
+    for written, cut in checked:
+        assert (written.status, cut.status) == ("optimal", "optimal")
+        assert cut.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), cut.time
     assert np.all(r.start >= 0) and checked
 
 

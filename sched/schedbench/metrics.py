@@ -203,9 +203,15 @@ def makespan(jobs: pl.DataFrame) -> int | None:
     return _int(v)
 
 
+def used_seconds(jobs: pl.DataFrame, kind: str = "cores") -> float:
+    """sum_j s_j a_jk r_j over replayed jobs, a_jk the per-unit amount of type ``kind``
+    (0 when J is empty)."""
+    return float(_replayed(jobs).select(_resource_seconds(kind).sum()).item())
+
+
 def used_core_seconds(jobs: pl.DataFrame) -> float:
     """sum_j s_j c_j r_j over replayed jobs (0 when J is empty)."""
-    return float(_replayed(jobs).select(_resource_seconds("cores").sum()).item())
+    return used_seconds(jobs, "cores")
 
 
 def utilisation(jobs: pl.DataFrame, totals: Mapping[str, int], kind: str = "cores") -> float | None:
@@ -220,8 +226,7 @@ def utilisation(jobs: pl.DataFrame, totals: Mapping[str, int], kind: str = "core
     cap = int(totals[kind])
     if not span or cap <= 0:
         return None
-    used = float(_replayed(jobs).select(_resource_seconds(kind).sum()).item())
-    return _float(used / (cap * span))
+    return _float(used_seconds(jobs, kind) / (cap * span))
 
 
 def theoretical_runtime(jobs: pl.DataFrame, totals: Mapping[str, int]) -> float | None:
@@ -413,9 +418,10 @@ def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int
     out["slowdown_mean"] = slowdown(rep)
     out["bsld_mean"] = bounded_slowdown(rep)
     out["makespan"] = makespan(rep)
-    out["utilisation"] = utilisation(rep, totals)
     # per resource type: a GPU-bound run is not summed up by its cores alone
-    out.update({f"utilisation_{k}": utilisation(rep, totals, k) for k in RESOURCES})
+    per_type = {f"utilisation_{k}": utilisation(rep, totals, k) for k in RESOURCES}
+    out["utilisation"] = per_type["utilisation_cores"]
+    out.update(per_type)
     out["soner_utilisation"] = soner_utilisation(rep, totals)
     tl = _by_time(timeline)
     out["queue_mean"] = mean_queue_length(tl)

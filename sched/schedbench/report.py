@@ -252,9 +252,6 @@ def fmt(value, kind: str, unit: tuple[float, str] | None = None) -> str:
     return f"{value:,.2f}"
 
 
-_fmt = fmt
-
-
 def _best(values: list, better: str) -> float | None:
     vals = [v for v in values if v is not None and math.isfinite(v)]
     if not vals:
@@ -315,11 +312,13 @@ def _figure(width: float, height: float):
     return fig
 
 
-def overlapping_ticks(fig, ax) -> bool:
-    """Whether two of ``ax``'s x tick labels overlap once ``fig`` is laid out.  Labels at 0
-    or 90 degrees are compared by their boxes; slanted ones, which are parallel, by the
-    distance between neighbours across the slant against the text's height."""
-    fig.canvas.draw()
+def overlapping_ticks(fig, ax, draw: bool = True) -> bool:
+    """Whether two of ``ax``'s x tick labels overlap once ``fig`` is laid out (``draw``:
+    lay it out first; False when the caller just did).  Labels at 0 or 90 degrees are
+    compared by their boxes; slanted ones, which are parallel, by the distance between
+    neighbours across the slant against the text's height."""
+    if draw:
+        fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     labels = [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
     angle = labels[0].get_rotation() % 180 if labels else 0.0
@@ -340,7 +339,8 @@ def _fit_ticks(fig, axes) -> None:
                 t.set_rotation(angle)
                 t.set_horizontalalignment("right" if angle == 30 else "center")
                 t.set_rotation_mode("anchor" if angle == 30 else "default")
-        if not any(overlapping_ticks(fig, ax) for ax in axes):
+        fig.canvas.draw()  # once per angle for all the axes
+        if not any(overlapping_ticks(fig, ax, draw=False) for ax in axes):
             return
 
 
@@ -376,16 +376,15 @@ def bars_figure(summary: pl.DataFrame, workload: str, path: Path):
     width = 0.8 / max(1, len(allocs))
     x = np.arange(len(groups))
     for ax, m in zip(axes.flat, metrics, strict=False):
-        scale = 100.0 if m.kind == "share" else unit[0] if m.kind == "duration" else 1.0
+        factor = 100.0 if m.kind == "share" else 1.0 / unit[0] if m.kind == "duration" else 1.0
         for k, alloc in enumerate(allocs):
             vals, errs = [], []
             for g in groups:
                 r = sub.filter((pl.col("_group") == g) & (pl.col("allocator") == alloc))
                 v = r[m.column][0] if r.height and m.column in r.columns else None
                 e = r[f"{m.column}_sd"][0] if r.height and f"{m.column}_sd" in r.columns else None
-                vals.append(np.nan if v is None else v / scale if m.kind == "duration" else v * scale)
-                err = 0.0 if e is None or not math.isfinite(e) else e
-                errs.append(err / scale if m.kind == "duration" else err * scale)
+                vals.append(np.nan if v is None else v * factor)
+                errs.append(0.0 if e is None or not math.isfinite(e) else e * factor)
             ax.bar(x + (k - (len(allocs) - 1) / 2) * width, vals, width, label=alloc,
                    color=_PALETTE[k % len(_PALETTE)], edgecolor="white",
                    **({"yerr": errs, "capsize": 3} if several else {}))
@@ -567,7 +566,8 @@ def accounts_table(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wor
     with the most jobs.  None when the workload has fewer than two accounts."""
     sub = summary.filter(pl.col("workload") == workload)
     ok = runs.filter((pl.col("workload") == workload) & (pl.col("status") == "ok"))
-    per_label: dict[str, list[dict]] = {}
+    label_of = {(x["scheduler"], x["allocator"], x["predictor"]): x["label"] for x in sub.iter_rows(named=True)}
+    per_label: dict[str, list[tuple[float | None, dict]]] = {}  # label -> [(Jain's index, accounts)] per seed
     jobs_of: dict[str, int] = {}
     by = "account"
     for r in ok.iter_rows(named=True):
@@ -578,11 +578,10 @@ def accounts_table(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wor
             continue
         accounts = fairness.get("accounts") or {}
         by = fairness.get("by", by)
-        label = next((x for x in sub.iter_rows(named=True) if (x["scheduler"], x["allocator"], x["predictor"])
-                      == (r["scheduler"], r["allocator"], r["predictor"])), {}).get("label")
+        label = label_of.get((r["scheduler"], r["allocator"], r["predictor"]))
         if label is None:
             continue
-        per_label.setdefault(label, []).append({**accounts, "_jain": fairness.get("jain_delivered_vs_allocated")})
+        per_label.setdefault(label, []).append((fairness.get("jain_delivered_vs_allocated"), accounts))
         for a, v in accounts.items():
             jobs_of[a] = max(jobs_of.get(a, 0), int(v.get("jobs") or 0))
     if len(jobs_of) < 2:
@@ -596,10 +595,10 @@ def accounts_table(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wor
     rows = []
     for label in _labels_in_order(sub):
         seeds = per_label.get(label, [])
-        worst = mean([max((v["wait_mean"] for a, v in d.items() if a != "_jain" and v.get("wait_mean") is not None),
-                          default=None) for d in seeds])
-        rows.append([label, mean([d["_jain"] for d in seeds]), worst]
-                    + [mean([d.get(a, {}).get("wait_mean") for d in seeds]) for a in shown])
+        worst = mean([max((v["wait_mean"] for v in accounts.values() if v.get("wait_mean") is not None), default=None)
+                      for _, accounts in seeds])
+        rows.append([label, mean([jain for jain, _ in seeds]), worst]
+                    + [mean([accounts.get(a, {}).get("wait_mean") for _, accounts in seeds]) for a in shown])
     unit = duration_unit(max((v for r in rows for v in r[2:] if v is not None), default=0.0))
     header = ["scheduler+allocator", "Jain's index (delivered/allocated share)", f"worst account mean wait ({unit[1]})"] + [
         f"{by} {a} mean wait ({unit[1]}; {jobs_of[a]:,} jobs)" for a in shown]
@@ -625,8 +624,8 @@ def _highlights(summary: pl.DataFrame, workload: str) -> list[str]:
     metrics = headline_metrics(sub)
     unit = _unit_of(sub, metrics)
 
-    def fmt(value, kind):
-        text = _fmt(value, kind, unit)
+    def shown(value, kind):
+        text = fmt(value, kind, unit)
         return f"{text} {unit[1]}" if kind == "duration" else text
 
     out = []
@@ -640,11 +639,11 @@ def _highlights(summary: pl.DataFrame, workload: str) -> list[str]:
         worst = _best(vals, "higher" if m.better == "lower" else "lower")
         phrase = "lowest" if m.better == "lower" else "highest"
         if len(winners) == len(vals) and len(vals) > 1:
-            out.append(f"{m.title}: the same for every pair ({fmt(best, m.kind)})")
+            out.append(f"{m.title}: the same for every pair ({shown(best, m.kind)})")
             continue
-        line = f"{phrase} {m.title}: {', '.join(winners)} ({fmt(best, m.kind)}"
+        line = f"{phrase} {m.title}: {', '.join(winners)} ({shown(best, m.kind)}"
         if worst is not None and len(winners) < len(vals):
-            line += f"; worst {fmt(worst, m.kind)}"
+            line += f"; worst {shown(worst, m.kind)}"
         out.append(line + ")")
     return out
 

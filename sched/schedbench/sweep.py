@@ -226,8 +226,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
     if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
         raise UsageError("the sweep config needs at least one [[workloads]] table")
 
-    workloads: dict[str, tuple[dict, str | None, list[int | None]]] = {}  # label -> (source, machine, seeds)
-    descriptions: dict[str, str] = {}  # label -> why the workload is in the sweep
+    # label -> (source, machine, seeds, description: why the workload is in the sweep)
+    workloads: dict[str, tuple[dict, str | None, list[int | None], str | None]] = {}
     for i, entry in enumerate(entries, 1):
         where = f"workload {entry.get('name', i)!s}"
         has_gen, has_trace = "generator" in entry, "trace" in entry
@@ -308,12 +308,10 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
                 )
                 if label in workloads and workloads[label][:2] != (source, machine):
                     raise UsageError(f"two different workloads are labelled {label!r}: give them distinct names")
-                workloads[label] = (source, machine, wl_seeds)
-                if description:
-                    descriptions[label] = description
+                workloads[label] = (source, machine, wl_seeds, description or None)
 
     runs = []
-    for label, (source, machine, wl_seeds) in workloads.items():
+    for label, (source, machine, wl_seeds, description) in workloads.items():
         for sched, alloc, pred, seed, period, given in itertools.product(
             schedulers, allocators, predictors, wl_seeds, periods, option_grid
         ):
@@ -327,8 +325,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
                 "options": _plain({**s_opts, **a_opts}),
             }
             run = {"key": run_key(cfg), **cfg}
-            if label in descriptions:  # shown by the report, outside the key: rewording reruns nothing
-                run["description"] = descriptions[label]
+            if description:  # shown by the report, outside the key: rewording reruns nothing
+                run["description"] = description
             runs.append(run)
     # option values a pair does not take give it the same run more than once
     return list({r["key"]: r for r in runs}.values())

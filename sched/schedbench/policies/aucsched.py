@@ -150,7 +150,7 @@ class AucSched(win.WindowPolicy):
                         m += r <= top * u  # (14)
                         load = u + r
                     else:
-                        load = (top + 1) * u
+                        load = int(cap[n]) * u  # every unit it can take: r_jn = top
                     total.append(load)
                     load_of[(int(a), n)] = load
                     loads.setdefault(n, []).append((a, load, top + 1))

@@ -82,7 +82,6 @@ class IPSched(win.WindowPolicy):
         per_node: dict[int, list] = {}  # node -> [(job position, x term)]
         objective = []
         xs = []
-        sel = []  # s_j
         for a in range(jobs.size):
             s = m.add_var(var_type=mip.BINARY)
             nodes = np.flatnonzero(host[a])
@@ -104,7 +103,6 @@ class IPSched(win.WindowPolicy):
                     m += t <= xv
             for xv, n in zip(x, nodes, strict=True):
                 per_node.setdefault(int(n), []).append((a, xv))
-            sel.append(s)
             objective.append(float(weight[a]) * s)
             objective.append(-float(weight[a]) / N2 * mip.xsum(ts))  # -P_j c_j, (5)
             xs.append((s, nodes, x))
@@ -116,7 +114,7 @@ class IPSched(win.WindowPolicy):
             for k in range(request.shape[1]):
                 demand = units * request[:, k]
                 if demand.sum() > free_total[k]:
-                    m += mip.xsum(int(demand[a]) * xs_s for a, xs_s in enumerate(sel) if demand[a] > 0) <= int(
+                    m += mip.xsum(int(demand[a]) * s for a, (s, _, _) in enumerate(xs) if demand[a] > 0) <= int(
                         free_total[k])
         for n, terms in per_node.items():  # (2) and (4), per resource type
             for k in range(request.shape[1]):
