@@ -209,3 +209,17 @@ def test_unsorted_table_is_refused():
     table = jobs.from_columns(submit=np.array([5, 0]), run=np.array([1, 1]), procs_req=np.array([1, 1]))
     with pytest.raises(Exception, match="sorted"):
         replay.replay(table, machine.from_spec("1x(cores=1)"))
+
+
+def test_a_pool_of_a_billion_cores_needs_a_small_allocation_log():
+    """The allocation log is sized by live (job, node) pairs: at most jobs x nodes, not one
+    row per core (a fuzzed SWF line asking 1.58e9 processors made the replay allocate
+    23.5 GiB and fail)."""
+    from schedbench.core.state import new_core
+
+    t = jobs.from_columns(submit=[0, 0], run=[5, 5], estimate=[5, 5], units=[1_579_754_105, 1],
+                          unit_cores=[1, 1])
+    cap = np.array([[1_579_754_105, 0, 0, 0]], dtype=np.int64)  # as an SWF log's widest job makes it
+    assert new_core(layout.job_matrix(t, np.zeros(2, bool)), cap).log.shape[0] < 100
+    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), "easy", "ff")
+    assert res.start.tolist() == [0, 5]

@@ -64,6 +64,35 @@ def _cache_dir() -> str:
 
 numba.config.CACHE_DIR = _cache_dir()
 
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class _PackageCacheLocator(caching.UserProvidedCacheLocator):
+    """numba's user-folder locator, with one subfolder per package folder named by its path
+    inside the package instead of numba's digest of its absolute path.
+
+    The folder above is already keyed on the package's sources, so two checkouts of the
+    same commit (a clean clone for CI, a second worktree, an installed copy) share their
+    compiled kernels instead of compiling them all again; numba still checks each file's
+    own content digest before it loads anything.
+    """
+
+    def __init__(self, py_func, py_file):
+        super().__init__(py_func, py_file)
+        inside = Path(py_file).resolve().parent.relative_to(_PACKAGE_DIR)
+        self._cache_path = os.path.join(numba.config.CACHE_DIR, "schedbench", *inside.parts)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        try:
+            Path(py_file).resolve().relative_to(_PACKAGE_DIR)
+        except ValueError:  # a kernel outside the package (a test's plug-in): numba's own locators
+            return None
+        return super().from_function(py_func, py_file)
+
+
+caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
+
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 
 # Kernels only ever called from other kernels: numba skips the Python-callable wrapper,

@@ -65,8 +65,8 @@ prediction from exceeding what the scheduler would allow; where no estimate exis
 queue limit plays that role.  Their corrections of predictions that a running job
 outlives are not modelled: here a prediction is fixed at submission.
 
-A predictor is a namedtuple state (:class:`Requested`, :class:`Actual`,
-:class:`UserProfile`, :class:`UserMean2`) whose class implements the core's ``predict``
+A predictor is a namedtuple state (:class:`JobColumn`, :class:`UserProfile`,
+:class:`UserMean2`) whose class implements the core's ``predict``
 hook (and ``learn`` for the online ones): per-job keys precomputed in Python by
 :func:`prepare`, and its memory; the kernels below read the job matrix and write nothing
 but that memory.  Key columns (``keys[:, i]``):
@@ -112,12 +112,14 @@ PREDICTORS: dict[str, Predictor] = {
 N_KEYS = 4
 
 
-class Requested(NamedTuple):
-    """The user's estimate (no state)."""
+class JobColumn(NamedTuple):
+    """A column of the job matrix as the prediction, with nothing to learn: the user's
+    estimate (``J_EST``, predictor ``requested``) or the actual run time (``J_RUN``,
+    ``actual``).  col int64 (1,): the column.  One class for both, so that a scheduler's
+    loop compiles once for the two (a type per predictor used to cost 180 s of a cold
+    ``make test``'s 1,080 s of compiles, for one memory load per queued job)."""
 
-
-class Actual(NamedTuple):
-    """The actual run time (no state)."""
+    col: np.ndarray
 
 
 class UserProfile(NamedTuple):
@@ -191,9 +193,9 @@ def prepare(table, predictor: str, meta: dict | None = None):
     kind = PREDICTORS[predictor]
     n = table.n_jobs
     if kind == Predictor.REQUESTED:
-        return Requested()
+        return JobColumn(np.array([J_EST], dtype=np.int64))
     if kind == Predictor.ACTUAL:
-        return Actual()
+        return JobColumn(np.array([J_RUN], dtype=np.int64))
     keys = np.full((n, N_KEYS), -1, dtype=np.int64)
     if n == 0:
         profile_kinds = (Predictor.USER_PROFILE, Predictor.USER_PROFILE_CAPPED)
@@ -232,16 +234,10 @@ def prepare(table, predictor: str, meta: dict | None = None):
     return UserMean2(keys, np.full((int(users.max()) + 1, 2), -1, dtype=np.int64))
 
 
-@implements(predict, Requested)
+@implements(predict, JobColumn)
 @inline_kernel
-def _requested(pred, jobs, j, now):
-    return jobs[j, J_EST]
-
-
-@implements(predict, Actual)
-@inline_kernel
-def _actual(pred, jobs, j, now):
-    return jobs[j, J_RUN]
+def _job_column(pred, jobs, j, now):
+    return jobs[j, pred.col[0]]
 
 
 @inline_kernel

@@ -108,9 +108,10 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
     first = int(jobs[live, J_SUBMIT].min()) if live.any() else 0
     span = int(jobs[live, J_SUBMIT].max()) - first if live.any() else 0
     ticks = span // period + 2 if period > 0 else 0
-    # Live (job, node) pairs never exceed the machine's computing units: every unit of a
-    # job asks for some computing resource.
-    units = max(int(cap[:, :N_COMPUTE].sum()), 1)
+    # Live (job, node) pairs never exceed the machine's computing units (every unit of a
+    # job asks for some computing resource), nor jobs x nodes (a pool of a billion cores
+    # replaying a few jobs needs a few rows, not billions).
+    units = max(min(int(cap[:, :N_COMPUTE].sum()), int(live.sum()) * m), 1)
     work = np.empty((N_WORK, m), i64)
     work[W_IDENT] = np.arange(m)
     scal = np.zeros(N_CSCAL, i64)
