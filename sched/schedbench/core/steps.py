@@ -90,6 +90,29 @@ def _run_pos(run_list, rn, key, j):
     return lo
 
 
+@inline_kernel
+def _shift_rows(rows, lo, hi, by):
+    """Move rows[lo:hi] of an int64 (n, 2) array by ``by`` (+1 or -1) rows, in place.
+    Unsigned indices: numba then leaves out the negative-index wrap-around of every access,
+    which made this loop (a job's end removing it from the running list) 13 % of EASY's
+    replay loop on HPC2N."""
+    u1 = np.uint64(1)
+    if by > 0:
+        r = np.uint64(hi)
+        stop = np.uint64(lo)
+        while r > stop:
+            rows[r, 0] = rows[r - u1, 0]
+            rows[r, 1] = rows[r - u1, 1]
+            r -= u1
+    else:
+        r = np.uint64(lo)
+        stop = np.uint64(hi)
+        while r < stop:
+            rows[r - u1, 0] = rows[r, 0]
+            rows[r - u1, 1] = rows[r, 1]
+            r += u1
+
+
 # --------------------------------------------------------------------------- starts and ends
 
 
@@ -123,9 +146,7 @@ def _commit(jobs, run_list, heap, log, free, work, scal, alloc, j, now, used):
     jobs[j, J_RUN_KEY] = key
     rn = scal[C_RN]
     pos = _run_pos(run_list, rn, key, j)
-    for r in range(rn, pos, -1):
-        run_list[r, 0] = run_list[r - 1, 0]
-        run_list[r, 1] = run_list[r - 1, 1]
+    _shift_rows(run_list, pos, rn, 1)
     run_list[pos, 0] = key
     run_list[pos, 1] = j
     scal[C_RN] = rn + 1
@@ -244,9 +265,7 @@ def _finish(core, pred, sched, alloc, j, now):
         scal[C_FREE + k] += total
     rn = scal[C_RN]
     pos = _run_pos(run_list, rn, jobs[j, J_RUN_KEY], j)
-    for r in range(pos, rn - 1):
-        run_list[r, 0] = run_list[r + 1, 0]
-        run_list[r, 1] = run_list[r + 1, 1]
+    _shift_rows(run_list, pos + 1, rn, -1)
     scal[C_RN] = rn - 1
     scal[C_ENDED] += 1
     jobs[j, J_STATE] = JobState.DONE
