@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..layout import J_STATE, J_SUBMIT, JobState
+from ..layout import J_STATE, JobState
 from .heap import Event, event_key
 from .state import (
     C_DONE,
@@ -70,19 +70,18 @@ class JittedScheduler(NamedTuple):
 
 
 def arm(core: Core) -> None:
-    """Push the first events of a fresh core: the first arrival and, in the periodic
-    mode, the first tick (at that arrival's instant, so after it by rank)."""
+    """Set the first events of a fresh core: the first arrival (scal[C_NEXT]; arrivals
+    are read from the job matrix, never pushed) and, in the periodic mode, the first tick
+    (at that arrival's instant, so after it by rank)."""
     J, heap, scal = core.jobs, core.heap, core.scal
     live = np.flatnonzero(J[:, J_STATE] != JobState.DROPPED)
     if live.size == 0:
         scal[C_NEXT] = J.shape[0]
         return
-    first = int(live[0])
-    scal[C_NEXT] = first
-    heap[0] = (event_key(J[first, J_SUBMIT], Event.SUBMIT), 0, first)
+    scal[C_NEXT] = int(live[0])
     if scal[C_PERIOD] > 0:
-        heap[1] = (event_key(scal[C_TICK0], Event.TICK), 1, -1)
-    scal[C_HN] = scal[C_SEQ] = 2 if scal[C_PERIOD] > 0 else 1
+        heap[0] = (event_key(scal[C_TICK0], Event.TICK), 0, -1)
+    scal[C_HN] = scal[C_SEQ] = 1 if scal[C_PERIOD] > 0 else 0
 
 
 def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,

@@ -289,15 +289,28 @@ def _enqueue(core, pred, sched, alloc, j, now):
 
 
 @inline_kernel
-def _push_next_arrival(jobs, heap, scal):
-    """Push the SUBMIT event of the next job not left out, from job index scal[C_NEXT]."""
+def _skip_dropped(jobs, scal):
+    """Move scal[C_NEXT] to the next job index not left out (or n)."""
     n = jobs.shape[0]
     i = scal[C_NEXT]
     while i < n and jobs[i, J_STATE] == JobState.DROPPED:
         i += 1
     scal[C_NEXT] = i
-    if i < n:
-        _push(heap, scal, jobs[i, J_SUBMIT], Event.SUBMIT, i)
+
+
+@inline_kernel
+def _next_event_time(jobs, heap, scal):
+    """Time of the next event: the heap's first or the next arrival (job scal[C_NEXT]),
+    -1 when there is none.  Arrivals never enter the heap: the job matrix is in (submit,
+    id) order, so the next one is a read, and a SUBMIT event ranks between the END and
+    the TICK events of its instant whatever their sequence numbers."""
+    t = heap[0, 0] >> 2 if scal[C_HN] > 0 else -1
+    i = scal[C_NEXT]
+    if i < jobs.shape[0]:
+        s = jobs[i, J_SUBMIT]
+        if t < 0 or s < t:
+            t = s
+    return t
 
 
 @internal_kernel
@@ -332,7 +345,8 @@ def _maintenance_wake(core, wake):
     if i >= mends.shape[0] or scal[C_QN] == 0:
         return wake
     t = mends[i]
-    if scal[C_HN] > 0 and (core.heap[0, 0] >> 2) < t:
+    nxt = _next_event_time(core.jobs, core.heap, scal)
+    if 0 <= nxt < t:
         return wake  # an event comes first: this end waits for a later call
     if wake < 0 or t < wake:
         return t
@@ -363,28 +377,32 @@ def _advance(core, pred, sched, alloc):
     if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
         return -2
     periodic = scal[C_PERIOD] > 0
+    jobs = core.jobs
+    n = jobs.shape[0]
     while True:
         wake = sched_wake(sched, core)
         if scal[C_MAINT] != 0 and not periodic:
             wake = _maintenance_wake(core, wake)
-        if scal[C_HN] == 0:
+        t = _next_event_time(jobs, heap, scal)
+        if t < 0:
             if wake < 0:
                 break
             return wake
-        t = heap[0, 0] >> 2
         if 0 <= wake < t:
             return wake
+        # the events of instant t in (rank, sequence) order: ends, arrivals, the tick
+        while scal[C_HN] > 0 and heap[0, 0] == t * 4 + Event.END:
+            _, _, j = _pop(heap, scal)
+            _finish(core, pred, sched, alloc, j, t)
+        while scal[C_NEXT] < n and jobs[scal[C_NEXT], J_SUBMIT] == t:
+            j = scal[C_NEXT]
+            scal[C_NEXT] = j + 1
+            _enqueue(core, pred, sched, alloc, j, t)
+            _skip_dropped(jobs, scal)
         tick = False
-        while scal[C_HN] > 0 and heap[0, 0] >> 2 == t:
-            _, rank, j = _pop(heap, scal)
-            if rank == Event.END:
-                _finish(core, pred, sched, alloc, j, t)
-            elif rank == Event.SUBMIT:
-                scal[C_NEXT] = j + 1
-                _enqueue(core, pred, sched, alloc, j, t)
-                _push_next_arrival(core.jobs, heap, scal)
-            else:
-                tick = True
+        if scal[C_HN] > 0 and heap[0, 0] == t * 4 + Event.TICK:
+            _pop(heap, scal)
+            tick = True
         if periodic and tick:
             nt = _next_tick(core.jobs, scal, t)
             if nt >= 0:
@@ -443,8 +461,12 @@ def _skip_idle_ticks(core):
     if period <= 0 or scal[C_HN] == 0 or (heap[0, 0] & 3) != Event.TICK:
         return -2
     tick = heap[0, 0] >> 2
+    if _next_event_time(core.jobs, heap, scal) < tick or (
+        scal[C_NEXT] < core.jobs.shape[0] and core.jobs[scal[C_NEXT], J_SUBMIT] == tick
+    ):
+        return -2  # an arrival comes first (at the tick's instant, by rank)
     _pop(heap, scal)
-    nxt = heap[0, 0] >> 2 if scal[C_HN] > 0 else -1
+    nxt = _next_event_time(core.jobs, heap, scal)
     if scal[C_QN] > 0:  # a window's end gives nodes back to waiting jobs
         mends = core.mends
         last = scal[C_LAST_PASS]
