@@ -92,12 +92,10 @@ _TREE_CLAMP = np.iinfo(np.int32).max - 1
 
 class Easy(NamedTuple):
     """tree int32 (2P, 4), P the power of two >= n: min-tree over job indices of (request
-    totals of cores, GPUs, MICs; pred) of queued jobs (see :func:`_tree_set`); stack int64
-    (128,): the tree walk; scratch int64 (m, 4): free resources at the shadow time;
-    scal int64 (N_ESCAL,): E_* slots."""
+    totals of cores, GPUs, MICs; pred) of queued jobs (see :func:`_tree_set`); scratch
+    int64 (m, 4): free resources at the shadow time; scal int64 (N_ESCAL,): E_* slots."""
 
     tree: np.ndarray
-    stack: np.ndarray
     scratch: np.ndarray
     scal: np.ndarray
 
@@ -107,7 +105,6 @@ class EasyPool(NamedTuple):
     spread freely (every head's reservation is the ``extra`` rule)."""
 
     tree: np.ndarray
-    stack: np.ndarray
     scratch: np.ndarray
     scal: np.ndarray
 
@@ -130,7 +127,6 @@ def easy(setup) -> JittedScheduler:
     pool = _all_pool_type(setup.jobs) and (site is None or site.mwin.size == 0)
     state = (EasyPool if pool else Easy)(
         tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
-        stack=np.empty(128, np.int64),
         scratch=np.empty((0 if pool else setup.machine.n_nodes, N_RES), np.int64),
         scal=scal,
     )
@@ -203,39 +199,32 @@ def _tree_ok(tree, i, cscal, kind, extra, horizon):
 
 
 @inline_kernel
-def _tree_next(tree, stack, cscal, lo, kind, extra, horizon):
+def _tree_next(tree, cscal, lo, kind, extra, horizon):
     """Smallest queued job index >= ``lo`` that passes :func:`_tree_ok`, or -1.  Jobs it
-    skips cannot start in this pass: the free totals and ``extra`` only shrink."""
+    skips cannot start in this pass: the free totals and ``extra`` only shrink.
+
+    A walk from leaf ``lo`` in leaf order: down into the left child of a node that
+    passes, else on to the next subtree to the right, climbing only as far as needed
+    (so a next candidate close by costs a few nodes, not the tree's height; the
+    cover of [lo, P) computed up front each call was 28 % of EASY's backfill scan on
+    HPC2N).  Unsigned node numbers spare every access numba's negative-index wrap."""
     size = tree.shape[0] >> 1
     if lo >= size:
         return -1
-    # canonical cover of [lo, size), left to right, kept in stack[64:]
-    left = stack[64:]
-    nl = 0
-    a = lo + size
-    b = 2 * size
-    while a < b:
-        if a & 1:
-            left[nl] = a
-            nl += 1
-            a += 1
-        a >>= 1
-        b >>= 1
-    for c in range(nl):
-        sp = 0
-        stack[sp] = left[c]
-        sp += 1
-        while sp > 0:
-            sp -= 1
-            i = stack[sp]
-            if not _tree_ok(tree, i, cscal, kind, extra, horizon):
-                continue
-            if i >= size:
-                return i - size
-            stack[sp] = 2 * i + 1  # right child visited after the left one
-            stack[sp + 1] = 2 * i
-            sp += 2
-    return -1
+    u1 = np.uint64(1)
+    i = np.uint64(lo + size)
+    usize = np.uint64(size)
+    while True:
+        if _tree_ok(tree, i, cscal, kind, extra, horizon):
+            if i >= usize:
+                return np.int64(i - usize)
+            i = i << u1
+            continue
+        while i & u1:  # a right child: its parent's subtree is done
+            i = i >> u1
+        if i == 0:  # climbed past the root
+            return -1
+        i += u1
 
 
 # --------------------------------------------------------------------------- the shadow time
@@ -385,7 +374,7 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
         shadow, extra = _shadow_pool(core, head, now, kind)
     horizon = shadow - now
     while True:
-        nxt = _tree_next(sched.tree, sched.stack, core.scal, c + 1, kind, extra, horizon)
+        nxt = _tree_next(sched.tree, core.scal, c + 1, kind, extra, horizon)
         if counting:
             _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
         c = nxt
@@ -418,7 +407,7 @@ def _backfill_nodes(sched, core, alloc, now, head):
     counting = counts_attempts(alloc)
     c = head
     while True:
-        nxt = _tree_next(sched.tree, sched.stack, core.scal, c + 1, -1, 0, horizon)
+        nxt = _tree_next(sched.tree, core.scal, c + 1, -1, 0, horizon)
         if counting:
             _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
         c = nxt
