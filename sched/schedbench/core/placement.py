@@ -43,32 +43,40 @@ def _place(free, order, first, units, req, req_nodes, out_node, out_count):
     req_nodes: <= 0 for a free spread, else the exact node count; out_node, out_count:
     int64 buffers of at least min(units, n_nodes) entries that receive the chosen nodes and
     the units each hosts.  Returns the number of nodes used, or -1 when the job does not fit.
+
+    Positions and node numbers are unsigned in the scans: numba then leaves out the
+    negative-index wrap-around of every access.
     """
-    n = free.shape[0]
-    used = 0
+    n = np.uint64(free.shape[0])
+    u1 = np.uint64(1)
+    used = np.uint64(0)
+    p = np.uint64(first)
     if req_nodes > 0:
         per = units // req_nodes
-        for p in range(first, n):
-            i = order[p]
+        want = np.uint64(req_nodes)
+        while p < n:
+            i = np.uint64(order[p])
+            p += u1
             if _host(free, i, req) >= per:
                 out_node[used] = i
                 out_count[used] = per
-                used += 1
-                if used == req_nodes:
-                    return used
+                used += u1
+                if used == want:
+                    return np.int64(used)
         return -1
     remaining = units
-    for p in range(first, n):
-        i = order[p]
+    while p < n:
+        i = np.uint64(order[p])
+        p += u1
         h = _host(free, i, req)
         if h > 0:
             take = h if h < remaining else remaining
             out_node[used] = i
             out_count[used] = take
-            used += 1
+            used += u1
             remaining -= take
             if remaining == 0:
-                return used
+                return np.int64(used)
     return -1
 
 
