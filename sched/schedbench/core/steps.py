@@ -79,15 +79,17 @@ _NO_NODE = np.iinfo(np.int64).max
 
 @inline_kernel
 def _run_pos(run_list, rn, key, j):
-    """Position of (key, j) in the first ``rn`` rows of the sorted running list."""
-    lo, hi = 0, rn
+    """Position of (key, j) in the first ``rn`` rows of the sorted running list (unsigned
+    positions: no wrap-around on each access)."""
+    u1 = np.uint64(1)
+    lo, hi = np.uint64(0), np.uint64(rn)
     while lo < hi:
-        mid = (lo + hi) >> 1
+        mid = (lo + hi) >> u1
         if run_list[mid, 0] < key or (run_list[mid, 0] == key and run_list[mid, 1] < j):
-            lo = mid + 1
+            lo = mid + u1
         else:
             hi = mid
-    return lo
+    return np.int64(lo)
 
 
 @inline_kernel

@@ -147,25 +147,26 @@ def _tree_set(tree, jobs, j, queued):
     a Python policy): jobs started in queue order sit at indices below the head, and
     every backfill scan starts after the head, so no scan ever covers them.  A stale leaf
     could only weaken pruning, never admit a job: the scan checks each job's state."""
-    size = tree.shape[0] >> 1
-    i = size + j
+    u1 = np.uint64(1)
+    i = np.uint64((tree.shape[0] >> 1) + j)  # unsigned: no wrap-around on each access
     for k in range(TREE_PRED):
         v = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
         tree[i, k] = min(v, _TREE_CLAMP) if queued else _TREE_INF
     tree[i, TREE_PRED] = min(jobs[j, J_PRED], _TREE_CLAMP) if queued else _TREE_INF
-    i >>= 1
-    while i >= 1:
+    i >>= u1
+    while i >= u1:
         same = True
+        left = i << u1
         for k in range(TREE_PRED + 1):
-            a = tree[2 * i, k]
-            b = tree[2 * i + 1, k]
+            a = tree[left, k]
+            b = tree[left + u1, k]
             m = a if a < b else b
             if m != tree[i, k]:
                 tree[i, k] = m
                 same = False
         if same:  # the minima above depend on this node only through its values
             break
-        i >>= 1
+        i >>= u1
 
 
 @inline_kernel
