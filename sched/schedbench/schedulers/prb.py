@@ -137,29 +137,25 @@ def _prb_order(jobs, queue, scal, qwait, qkey, now):
 
 
 @inline_kernel
-def _start_skipping(core, alloc, now):
-    """Offer every queued job, in queue order, to the allocator once; start those that
-    fit, skip the others.  The queue must be compacted (no holes) on entry; starts leave
-    holes behind the scan, which later passes drop."""
+def _offer_each(core, alloc, now, order, lo, hi):
+    """Offer every queued job of order[lo:hi], in that order, to the allocator once;
+    start those that fit, skip the others.  Starts leave holes in the queue, which later
+    passes drop (:func:`_prb_order` compacts it)."""
     jobs = core.jobs
-    queue = core.queue
-    qh = core.scal[C_QH]
-    span = core.scal[C_QSPAN]
-    for r in range(qh, qh + span):
-        j = queue[r]
+    for r in range(lo, hi):
+        j = order[r]
         if jobs[j, J_STATE] == JobState.QUEUED:
             try_start(core, alloc, j, now)
 
 
 @internal_kernel
-def _offer_arrivals(sched, core, alloc, now, first):
-    """Offer the queued jobs of index >= ``first`` (the arrivals since the last pass), in
-    PRB order among themselves at ``now``; start those that fit."""
-    jobs = core.jobs
+def _order_arrivals(sched, jobs, now, first, last):
+    """Put the queued jobs of index in [first, last) (the arrivals since the last pass)
+    in PRB order at ``now`` into sched.fresh; returns their count."""
     fresh = sched.fresh
     qkey = sched.qkey  # a free buffer between passes: _prb_order writes it afresh
     m = 0
-    for j in range(first, core.scal[C_NEXT]):
+    for j in range(first, last):
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         k = -float(now - jobs[j, J_SUBMIT]) / float(sched.qwait[j])
@@ -171,8 +167,7 @@ def _offer_arrivals(sched, core, alloc, now, first):
         fresh[p + 1] = j
         qkey[p + 1] = k
         m += 1
-    for r in range(m):
-        try_start(core, alloc, fresh[r], now)
+    return m
 
 
 @implements(schedule, Prb)
@@ -194,10 +189,11 @@ def _pass(sched, core, pred, alloc, now):
         last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0
         and not counts_attempts(alloc)
     ):
-        _offer_arrivals(sched, core, alloc, now, last[2])
+        order, lo, hi = sched.fresh, 0, _order_arrivals(sched, core.jobs, now, last[2], scal[C_NEXT])
     else:
-        _prb_order(core.jobs, core.queue, core.scal, sched.qwait, sched.qkey, now)
-        _start_skipping(core, alloc, now)
+        _prb_order(core.jobs, core.queue, scal, sched.qwait, sched.qkey, now)
+        order, lo, hi = core.queue, scal[C_QH], scal[C_QH] + scal[C_QSPAN]
+    _offer_each(core, alloc, now, order, lo, hi)  # one inlined copy of try_start
     last[0] = scal[C_ENDED]
     last[1] = scal[C_STARTED]
     last[2] = scal[C_NEXT]
