@@ -32,6 +32,7 @@ class PythonFCFS:
             yield int(j)
 
 
+@pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
 def test_periodic_policy_that_waits_for_events_skips_idle_ticks():
     """KTH's first 300 jobs at period=5: the same schedule with a small fraction of the
     decision points when the policy declares that only events change its answer."""
