@@ -43,6 +43,7 @@ import numpy as np
 
 from . import core as core_mod
 from . import registry
+from ._jit import bound
 from .core import api
 from .core.heap import Event
 from .core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
@@ -220,6 +221,7 @@ class Simulation:
         self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order,
                                       maintenance=windows)
         core_mod.arm(self.core)
+        self._bind()
         self.now: int | None = None
         J = self.core.jobs
         self._static = dict(
@@ -241,19 +243,35 @@ class Simulation:
             maint_windows=_ro(self.core.mwin),
             alloc_log=_ro(self.core.log),
         )
+        self._static_fields: tuple | None = None  # _static in View's field order
         self.passes = 0
         self._started_in_pass = 0
-        self._free_total = self.core.scal[C_FREE : C_FREE + N_RES]
 
     # -- stepping ---------------------------------------------------------------------
+
+    def _bind(self) -> None:
+        """Bind the kernels called at every decision point to this run's types (see
+        :func:`schedbench._jit.bound`); again whenever ``self.core`` is replaced."""
+        C, i = self.core, np.int64(0)
+        self._advance = bound(api.advance, C, self.pred, self.sched, self.alloc)
+        self._start_from_policy = bound(api.start_from_policy, C, self.sched, self.alloc, i, i, i)
+        self._skip_idle_ticks = bound(api.skip_idle_ticks, C)
+        self._fit_work = (C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2])
+        self._free_total = C.scal[C_FREE : C_FREE + N_RES]  # the core keeps the machine's free amounts
+        req = C.jobs[0, J_REQ : J_REQ + N_RES] if C.jobs.shape[0] else np.zeros(N_RES, np.int64)
+        self._fits = bound(api.fits, C.free, self._free_total, i, req, i, *self._fit_work)
+
+    def _grow_log(self) -> None:
+        self.core = core_mod.grow_log(self.core)
+        self._bind()
 
     def advance(self) -> int | None:
         """Process events up to the next decision point; its time, or None at the end."""
         if not core_mod.log_room(self.core):
-            self.core = core_mod.grow_log(self.core)
+            self._grow_log()
         if self._grow is not None:
             self._grow(self.sched, self.core)
-        t = api.advance(self.core, self.pred, self.sched, self.alloc)
+        t = self._advance(self.core, self.pred, self.sched, self.alloc)
         self.now = None if t < 0 else int(t)
         self._started_in_pass = 0
         return self.now
@@ -269,13 +287,17 @@ class Simulation:
         s = self._static
         if s["alloc_log"].base is not C.log:  # the log grew: a new array
             s["alloc_log"] = _ro(C.log)
+            self._static_fields = None
+        if self._static_fields is None:
+            self._static_fields = tuple(s[f] for f in View._fields[4:])
         running = C.run_list[: int(C.scal[C_RN]), 1].copy()
         running.flags.writeable = False
         free = C.free.copy()
         free.flags.writeable = False
         queue = self.queue()
         queue.flags.writeable = False
-        return View(self.now, queue, running, free, **s)
+        # positional: a NamedTuple built from keywords costs microseconds per decision
+        return tuple.__new__(View, (self.now, queue, running, free, *self._static_fields))
 
     def start(self, job: int, nodes=None, counts=None) -> None:
         """Start queued ``job`` now: on the allocator's nodes, or on ``nodes`` with
@@ -287,9 +309,10 @@ class Simulation:
         if not 0 <= j < C.jobs.shape[0] or C.jobs[j, J_STATE] != _QUEUED:
             raise PolicyError(f"job index {j} is not queued at time {self.now}")
         if not core_mod.log_room(C):
-            self.core = C = core_mod.grow_log(C)
+            self._grow_log()
+            C = self.core
         used = -1 if nodes is None else self._check_placement(j, nodes, counts)
-        if not api.start_from_policy(C, self.sched, self.alloc, j, self.now, used):
+        if not self._start_from_policy(C, self.sched, self.alloc, j, self.now, used):
             raise PolicyError(f"job index {j} does not fit at time {self.now}")
         self._started_in_pass += 1
 
@@ -339,23 +362,21 @@ class Simulation:
         total = None
         if free is None:
             free = C.free
-            total = self._free_total  # the core keeps the machine's free amounts
+            total = self._free_total
             if C.mnodes.size and self.now is not None:  # nodes in maintenance during its run
                 down = [n for n in C.mnodes if self._in_maintenance(j, np.array([n])) is not None]
                 if down:
                     free = free.copy()
                     free[down] = 0
                     total = None
-        free = np.ascontiguousarray(free, dtype=np.int64)
+            test = self._fits
+        else:  # the caller's array may differ in layout or flags: numba's dispatch decides
+            free = np.ascontiguousarray(free, dtype=np.int64)
+            test = api.fits
         if total is None:
             total = free.sum(axis=0)
         row = C.jobs[j]
-        return bool(
-            api.fits(
-                free, total, row[J_UNITS], row[J_REQ : J_REQ + N_RES],
-                row[J_REQ_NODES], C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2],
-            )
-        )
+        return bool(test(free, total, row[J_UNITS], row[J_REQ : J_REQ + N_RES], row[J_REQ_NODES], *self._fit_work))
 
     def jitted_pass(self) -> None:
         """Run one pass of the jitted scheduler this Simulation was built with at this
@@ -364,7 +385,7 @@ class Simulation:
         if self.scheduler is None:
             raise UsageError("create the Simulation with scheduler=NAME to step a jitted scheduler")
         if not core_mod.log_room(self.core):
-            self.core = core_mod.grow_log(self.core)
+            self._grow_log()
         if self._grow is not None:  # the scheduler's arrays get room as in a jitted replay
             self._grow(self.sched, self.core)
         before = int(self.core.scal[C_STARTED])
@@ -385,7 +406,7 @@ class Simulation:
         have started nothing.  Returns the next decision instant, or None when the tick was
         dropped because no event is left (the queued jobs would wait forever) or nothing
         moved."""
-        t = int(api.skip_idle_ticks(self.core))
+        t = int(self._skip_idle_ticks(self.core))
         return t if t >= 0 else None
 
     @property
