@@ -95,9 +95,8 @@ def _compress(slots, meta, begins, lengths, sizes):
     for j in range(1, begins.shape[0]):
         b0, e0, s = begins[j], begins[j] + lengths[j], sizes[j]
         t = rusv.kernel_earliest_fit(slots, meta, s, lengths[j], 0, b0, b0, e0, s)
-        if t >= 0:
-            rusv.kernel_add(slots, meta, b0, e0, -s)
-            rusv.kernel_add(slots, meta, t, t + lengths[j], s)
+        if t >= 0:  # as conservative moves a booking: one operation
+            rusv.kernel_add_two(slots, meta, b0, e0, -s, t, t + lengths[j], s)
             moved += 1
     return moved
 

@@ -209,6 +209,107 @@ def _add(slots, meta, start, stop, x):
     return True
 
 
+@inline_kernel
+def _emit(slots, meta, base, m, start, stop, items):
+    """Append the piece [start, stop) x items to the normalised rows at slots[base :
+    base + m] (dropped when free or empty, joined to a touching equal last row); returns
+    the new count."""
+    if start >= stop or _is_free(meta, items):
+        return m
+    if m > 0 and slots[base + m - 1, S_ITEMS] == items and slots[base + m - 1, S_STOP] == start:
+        slots[base + m - 1, S_STOP] = stop
+        return m
+    slots[base + m, S_START] = start
+    slots[base + m, S_STOP] = stop
+    slots[base + m, S_ITEMS] = items
+    return m + 1
+
+
+@inline_kernel
+def _clamped(meta, items):
+    """What normalisation leaves of a slot of ``items``: the implicit value when free."""
+    return _implicit(meta) if _is_free(meta, items) else items
+
+
+@kernel
+def _add_two(slots, meta, a0, a1, x, c0, c1, y):
+    """⊕/⊖ ``x`` over [a0, a1), then ``y`` over [c0, c1) (s), exactly as two :func:`_add`
+    calls; returns False, changing nothing, when either could overflow.  Changes slots,
+    meta.
+
+    Moving a booking (-s over its old interval, +s over its new one) changes few rows
+    and often none: the rows between the two intervals are rewritten in the spare rows
+    after the vector and copied back, and the tail moves once by the difference in rows,
+    where two operations moved it twice (most of the cost of a move in a long plan).
+    With ``min_dist`` > 1 (joins that fill gaps depend on the order of operations), or
+    without spare rows for that, it is the two operations."""
+    n = meta[M_N]
+    cap = slots.shape[0]
+    lo = min(a0, c0)
+    hi = max(a1, c1)
+    if meta[M_MIN_DIST] == 1 and a0 < a1 and c0 < c1 and x != 0 and y != 0:
+        i0 = _first_stop_after(slots, n, lo)
+        i1 = _first_start_at(slots, n, hi)
+        r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
+        r1 = min(i1 + 1, n)
+        most = 2 * (r1 - r0) + 8  # pieces: a row each, a gap before each and after, 4 cuts
+        base = cap - most
+        if n + most <= base:
+            v0 = _implicit(meta)
+            m = 0
+            for r in range(r0, min(i0, n)):
+                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            i = i0
+            if i < n and slots[i, S_START] < lo:  # the part of the first row before lo
+                m = _emit(slots, meta, base, m, slots[i, S_START], lo, slots[i, S_ITEMS])
+            t = lo
+            while t < hi:
+                if i < n and slots[i, S_START] <= t:
+                    v = slots[i, S_ITEMS]
+                    nxt = slots[i, S_STOP]
+                else:
+                    v = v0
+                    nxt = slots[i, S_START] if i < n else INF
+                for b in (a0, a1, c0, c1, hi):
+                    if t < b < nxt:
+                        nxt = b
+                if a0 <= t < a1:
+                    v = _clamped(meta, v + x)
+                if c0 <= t < c1:
+                    v = _clamped(meta, v + y)
+                m = _emit(slots, meta, base, m, t, nxt, v)
+                if i < n and slots[i, S_STOP] <= nxt:
+                    i += 1
+                t = nxt
+            if i < n and slots[i, S_START] < hi:  # the part of the last row after hi
+                m = _emit(slots, meta, base, m, hi, slots[i, S_STOP], slots[i, S_ITEMS])
+                i += 1
+            for r in range(i, r1):
+                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            shift = m - (r1 - r0)
+            if shift > 0:
+                for k in range(n - 1, r1 - 1, -1):
+                    slots[k + shift, S_START] = slots[k, S_START]
+                    slots[k + shift, S_STOP] = slots[k, S_STOP]
+                    slots[k + shift, S_ITEMS] = slots[k, S_ITEMS]
+            elif shift < 0:
+                for k in range(r1, n):
+                    slots[k + shift, S_START] = slots[k, S_START]
+                    slots[k + shift, S_STOP] = slots[k, S_STOP]
+                    slots[k + shift, S_ITEMS] = slots[k, S_ITEMS]
+            for u in range(m):
+                slots[r0 + u, S_START] = slots[base + u, S_START]
+                slots[r0 + u, S_STOP] = slots[base + u, S_STOP]
+                slots[r0 + u, S_ITEMS] = slots[base + u, S_ITEMS]
+            meta[M_N] = n + shift
+            return True
+    if n + (n + 3) + 3 > cap:  # both operations must fit: check before changing anything
+        return False
+    _add(slots, meta, a0, a1, x)
+    _add(slots, meta, c0, c1, y)
+    return True
+
+
 @kernel
 def _value_at(slots, meta, t):
     """The vector's items at time t."""
@@ -616,6 +717,7 @@ def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, li
 # What planning schedulers call from their own kernels (public aliases of the kernels
 # above; shapes as in the module docstring).
 kernel_add = _add
+kernel_add_two = _add_two
 kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
 kernel_max_in = _max_in

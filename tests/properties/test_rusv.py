@@ -174,3 +174,30 @@ def test_bad_slots_are_refused():
         R.increment(r, 5, 5, 1)
     with pytest.raises(ValueError):
         R.new(4, avl=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seq=ops, kind=st.sampled_from(list(R.Kind)),
+       first=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(-AVL, AVL).filter(bool)),
+       second=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(-AVL, AVL).filter(bool)),
+       spare=st.sampled_from([0, 8, 200]))
+def test_two_operations_in_one_equal_them_one_after_the_other(seq, kind, first, second, spare):
+    """kernel_add_two (a booking's move: one tail shift) == two kernel_add calls, on
+    vectors with room for its in-place rewrite and without (then it falls back)."""
+    r, v = build(kind, seq)
+    (a0, la, x), (c0, lc, y) = first, second
+    a1, c1 = min(a0 + la, H), min(c0 + lc, H)
+    R.grow(r, int(r.meta[R.M_N]) * 2 + 8 + spare)
+    two = R.copy(r)
+    R.grow(two, 4 * int(r.meta[R.M_N]) + 64)
+    assert R.kernel_add(two.slots, two.meta, a0, a1, x) and R.kernel_add(two.slots, two.meta, c0, c1, y)
+    naive_apply(v, kind, a0, a1, x)
+    naive_apply(v, kind, c0, c1, y)
+    if R.kernel_add_two(r.slots, r.meta, np.int64(a0), np.int64(a1), np.int64(x), np.int64(c0), np.int64(c1),
+                        np.int64(y)):
+        assert np.array_equal(R.slots_of(r), R.slots_of(two))
+        assert_normal(r)
+        assert np.array_equal(values(r), v)
+    else:  # no room for both: nothing changed
+        before, _ = build(kind, seq)
+        assert np.array_equal(R.slots_of(r), R.slots_of(before))

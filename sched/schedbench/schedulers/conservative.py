@@ -86,6 +86,7 @@ from ..rusv import (
     S_STOP,
     Kind,
     kernel_add,
+    kernel_add_two,
     kernel_earliest_fit,
     kernel_earliest_fit_valid,
     kernel_first_stop_after,
@@ -339,6 +340,24 @@ def _pool_add(sched, j, begin, end, sign):
     sched.scal[S_PMF_OK] = 0
 
 
+@inline_kernel
+def _pool_move(sched, j, b0, e0, begin, end):
+    """Move job j's booking [b0, e0) to [begin, end) on its type's vector and its
+    consumers' (one operation each: :func:`schedbench.rusv._add_two`)."""
+    k = sched.ptype[j]
+    size = sched.size[j]
+    trim = sched.scal[S_TRIM]
+    lo0 = max(b0, trim)
+    lo1 = max(begin, trim)
+    kernel_add_two(sched.slots[k], sched.meta[k], lo0, e0, -size, lo1, end, size)
+    site = sched.site
+    for r in range(site.jvptr[j], site.jvptr[j + 1]):
+        if site.jvrow[r, 1] == k:
+            v = site.jvrow[r, 0]
+            kernel_add_two(site.lslots[v], site.lmeta[v], lo0, e0, -size, lo1, end, size)
+    sched.scal[S_PMF_OK] = 0
+
+
 @internal_kernel
 def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign):
     """Add or remove job j's booking [begin, end) on the nodes rows[p : p + count] (node,
@@ -438,6 +457,25 @@ def _book_new_nodes(sched, core, j, begin, end):
 
 
 _by_state(_book_new, _book_new_pool, _book_new_nodes)
+
+
+def _move(sched, core, j, b0, e0, begin, end):
+    """Move queued job j's booking [b0, e0) to [begin, end) (nodes: to the placement in
+    core.work that the last fit found)."""
+
+
+@inline_kernel
+def _move_pool(sched, core, j, b0, e0, begin, end):
+    _pool_move(sched, j, b0, e0, begin, end)
+
+
+@inline_kernel
+def _move_nodes(sched, core, j, b0, e0, begin, end):
+    _book_nodes(sched, core, j, b0, e0, -1)
+    _book_new_nodes(sched, core, j, begin, end)
+
+
+_by_state(_move, _move_pool, _move_nodes)
 
 
 @internal_kernel
@@ -843,9 +881,8 @@ def _compress(sched, core, alloc, now):
         t = _earlier_fit(sched, core, alloc, j, now, b0, e0)
         if t < 0:
             continue
-        _book(sched, core, j, b0, e0, -1)
         end = t + _d(jobs, j)
-        _book_new(sched, core, j, t, end)
+        _move(sched, core, j, b0, e0, t, end)
         _set_booking(jobs, sched, j, t, end)
 
 
