@@ -234,8 +234,9 @@ def _clamped(meta, items):
 @kernel
 def _add_two(slots, meta, a0, a1, x, c0, c1, y):
     """⊕/⊖ ``x`` over [a0, a1), then ``y`` over [c0, c1) (s), exactly as two :func:`_add`
-    calls; returns False, changing nothing, when either could overflow.  Changes slots,
-    meta.
+    calls; returns False, changing nothing, when it cannot be sure of room for both
+    (stricter than each call alone: a caller sized for single operations calls them
+    then).  Changes slots, meta.
 
     Moving a booking (-s over its old interval, +s over its new one) changes few rows
     and often none: the rows between the two intervals are rewritten in the spare rows
@@ -303,7 +304,9 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
                 slots[r0 + u, S_ITEMS] = slots[base + u, S_ITEMS]
             meta[M_N] = n + shift
             return True
-    if n + (n + 3) + 3 > cap:  # both operations must fit: check before changing anything
+    # the two operations, when both surely have room: the first leaves at most n1 rows
+    n1 = n + (_first_start_at(slots, n, a1) - _first_stop_after(slots, n, a0)) + 3
+    if 2 * n1 + 3 > cap:
         return False
     _add(slots, meta, a0, a1, x)
     _add(slots, meta, c0, c1, y)

@@ -349,12 +349,17 @@ def _pool_move(sched, j, b0, e0, begin, end):
     trim = sched.scal[S_TRIM]
     lo0 = max(b0, trim)
     lo1 = max(begin, trim)
-    kernel_add_two(sched.slots[k], sched.meta[k], lo0, e0, -size, lo1, end, size)
+    if not kernel_add_two(sched.slots[k], sched.meta[k], lo0, e0, -size, lo1, end, size):
+        # the room rule (_room) is sized for single operations
+        kernel_add(sched.slots[k], sched.meta[k], lo0, e0, -size)
+        kernel_add(sched.slots[k], sched.meta[k], lo1, end, size)
     site = sched.site
     for r in range(site.jvptr[j], site.jvptr[j + 1]):
         if site.jvrow[r, 1] == k:
             v = site.jvrow[r, 0]
-            kernel_add_two(site.lslots[v], site.lmeta[v], lo0, e0, -size, lo1, end, size)
+            if not kernel_add_two(site.lslots[v], site.lmeta[v], lo0, e0, -size, lo1, end, size):
+                kernel_add(site.lslots[v], site.lmeta[v], lo0, e0, -size)
+                kernel_add(site.lslots[v], site.lmeta[v], lo1, end, size)
     sched.scal[S_PMF_OK] = 0
 
 
