@@ -105,7 +105,6 @@ internal_kernel = numba.njit(
 inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
 
 
-
 def bound(dispatcher, *args):
     """The compiled entry point of ``dispatcher`` for the types of ``args`` (compiled or
     loaded from the cache now if need be).  Calling it skips numba's per-call type
@@ -113,6 +112,7 @@ def bound(dispatcher, *args):
     about 3 us, most of a Python policy's decision point.  Only for arguments of exactly
     these types: rebind when a state object is replaced by one of another type."""
     return dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+
 
 # --------------------------------------------------------------------------- cache index
 

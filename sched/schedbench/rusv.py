@@ -103,6 +103,15 @@ def _first_start_at(slots, n, t):
     return lo
 
 
+@inline_kernel
+def _piece_at(slots, n, i, t, v0):
+    """(value, end) of the piece of constant value starting at t, where row i is the
+    first of rows [0, n) whose stop is > t and v0 the implicit value."""
+    if i < n and slots[i, S_START] <= t:
+        return slots[i, S_ITEMS], slots[i, S_STOP]
+    return v0, (slots[i, S_START] if i < n else INF)
+
+
 @kernel
 def _normalise(slots, meta, a, b):
     """Drop the free slots of rows [a, b) and join equal close neighbours (also across
@@ -265,12 +274,7 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
                 m = _emit(slots, meta, base, m, slots[i, S_START], lo, slots[i, S_ITEMS])
             t = lo
             while t < hi:
-                if i < n and slots[i, S_START] <= t:
-                    v = slots[i, S_ITEMS]
-                    nxt = slots[i, S_STOP]
-                else:
-                    v = v0
-                    nxt = slots[i, S_START] if i < n else INF
+                v, nxt = _piece_at(slots, n, i, t, v0)
                 for b in (a0, a1, c0, c1, hi):
                     if t < b < nxt:
                         nxt = b
@@ -393,12 +397,7 @@ def _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
     t = cand
     cand = -1
     while True:
-        if i < n and slots[i, S_START] <= t:
-            used = slots[i, S_ITEMS]
-            nxt = slots[i, S_STOP]
-        else:
-            used = 0
-            nxt = slots[i, S_START] if i < n else INF
+        used, nxt = _piece_at(slots, n, i, t, 0)
         if ex_items != 0:
             if t < ex0:
                 nxt = min(nxt, ex0)
@@ -550,18 +549,8 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
     t = -INF
     while i < na or k < nb:
         # the piece starting at t: values of a and b there, and where it ends
-        if i < na and a_slots[i, S_START] <= t:
-            va = a_slots[i, S_ITEMS]
-            ta = a_slots[i, S_STOP]
-        else:
-            va = va0
-            ta = a_slots[i, S_START] if i < na else INF
-        if k < nb and b_slots[k, S_START] <= t:
-            vb = b_slots[k, S_ITEMS]
-            tb = b_slots[k, S_STOP]
-        else:
-            vb = vb0
-            tb = b_slots[k, S_START] if k < nb else INF
+        va, ta = _piece_at(a_slots, na, i, t, va0)
+        vb, tb = _piece_at(b_slots, nb, k, t, vb0)
         nxt = min(ta, tb)
         if op == OP_MF:
             v = max(va, a_meta[M_AVL] - vb)

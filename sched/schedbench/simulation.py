@@ -243,7 +243,7 @@ class Simulation:
             maint_windows=_ro(self.core.mwin),
             alloc_log=_ro(self.core.log),
         )
-        self._static_fields: tuple | None = None  # _static in View's field order
+        self._static_fields = tuple(self._static[f] for f in View._fields[4:])  # in View's order
         self.passes = 0
         self._started_in_pass = 0
 
@@ -287,8 +287,6 @@ class Simulation:
         s = self._static
         if s["alloc_log"].base is not C.log:  # the log grew: a new array
             s["alloc_log"] = _ro(C.log)
-            self._static_fields = None
-        if self._static_fields is None:
             self._static_fields = tuple(s[f] for f in View._fields[4:])
         running = C.run_list[: int(C.scal[C_RN]), 1].copy()
         running.flags.writeable = False

@@ -341,6 +341,15 @@ def _pool_add(sched, j, begin, end, sign):
 
 
 @inline_kernel
+def _move_on(slots, meta, lo0, e0, lo1, end, size):
+    """Move ``size`` items from [lo0, e0) to [lo1, end) on one vector: one operation, or
+    the two single ones the room rule (:func:`_room`) is sized for when it refuses."""
+    if not kernel_add_two(slots, meta, lo0, e0, -size, lo1, end, size):
+        kernel_add(slots, meta, lo0, e0, -size)
+        kernel_add(slots, meta, lo1, end, size)
+
+
+@inline_kernel
 def _pool_move(sched, j, b0, e0, begin, end):
     """Move job j's booking [b0, e0) to [begin, end) on its type's vector and its
     consumers' (one operation each: :func:`schedbench.rusv._add_two`)."""
@@ -349,17 +358,12 @@ def _pool_move(sched, j, b0, e0, begin, end):
     trim = sched.scal[S_TRIM]
     lo0 = max(b0, trim)
     lo1 = max(begin, trim)
-    if not kernel_add_two(sched.slots[k], sched.meta[k], lo0, e0, -size, lo1, end, size):
-        # the room rule (_room) is sized for single operations
-        kernel_add(sched.slots[k], sched.meta[k], lo0, e0, -size)
-        kernel_add(sched.slots[k], sched.meta[k], lo1, end, size)
+    _move_on(sched.slots[k], sched.meta[k], lo0, e0, lo1, end, size)
     site = sched.site
     for r in range(site.jvptr[j], site.jvptr[j + 1]):
         if site.jvrow[r, 1] == k:
             v = site.jvrow[r, 0]
-            if not kernel_add_two(site.lslots[v], site.lmeta[v], lo0, e0, -size, lo1, end, size):
-                kernel_add(site.lslots[v], site.lmeta[v], lo0, e0, -size)
-                kernel_add(site.lslots[v], site.lmeta[v], lo1, end, size)
+            _move_on(site.lslots[v], site.lmeta[v], lo0, e0, lo1, end, size)
     sched.scal[S_PMF_OK] = 0
 
 
