@@ -64,6 +64,26 @@ def _cache_dir() -> str:
 
 numba.config.CACHE_DIR = _cache_dir()
 
+
+def _numba_typing_without_cffi() -> None:
+    """Import numba's cffi typing support as if cffi were not installed.
+
+    numba's typing context, built when the first kernel of a process is loaded, imports
+    ``numba.core.typing.cffi_utils``, which builds a ``cffi.FFI()`` (its C parser) when
+    cffi is importable: 25-30 ms of every command, for a feature no kernel here uses.
+    cffi is installed (python-mip needs it), so it is hidden for that one import (numba's
+    own no-cffi path); python-mip imports it as usual afterwards."""
+    if "cffi" in sys.modules or "numba.core.typing.cffi_utils" in sys.modules:
+        return
+    sys.modules["cffi"] = None  # makes `import cffi` raise ImportError
+    try:
+        import numba.core.typing.cffi_utils  # noqa: F401
+    finally:
+        del sys.modules["cffi"]
+
+
+_numba_typing_without_cffi()
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
 

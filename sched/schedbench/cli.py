@@ -14,6 +14,7 @@ import importlib
 import sys
 
 from . import __version__
+from ._gc import startup_phase
 from .errors import DataError, UsageError
 
 COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "gantt")
@@ -62,7 +63,8 @@ def os_message(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    with startup_phase():  # the commands' imports
+        parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

@@ -9,7 +9,7 @@ replay (:mod:`schedbench.replay`) and the step-by-step one (:mod:`schedbench.sim
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -35,7 +35,9 @@ from .layout import (
     job_matrix,
 )
 from .machine import Machine
-from .site import Site, compile_site
+
+if TYPE_CHECKING:
+    from .site import Site
 
 
 class Status(enum.IntEnum):
@@ -183,6 +185,8 @@ def build(
     J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
     arrays = None
     if site is not None:
+        from .site import compile_site  # only with site policies (start-up cost of every command)
+
         arrays, rejected = compile_site(site, J, machine)
         rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores) & (status == Status.REPLAYED)
         status[rejected] = Status.REJECTED_BY_LIMIT

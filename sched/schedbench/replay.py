@@ -13,7 +13,6 @@ import numba
 import numpy as np
 
 from . import core, registry
-from . import site as site_mod
 from .errors import UsageError
 from .jobs import JobTable
 from .machine import Machine
@@ -66,10 +65,14 @@ def replay(
     sched_opts, alloc_opts = registry.split_options(sched, alloc, {**(options or {}), **more_options})
     if period is None:
         period = sched.default_period
-    if site is not None and not isinstance(site, site_mod.Site):
-        site = site_mod.load(site)
-    if site is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
-        if site.plan_only:
+    planning = False
+    if site is not None:
+        from . import site as site_mod  # here: its dataclasses cost every command's start-up 7 ms
+
+        if not isinstance(site, site_mod.Site):
+            site = site_mod.load(site)
+        planning = scheduler in site_mod.PLANNING_SCHEDULERS
+        if site.plan_only and not planning:
             raise UsageError(
                 f"limits, FreePools and kept GPU-node cores act on a plan: use them with "
                 f"{', '.join(site_mod.PLANNING_SCHEDULERS)}, not {scheduler} (maintenance windows bind every "
@@ -93,7 +96,7 @@ def replay(
     jitted = sched.load()(prep.setup, **sched_opts)
     arrays = prep.setup.site
     windows = None
-    if arrays is not None and scheduler not in site_mod.PLANNING_SCHEDULERS:
+    if arrays is not None and not planning:
         windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
     c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
                       maintenance=windows)

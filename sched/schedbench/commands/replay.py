@@ -6,14 +6,16 @@ import argparse
 import atexit
 import contextlib
 import gc
+import importlib
 import sys
+import threading
 
 from .. import registry, workload_io
+from .._gc import startup_phase
 from .._jit import notify_compiles
 from ..errors import DataError
 from ..predictors import PREDICTORS
 from ..replay import replay
-from ..site import load as load_site
 
 
 def register(sub) -> None:
@@ -118,12 +120,26 @@ def _freeze_heap_at_exit() -> None:
         _FREEZE_AT_EXIT = True
 
 
-def _import_results():
-    """``schedbench.results``, imported once there is something to write (it brings in
-    polars, a fifth of a second)."""
-    from .. import results
+class _Preload:
+    """Import a module in a background thread, to be taken with :meth:`get` when needed.
 
-    return results
+    ``schedbench.results`` brings in polars and pyarrow (0.1-0.15 s) that only the
+    writing needs; started before the trace is read, the import proceeds while the main
+    thread waits on I/O or runs a kernel (gzip inflation, the parse and the replay release
+    the GIL).  A failed import raises again, in the caller's thread, from :meth:`get`."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._thread = threading.Thread(target=self._import, name=f"preload-{name}")
+        self._thread.start()
+
+    def _import(self) -> None:
+        with contextlib.suppress(Exception):  # get() imports again and raises it there
+            importlib.import_module(self.name)
+
+    def get(self):
+        self._thread.join()
+        return importlib.import_module(self.name)
 
 
 def options_of(args) -> dict:
@@ -141,11 +157,18 @@ def options_of(args) -> dict:
 
 def _run(args) -> int:
     _freeze_heap_at_exit()
+    results = _Preload("schedbench.results")
     options = options_of(args)
-    site = load_site(args.site) if args.site else None
+    if args.site:
+        from ..site import load as load_site
+
+        site = load_site(args.site)
+    else:
+        site = None
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
-        table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+        with startup_phase():  # the first kernel load builds numba's typing context
+            table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
         if table.n_jobs == 0:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
         bar, update = _progress(table.n_jobs, args.quiet)
@@ -157,8 +180,7 @@ def _run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-    output = _import_results()
-    summary = output.write_run(
+    summary = results.get().write_run(
         result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
     )
     if not args.quiet:

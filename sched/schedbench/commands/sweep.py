@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import sweep as sweep_mod
-
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -21,8 +19,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results directory")
     p.add_argument(
         "-j", "--jobs", type=int, metavar="N",
-        help=f"local worker processes (default: the usable cores, {sweep_mod.default_jobs()} here; "
-        "1 runs in this process)",
+        help="local worker processes (default: the usable cores; 1 runs in this process)",
     )
     p.add_argument(
         "--dask", metavar="ADDRESS",
@@ -36,6 +33,9 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    # here, not at the top: every command would pay for its imports
+    from .. import sweep as sweep_mod
+
     if args.jobs is not None and args.jobs < 1:
         from ..errors import UsageError
 
