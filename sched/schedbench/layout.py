@@ -1,7 +1,8 @@
 """The engine's job matrix: its columns, the job states, and how a job table fills it.
 
-A leaf module (numpy only): the core, the schedulers, the allocators and the predictors
-all index the same int64 matrix the same way, without importing each other.
+A leaf module (numpy and the kernel decorator only): the core, the schedulers, the
+allocators and the predictors all index the same int64 matrix the same way, without
+importing each other.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import enum
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ._jit import kernel
 
 if TYPE_CHECKING:
     from .jobs import JobTable
@@ -57,39 +60,43 @@ def request_matrix(table: JobTable, out: np.ndarray | None = None) -> np.ndarray
     return out
 
 
-_BLOCK_ROWS = 4096
-"""Rows of the job matrix filled at a time (4096 x 19 int64 = 608 KiB)."""
-
-
-def job_matrix(table: JobTable, dropped: np.ndarray, req: np.ndarray | None = None) -> np.ndarray:
+def job_matrix(table: JobTable, dropped: np.ndarray) -> np.ndarray:
     """The int64 (n, N_JCOLS) job matrix of ``table``; rows where ``dropped`` (bool (n,))
     is true are marked DROPPED.  The scheduler's estimate is the table's estimate when
-    positive, else the run time (spec: field 9 when > 0, otherwise the run time).
-    ``req``: the table's :func:`request_matrix`, when the caller has it already."""
-    n = table.n_jobs
-    J = np.zeros((n, N_JCOLS), dtype=np.int64)
-    if req is None:
-        req = request_matrix(table)
-    # Filled by blocks of rows that stay in cache: a column-at-a-time fill of the whole
-    # matrix would stream it from memory once per column.
-    for lo in range(0, n, _BLOCK_ROWS):
-        hi = min(n, lo + _BLOCK_ROWS)
-        Jb = J[lo:hi]
-        run, est, nodes = table.run[lo:hi], table.estimate[lo:hi], table.req_nodes[lo:hi]
-        Jb[:, J_SUBMIT] = table.submit[lo:hi]
-        Jb[:, J_RUN] = run
-        np.copyto(Jb[:, J_EST], run)
-        np.copyto(Jb[:, J_EST], est, where=est > 0)
-        Jb[:, J_UNITS] = table.units[lo:hi]
-        Jb[:, J_REQ : J_REQ + N_RES] = req[lo:hi]
-        Jb[:, J_REQ_NODES] = -1
-        np.copyto(Jb[:, J_REQ_NODES], nodes, where=nodes > 0)
-        Jb[:, J_PRED] = -1
-        Jb[:, J_START] = -1
-        Jb[:, J_END] = -1
-        Jb[:, J_STATE] = JobState.PENDING
-        Jb[dropped[lo:hi], J_STATE] = JobState.DROPPED
-        Jb[:, J_USER] = table.user[lo:hi]
-        Jb[:, J_GROUP] = table.group[lo:hi]
-        Jb[:, J_QUEUE] = table.queue[lo:hi]
+    positive, else the run time (spec: field 9 when > 0, otherwise the run time); the
+    per-unit request is :func:`request_matrix`'s."""
+    t = table
+    J = np.empty((t.n_jobs, N_JCOLS), dtype=np.int64)
+    _fill_job_matrix(J, t.submit, t.run, t.estimate, t.units, t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem,
+                     t.req_nodes, t.user, t.group, t.queue, dropped)
     return J
+
+
+_DROPPED, _PENDING = int(JobState.DROPPED), int(JobState.PENDING)
+
+
+@kernel
+def _fill_job_matrix(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue, dropped):
+    """Write every row of ``J`` (int64 (n, N_JCOLS), uninitialised) from the table's
+    int64 (n,) columns and ``dropped`` (bool (n,)): one pass, row by row (a numpy fill
+    column by column streams the matrix from memory once per column)."""
+    for j in range(J.shape[0]):
+        J[j, J_SUBMIT] = submit[j]
+        J[j, J_RUN] = run[j]
+        J[j, J_EST] = estimate[j] if estimate[j] > 0 else run[j]
+        J[j, J_UNITS] = units[j]
+        J[j, J_REQ] = max(cores[j], 0)
+        J[j, J_REQ + 1] = max(gpus[j], 0)
+        J[j, J_REQ + 2] = max(mics[j], 0)
+        J[j, J_REQ + 3] = max(mem[j], 0)
+        J[j, J_REQ_NODES] = req_nodes[j] if req_nodes[j] > 0 else -1
+        J[j, J_PRED] = -1
+        J[j, J_START] = -1
+        J[j, J_END] = -1
+        J[j, J_STATE] = _DROPPED if dropped[j] else _PENDING
+        J[j, J_NODES] = 0
+        J[j, J_RUN_KEY] = 0
+        J[j, J_PTR] = 0
+        J[j, J_USER] = user[j]
+        J[j, J_GROUP] = group[j]
+        J[j, J_QUEUE] = queue[j]

@@ -106,29 +106,56 @@ def classify(table: JobTable, machine: Machine, jobs: np.ndarray | None = None) 
     caller has it already."""
     if jobs is None:
         jobs = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
-    status = np.full(table.n_jobs, Status.REPLAYED, dtype=np.int8)
-    req = jobs[:, J_REQ : J_REQ + N_RES]
-    no_size = (jobs[:, J_UNITS] <= 0) | ((req[:, 0] <= 0) & (req[:, 1] <= 0) & (req[:, 2] <= 0))
-    bad_shape = (table.req_nodes > 0) & (
-        (table.units % np.where(table.req_nodes > 0, table.req_nodes, 1)) != 0
-    )
-    # Single units of one type spread freely fit an empty machine iff that type's total
-    # does (every SWF job): the node scan is needed for the other jobs only.
-    total = machine.capacity.sum(axis=0)
-    wide = (jobs[:, J_UNITS, None] * req > total[None, :]).any(axis=1)
-    pool = (jobs[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) == 1) & (req.max(axis=1) == 1)
-    if not pool.all():
+    status = np.empty(table.n_jobs, dtype=np.int8)
+    pool = np.empty(table.n_jobs, dtype=np.bool_)
+    total = np.ascontiguousarray(machine.capacity.sum(axis=0), dtype=np.int64)
+    if _screen(jobs, table.req_nodes, table.run, total, status, pool) < table.n_jobs:
         m = machine.n_nodes
         buffers = np.empty((3, m), dtype=np.int64)
         buffers[0] = np.arange(m)
         scanned = np.empty(table.n_jobs, dtype=np.bool_)
         _too_wide(np.ascontiguousarray(machine.capacity, dtype=np.int64), jobs, buffers[0], buffers[1], buffers[2], scanned)
-        wide |= scanned & ~pool
-    wide |= bad_shape
-    status[wide] = Status.DROPPED_TOO_WIDE
-    status[no_size] = Status.DROPPED_NO_SIZE
-    status[table.run < 0] = Status.DROPPED_NO_RUNTIME
+        status[scanned & ~pool & (status == Status.REPLAYED)] = Status.DROPPED_TOO_WIDE
     return status
+
+
+_REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME = (
+    int(s) for s in (Status.REPLAYED, Status.DROPPED_TOO_WIDE, Status.DROPPED_NO_SIZE, Status.DROPPED_NO_RUNTIME)
+)
+
+
+@kernel
+def _screen(jobs, req_nodes, run, total, status, pool):
+    """Per job of the job matrix ``jobs``, into ``status`` (int8 (n,)): DROPPED_NO_RUNTIME
+    (run < 0), else DROPPED_NO_SIZE (no units, or no cores, GPUs nor MICs per unit), else
+    DROPPED_TOO_WIDE (req_nodes (int64 (n,), the table's) not dividing the units, or
+    more of a type than the machine's ``total`` (int64 (4,))), else REPLAYED; and into
+    ``pool`` (bool (n,)) whether the job is single units of one type spread freely, for
+    which the total test is exact.  Returns the number of pool jobs: the others need the
+    node scan (:func:`_too_wide`)."""
+    pools = 0
+    for j in range(jobs.shape[0]):
+        units = jobs[j, J_UNITS]
+        kinds = 0
+        largest = 0
+        wide = req_nodes[j] > 0 and units % req_nodes[j] != 0
+        for k in range(N_RES):
+            r = jobs[j, J_REQ + k]
+            kinds += r > 0
+            largest = max(largest, r)
+            wide |= units * r > total[k]
+        pool[j] = jobs[j, J_REQ_NODES] <= 0 and kinds == 1 and largest == 1
+        pools += pool[j]
+        no_size = units <= 0 or (jobs[j, J_REQ] <= 0 and jobs[j, J_REQ + 1] <= 0 and jobs[j, J_REQ + 2] <= 0)
+        if run[j] < 0:
+            status[j] = _NO_RUNTIME
+        elif no_size:
+            status[j] = _NO_SIZE
+        elif wide:
+            status[j] = _TOO_WIDE
+        else:
+            status[j] = _REPLAYED
+    return pools
 
 
 def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int) -> np.ndarray:
@@ -217,8 +244,10 @@ def result(core, status, table, machine, scheduler, allocator, predictor, simula
 
 
 def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str,
-               period: int, sched_options: dict, alloc_options: dict) -> dict:
-    """Every setting that can change a schedule, and a digest of the input job table."""
+               period: int, sched_options: dict, alloc_options: dict, input_digest: str | None = None) -> dict:
+    """Every setting that can change a schedule, and a digest of the input job table
+    (``input_digest``, :func:`schedbench.jobs.digest` of ``table``, computed here unless
+    the caller has it)."""
     return {
         "scheduler": scheduler,
         "allocator": allocator,
@@ -227,7 +256,7 @@ def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str
         "machine": machine.spec,
         "scheduler_options": _plain(sched_options),
         "allocator_options": _plain(alloc_options),
-        "input_digest": digest(table),
+        "input_digest": digest(table) if input_digest is None else input_digest,
         "schedbench_version": __version__,
     }
 

@@ -8,13 +8,14 @@ Python policy, :class:`schedbench.simulation.Simulation`; either way it returns 
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
 from . import core, registry
 from .errors import UsageError
-from .jobs import JobTable
+from .jobs import JobTable, digest
 from .machine import Machine
 from .prepare import STATUS_NAMES, ReplayResult, Status, build, provenance, result
 
@@ -78,10 +79,10 @@ def replay(
                 f"{', '.join(site_mod.PLANNING_SCHEDULERS)}, not {scheduler} (maintenance windows bind every "
                 "jitted scheduler)"
             )
-    prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
-    if site is not None:
-        prov["site"] = site.summary()
     if sched.kind is registry.Kind.PYTHON:
+        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
+        if site is not None:
+            prov["site"] = site.summary()
         from .simulation import Simulation
 
         sim = Simulation(table, machine, allocator=allocator, predictor=predictor, period=period, meta=meta,
@@ -92,17 +93,25 @@ def replay(
         return res._replace(options=prov)
     if period < 0:
         raise UsageError("the decision period must be >= 0 seconds")
-    prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
-    jitted = sched.load()(prep.setup, **sched_opts)
-    arrays = prep.setup.site
-    windows = None
-    if arrays is not None and not planning:
-        windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
-    c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
-                      maintenance=windows)
-    core.arm(c)
-    args = (c, prep.pred, jitted.state, prep.alloc)
-    jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
+    # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in
+    # a second thread while this one builds the run, and before the timed simulation.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-digest") as pool:
+        input_digest = pool.submit(digest, table)
+        prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
+        jitted = sched.load()(prep.setup, **sched_opts)
+        arrays = prep.setup.site
+        windows = None
+        if arrays is not None and not planning:
+            windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
+        c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
+                          maintenance=windows)
+        core.arm(c)
+        args = (c, prep.pred, jitted.state, prep.alloc)
+        jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
+        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts,
+                          input_digest.result())
+    if site is not None:
+        prov["site"] = site.summary()
     t0 = time.perf_counter()
     c, passes = core.run(jitted.loop, c, prep.pred, jitted.state, prep.alloc, progress,
                          chunk=100_000 if progress else 1 << 62, grow=jitted.grow)

@@ -310,21 +310,22 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     t0 = time.perf_counter()
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    # The allocations (the largest file, written in pieces) are encoded in a second thread
-    # while this one builds, writes and summarises the rest: pyarrow and polars release
-    # the GIL while they encode, compress and aggregate.  Each file is written by one
-    # thread alone, so the bytes do not depend on the interleaving.
+    # The files are encoded and written by a second thread while this one builds the
+    # frames and computes the summary: pyarrow and polars release the GIL while they
+    # encode, compress and aggregate.  Each file is written by one thread alone, so the
+    # bytes do not depend on the interleaving.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-write") as pool:
-        allocations = pool.submit(_write_allocations, result, outdir / "allocations.parquet")
+        written = [pool.submit(_write_allocations, result, outdir / "allocations.parquet")]
         jobs = jobs_frame(result)
+        written.append(pool.submit(_write_parquet, jobs, outdir / "jobs.parquet"))
         timeline = timeline_frame(result)
-        _write_parquet(jobs, outdir / "jobs.parquet")
-        _write_parquet(timeline, outdir / "timeline.parquet")
+        written.append(pool.submit(_write_parquet, timeline, outdir / "timeline.parquet"))
+        for name, table in (result.tables or {}).items():
+            written.append(pool.submit(_write_parquet, table, outdir / f"{name}.parquet"))
         summary = summarize(result, jobs, timeline)
         del jobs, timeline
-        for name, table in (result.tables or {}).items():
-            _write_parquet(table, outdir / f"{name}.parquet")
-        allocations.result()
+        for w in written:
+            w.result()
     summary["timings"].update(timings or {})
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})

@@ -109,10 +109,22 @@ class EasyPool(NamedTuple):
     scal: np.ndarray
 
 
-def _all_pool_type(J: np.ndarray) -> bool:
-    """Whether every job of the job matrix ``J`` is single units of one type, spread freely."""
-    req = J[:, J_REQ : J_REQ + N_RES]
-    return bool(np.all((J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) <= 1) & (req.max(axis=1) <= 1)))
+@kernel
+def _all_pool_type(J):
+    """Whether every job of the job matrix ``J`` (int64 (n, N_JCOLS)) is single units of
+    at most one type, spread freely."""
+    for j in range(J.shape[0]):
+        if J[j, J_REQ_NODES] > 0:
+            return False
+        kinds = 0
+        for k in range(N_RES):
+            r = J[j, J_REQ + k]
+            if r > 1:
+                return False
+            kinds += r > 0
+        if kinds > 1:
+            return False
+    return True
 
 
 def easy(setup) -> JittedScheduler:
