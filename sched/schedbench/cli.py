@@ -14,7 +14,7 @@ import importlib
 import sys
 
 from . import __version__
-from ._gc import startup_phase
+from ._startup import startup_phase
 from .errors import DataError, UsageError
 
 COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "gantt")

@@ -11,8 +11,8 @@ import sys
 import threading
 
 from .. import registry, workload_io
-from .._gc import startup_phase
 from .._jit import notify_compiles
+from .._startup import startup_phase
 from ..errors import DataError
 from ..predictors import PREDICTORS
 from ..replay import replay
