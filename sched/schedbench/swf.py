@@ -14,6 +14,7 @@ import io
 import os
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -336,6 +337,13 @@ def _parse_kernel(buf, out, line_of):
     return rec, _OK, 0, 0
 
 
+_PARSE_TYPES = tuple(
+    numba.typeof(a)
+    for a in (np.frombuffer(b"\n", dtype=np.uint8), np.empty((N_FIELDS, 1), dtype=np.int64), np.empty(1, dtype=np.int64))
+)
+"""The argument types parse_bytes calls :func:`_parse_kernel` with (a read-only buffer)."""
+
+
 def _load_bytes(path: Path) -> bytes:
     try:
         data = path.read_bytes()
@@ -426,7 +434,13 @@ def read(path: str | os.PathLike) -> tuple[_jobs.JobTable, SWFHeader]:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"read takes a path, not {type(path).__name__}")
     path = Path(path)
-    return parse_bytes(_load_bytes(path), str(path))
+    # The file is read and inflated in a second thread (both release the GIL) while this
+    # one loads the parse kernel: a process's first kernel load builds numba's typing
+    # context, which takes as long as inflating a PWA log.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-read") as pool:
+        data = pool.submit(_load_bytes, path)
+        _parse_kernel.compile(_PARSE_TYPES)
+        return parse_bytes(data.result(), str(path))
 
 
 def format_data(table: _jobs.JobTable) -> bytes:
