@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from . import __version__, metrics
 from ._jit import kernel
+from .accounts import DEFAULT_FACTOR, account_targets
 from .machine import RESOURCE_NAMES
 from .prepare import STATUS_NAMES, ReplayResult, Status
 
@@ -287,8 +288,6 @@ def _fairness(result: ReplayResult, jobs: pl.DataFrame) -> dict:
     """Per-account fairness (:func:`schedbench.metrics.per_account`): accounts and targets
     as priority and sfs define them (their options when the run used one of them, else the
     SWF group and each group's share of the trace's work)."""
-    from .schedulers.fairshare import DEFAULT_FACTOR, account_targets
-
     opts = result.options.get("scheduler_options") or {}
     by = opts.get("account", "group")
     targets = account_targets(result.table, result.status, by, opts.get("accounts") or None,
