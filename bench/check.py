@@ -121,6 +121,46 @@ def with_ratios(results: dict[str, dict]) -> dict[str, dict]:
     return {name: {**r, "ratio": r["min"] / cal} for name, r in sorted(results.items())}
 
 
+GOALS = (
+    # (label, benchmark, figure, comparison, goal): issue 15's table; figure is an
+    # extra_info key, "min" (the benchmark's best time, s) or "vs:NAME" (simulate_s over
+    # NAME's simulate_s)
+    ("HPC2N EASY+FF jobs/s (simulate_s)", "test_replay_hpc2n_easy_ff", "jobs_per_s", ">=", 2e6),
+    ("PRB simulate_s / EASY's on HPC2N", "test_replay_hpc2n_ff[prb]", "vs:test_replay_hpc2n_easy_ff", "<=", 1.5),
+    ("SWF parse, 1M lines gzip (s)", "test_read_gzip_1m_lines", "min", "<", 0.5),
+    ("Python FCFS, us per decision point", "test_python_fcfs_kth3000[every_event]", "us_per_decision_point", "<=", 10),
+    ("schedbench replay HPC2N, wall median (s)", "test_cli_replay_hpc2n", "wall_s_median", "<=", 0.9),
+    ("the same, CTC-SP2-sized HPC2N prefix (s)", "test_cli_replay_77k", "wall_s_median", "<=", 0.75),
+    ("the same, CTC-SP2 (s)", "test_cli_replay_ctc_sp2", "wall_s_median", "<=", 0.75),
+)
+
+
+def goal_lines(json_path: Path) -> list[str]:
+    """Issue 15's goals beside this run's figures.  They are absolute, so they hold on the
+    development machine only: reported, never judged (the ratios above are the guard)."""
+    data = {b["name"]: b for b in json.loads(Path(json_path).read_text()).get("benchmarks", [])}
+    lines = ["", "goals (issue 15; absolute, for the 2-core development machine: reported, not judged)"]
+    for label, name, figure, op, goal in GOALS:
+        b = data.get(name)
+        if b is None:
+            lines.append(f"  {label:<44} {'-':>12}  (not run)")
+            continue
+        if figure == "min":
+            value = b["stats"]["min"]
+        elif figure.startswith("vs:"):
+            other = data.get(figure[3:])
+            if other is None:
+                continue
+            value = b["extra_info"]["simulate_s"] / other["extra_info"]["simulate_s"]
+        else:
+            value = b["extra_info"].get(figure)
+        if value is None:
+            continue
+        met = {"<": value < goal, "<=": value <= goal, ">=": value >= goal}[op]
+        lines.append(f"  {label:<44} {value:>12,.3f}  goal {op} {goal:,}: {'met' if met else 'NOT met'}")
+    return lines
+
+
 def _usage(message: str) -> None:
     print(f"bench-check: {message}", file=sys.stderr)
 
@@ -184,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
             run_benchmarks(json_path)
         try:
             current = with_ratios(read_results(json_path))
+            goals = goal_lines(json_path)
         except (OSError, ValueError, KeyError) as exc:
             _usage(str(exc))
             return 2
@@ -206,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     baseline = json.loads(args.baseline.read_text())
     lines, failed = compare(baseline, current, args.band)
-    print("\n".join(lines))
+    print("\n".join(lines[:-1] + goals + lines[-1:]))
     return 1 if failed else 0
 
 

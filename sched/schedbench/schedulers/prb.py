@@ -21,6 +21,7 @@ from .._jit import inline_kernel, internal_kernel, kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_ENDED,
+    C_FREE,
     C_MAINT,
     C_NEXT,
     C_QH,
@@ -137,12 +138,18 @@ def _prb_order(jobs, queue, scal, qwait, qkey, now):
 
 
 @inline_kernel
-def _offer_each(core, alloc, now, order, lo, hi):
+def _offer_each(core, alloc, now, order, lo, hi, every):
     """Offer every queued job of order[lo:hi], in that order, to the allocator once;
     start those that fit, skip the others.  Starts leave holes in the queue, which later
-    passes drop (:func:`_prb_order` compacts it)."""
+    passes drop (:func:`_prb_order` compacts it).  Unless ``every`` (an allocator that
+    counts each attempt), the offers stop once no core, GPU or MIC is free: every job
+    asks at least one of them (jobs asking none are dropped before the replay), so the
+    rest would all fail."""
     jobs = core.jobs
+    scal = core.scal
     for r in range(lo, hi):
+        if not every and scal[C_FREE] == 0 and scal[C_FREE + 1] == 0 and scal[C_FREE + 2] == 0:
+            break
         j = order[r]
         if jobs[j, J_STATE] == JobState.QUEUED:
             try_start(core, alloc, j, now)
@@ -185,15 +192,13 @@ def _pass(sched, core, pred, alloc, now):
     those take the whole pass."""
     scal = core.scal
     last = sched.last
-    if (
-        last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0
-        and not counts_attempts(alloc)
-    ):
+    every = counts_attempts(alloc)
+    if last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0 and not every:
         order, lo, hi = sched.fresh, 0, _order_arrivals(sched, core.jobs, now, last[2], scal[C_NEXT])
     else:
         _prb_order(core.jobs, core.queue, scal, sched.qwait, sched.qkey, now)
         order, lo, hi = core.queue, scal[C_QH], scal[C_QH] + scal[C_QSPAN]
-    _offer_each(core, alloc, now, order, lo, hi)  # one inlined copy of try_start
+    _offer_each(core, alloc, now, order, lo, hi, every)  # one inlined copy of try_start
     last[0] = scal[C_ENDED]
     last[1] = scal[C_STARTED]
     last[2] = scal[C_NEXT]
