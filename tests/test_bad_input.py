@@ -167,3 +167,25 @@ def test_sweep_rejects_a_bad_generator_value_up_front(tmp_path):
     config.write_text('[[workloads]]\ngenerator = "soner"\ntype = "I"\njobs = "many"\n')
     status, stderr = _cli(["sweep", str(config), "-o", str(tmp_path / "s3")])
     assert status == 2 and "jobs = 'many': an integer" in stderr
+
+
+def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
+    """`schedbench ... | head -1`: once the reader is gone the command stops without an
+    error line, with the status of a process killed by SIGPIPE (141).  The dry run of a
+    2,000-run sweep prints far more than a pipe buffer holds."""
+    import subprocess
+    import sys
+
+    config = tmp_path / "big.toml"
+    config.write_text(
+        'schedulers = ["fcfs"]\nallocators = ["ff"]\npredictors = ["requested"]\n'
+        f"seeds = {list(range(1, 2001))}\n"
+        '[[workloads]]\nname = "esp"\ngenerator = "esp"\nvariant = "cpu-gpu"\nmachine = "64x(cores=8,gpus=2)"\n'
+    )
+    args = [sys.executable, "-m", "schedbench", "sweep", str(config), "-o", str(tmp_path / "out"), "--dry-run"]
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 141, err
+    assert err == ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from . import __version__
@@ -76,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"schedbench: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader of our output went away (`schedbench ... | head`): stop quietly, as a
+        # process killed by SIGPIPE would, and keep the exit-time flush from failing again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (DataError, OSError) as exc:
         if args.debug:
             raise
