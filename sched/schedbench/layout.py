@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 
 if TYPE_CHECKING:
     from .jobs import JobTable
@@ -50,21 +50,11 @@ class JobState(enum.IntEnum):
     DROPPED = 4
 
 
-def request_matrix(table: JobTable, out: np.ndarray | None = None) -> np.ndarray:
-    """Per-unit request, int64 (n, 4): cores, GPUs, MICs, MiB (negative amounts are 0).
-    Written into ``out`` (an int64 (n, 4) array or view) when given."""
-    if out is None:
-        out = np.empty((table.n_jobs, N_RES), dtype=np.int64)
-    for k, col in enumerate((table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem)):
-        np.maximum(col, 0, out=out[:, k], casting="unsafe")
-    return out
-
-
 def job_matrix(table: JobTable, dropped: np.ndarray) -> np.ndarray:
     """The int64 (n, N_JCOLS) job matrix of ``table``; rows where ``dropped`` (bool (n,))
     is true are marked DROPPED.  The scheduler's estimate is the table's estimate when
     positive, else the run time (spec: field 9 when > 0, otherwise the run time); the
-    per-unit request is :func:`request_matrix`'s."""
+    per-unit request is cores, GPUs, MICs, MiB with negative amounts read as 0."""
     t = table
     J = np.empty((t.n_jobs, N_JCOLS), dtype=np.int64)
     _fill_job_matrix(J, t.submit, t.run, t.estimate, t.units, t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem,
@@ -100,3 +90,17 @@ def _fill_job_matrix(J, submit, run, estimate, units, cores, gpus, mics, mem, re
         J[j, J_USER] = user[j]
         J[j, J_GROUP] = group[j]
         J[j, J_QUEUE] = queue[j]
+
+
+@inline_kernel
+def request_shape(J, j):
+    """(the number of resource types job j of the job matrix ``J`` asks per unit, the
+    largest per-unit amount): a job is *single units of one type* when this is (1, 1)
+    and it fixes no node count (J_REQ_NODES <= 0)."""
+    kinds = 0
+    largest = 0
+    for k in range(N_RES):
+        r = J[j, J_REQ + k]
+        kinds += r > 0
+        largest = max(largest, r)
+    return kinds, largest

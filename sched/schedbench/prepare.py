@@ -33,6 +33,7 @@ from .layout import (
     N_RES,
     JobState,
     job_matrix,
+    request_shape,
 )
 from .machine import Machine
 
@@ -136,14 +137,10 @@ def _screen(jobs, req_nodes, run, total, status, pool):
     pools = 0
     for j in range(jobs.shape[0]):
         units = jobs[j, J_UNITS]
-        kinds = 0
-        largest = 0
         wide = req_nodes[j] > 0 and units % req_nodes[j] != 0
         for k in range(N_RES):
-            r = jobs[j, J_REQ + k]
-            kinds += r > 0
-            largest = max(largest, r)
-            wide |= units * r > total[k]
+            wide |= units * jobs[j, J_REQ + k] > total[k]
+        kinds, largest = request_shape(jobs, j)
         pool[j] = jobs[j, J_REQ_NODES] <= 0 and kinds == 1 and largest == 1
         pools += pool[j]
         no_size = units <= 0 or (jobs[j, J_REQ] <= 0 and jobs[j, J_REQ + 1] <= 0 and jobs[j, J_REQ + 2] <= 0)
@@ -244,11 +241,12 @@ def result(core, status, table, machine, scheduler, allocator, predictor, simula
 
 
 def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str,
-               period: int, sched_options: dict, alloc_options: dict, input_digest: str | None = None) -> dict:
+               period: int, sched_options: dict, alloc_options: dict, input_digest: str | None = None,
+               site: Site | None = None) -> dict:
     """Every setting that can change a schedule, and a digest of the input job table
     (``input_digest``, :func:`schedbench.jobs.digest` of ``table``, computed here unless
-    the caller has it)."""
-    return {
+    the caller has it); with site policies, their summary under "site"."""
+    prov = {
         "scheduler": scheduler,
         "allocator": allocator,
         "predictor": predictor,
@@ -259,6 +257,9 @@ def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str
         "input_digest": digest(table) if input_digest is None else input_digest,
         "schedbench_version": __version__,
     }
+    if site is not None:
+        prov["site"] = site.summary()
+    return prov
 
 
 def _plain(options: dict) -> dict:

@@ -80,9 +80,7 @@ def replay(
                 "jitted scheduler)"
             )
     if sched.kind is registry.Kind.PYTHON:
-        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts)
-        if site is not None:
-            prov["site"] = site.summary()
+        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts, site=site)
         from .simulation import Simulation
 
         sim = Simulation(table, machine, allocator=allocator, predictor=predictor, period=period, meta=meta,
@@ -109,9 +107,7 @@ def replay(
         args = (c, prep.pred, jitted.state, prep.alloc)
         jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
         prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts,
-                          input_digest.result())
-    if site is not None:
-        prov["site"] = site.summary()
+                          input_digest.result(), site)
     t0 = time.perf_counter()
     c, passes = core.run(jitted.loop, c, prep.pred, jitted.state, prep.alloc, progress,
                          chunk=100_000 if progress else 1 << 62, grow=jitted.grow)

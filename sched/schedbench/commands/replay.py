@@ -8,7 +8,7 @@ import contextlib
 import gc
 import importlib
 import sys
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from .. import registry, workload_io
 from .._jit import notify_compiles
@@ -120,28 +120,6 @@ def _freeze_heap_at_exit() -> None:
         _FREEZE_AT_EXIT = True
 
 
-class _Preload:
-    """Import a module in a background thread, to be taken with :meth:`get` when needed.
-
-    ``schedbench.results`` brings in polars and pyarrow (0.1-0.15 s) that only the
-    writing needs; started before the trace is read, the import proceeds while the main
-    thread waits on I/O or runs a kernel (gzip inflation, the parse and the replay release
-    the GIL).  A failed import raises again, in the caller's thread, from :meth:`get`."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self._thread = threading.Thread(target=self._import, name=f"preload-{name}")
-        self._thread.start()
-
-    def _import(self) -> None:
-        with contextlib.suppress(Exception):  # get() imports again and raises it there
-            importlib.import_module(self.name)
-
-    def get(self):
-        self._thread.join()
-        return importlib.import_module(self.name)
-
-
 def options_of(args) -> dict:
     """The scheduler and allocator options of the command line."""
     options = registry.parse_option_args(args.option)
@@ -157,7 +135,13 @@ def options_of(args) -> dict:
 
 def _run(args) -> int:
     _freeze_heap_at_exit()
-    results = _Preload("schedbench.results")
+    # schedbench.results brings in polars and pyarrow (0.1-0.15 s), which only the writing
+    # needs: imported in a second thread while this one reads and replays the trace (the
+    # gzip inflation, the parse and the replay release the GIL); an import error is
+    # raised here, by result(), when the writing asks for the module.
+    preload = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-preload")
+    results = preload.submit(importlib.import_module, "schedbench.results")
+    preload.shutdown(wait=False)
     options = options_of(args)
     if args.site:
         from ..site import load as load_site
@@ -180,7 +164,7 @@ def _run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
-    summary = results.get().write_run(
+    summary = results.result().write_run(
         result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
     )
     if not args.quiet:

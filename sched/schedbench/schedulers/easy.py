@@ -67,7 +67,18 @@ from ..core.api import (
     schedule,
     unmask_maintenance,
 )
-from ..layout import J_NODES, J_PRED, J_PTR, J_REQ, J_REQ_NODES, J_STATE, J_UNITS, N_RES, JobState
+from ..layout import (
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_REQ_NODES,
+    J_STATE,
+    J_UNITS,
+    N_RES,
+    JobState,
+    request_shape,
+)
 from .inorder import _start_in_order
 
 # Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
@@ -114,15 +125,8 @@ def _all_pool_type(J):
     """Whether every job of the job matrix ``J`` (int64 (n, N_JCOLS)) is single units of
     at most one type, spread freely."""
     for j in range(J.shape[0]):
-        if J[j, J_REQ_NODES] > 0:
-            return False
-        kinds = 0
-        for k in range(N_RES):
-            r = J[j, J_REQ + k]
-            if r > 1:
-                return False
-            kinds += r > 0
-        if kinds > 1:
+        kinds, largest = request_shape(J, j)
+        if J[j, J_REQ_NODES] > 0 or kinds > 1 or largest > 1:
             return False
     return True
 
