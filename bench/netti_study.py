@@ -39,8 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from schedbench import machine, metrics, predictors, replay, results
-from schedbench.workloads import eurora, eurora_like
+from schedbench import predictors
+from schedbench.analysis import metrics, results
+from schedbench.engine import replay
+from schedbench.io import eurora, machine
+from schedbench.workloads import eurora_like
 
 SCHEDULERS = ("sjf", "easy", "prb", "fcfs")
 ALLOCATORS = ("ff", "bf", "balanced", "weighted", "priority-weighted")

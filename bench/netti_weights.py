@@ -17,7 +17,9 @@ import time
 import numpy as np
 
 from netti_study import ORDERS, reordered
-from schedbench import machine, metrics, replay, results
+from schedbench.analysis import metrics, results
+from schedbench.engine import replay
+from schedbench.io import machine
 from schedbench.workloads import eurora_like
 
 SCHEDULERS = ("fcfs", "sjf", "easy", "prb")

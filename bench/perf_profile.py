@@ -54,8 +54,8 @@ def _write_perf_map() -> int:
 
 
 def _child(args) -> None:
-    from schedbench import workload_io
-    from schedbench.replay import replay
+    from schedbench.engine.replay import replay
+    from schedbench.io import load as workload_io
 
     table, machine, meta, _ = workload_io.load(args.log)
     replay(table.head(2000), machine, args.scheduler, args.allocator, meta=meta)

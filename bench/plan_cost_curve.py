@@ -21,7 +21,7 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from schedbench import rusv
+from schedbench.plan import rusv
 
 CORES = 616 * 16
 SIZES = (100, 300, 1_000, 3_000, 10_000, 30_000)

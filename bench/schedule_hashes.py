@@ -47,8 +47,9 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=60_000, help="jobs of each SWF log")
     p.add_argument("--only", default="", help="comma-separated schedulers")
     args = p.parse_args()
-    from schedbench import machine, replay, swf
-    from schedbench.workloads import eurora, soner
+    from schedbench.engine import replay
+    from schedbench.io import eurora, machine, swf
+    from schedbench.workloads import soner
 
     only = set(filter(None, args.only.split(",")))
     want = lambda s: not only or s in only  # noqa: E731

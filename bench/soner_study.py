@@ -64,7 +64,7 @@ FAMILIES = {"Backfill": (1, 2), "IPSCHED": (3, 4, 5, 6), "AUCSCHED": (7, 8, 9, 1
 
 
 def _workload(name: str, seed: int, jobs: int):
-    from schedbench.machine import from_spec
+    from schedbench.io.machine import from_spec
     from schedbench.workloads import esp, soner
 
     m = from_spec(MACHINE)
@@ -81,8 +81,8 @@ def run_one(args) -> dict:
     done = out / "summary.json"
     if done.exists():
         return json.loads(done.read_text())
-    from schedbench.replay import replay
-    from schedbench.results import write_run
+    from schedbench.analysis.results import write_run
+    from schedbench.engine.replay import replay
 
     _, _, scheduler, options = EXPERIMENTS[number - 1]
     table, machine = _workload(workload, seed, jobs)

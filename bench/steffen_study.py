@@ -87,7 +87,9 @@ def main(argv=None) -> int:
     ap.add_argument("-o", "--output", default="bench-results/steffen-study", help="folder for runs, figures, table")
     args = ap.parse_args(argv)
 
-    from schedbench import machine, replay, results
+    from schedbench.analysis import results
+    from schedbench.engine import replay
+    from schedbench.io import machine
     from schedbench.workloads import steffen
 
     out = Path(args.output)

@@ -26,11 +26,13 @@ import numba
 import numpy as np
 import pytest
 
-from schedbench import core, jobs, layout, registry
+from schedbench import core, registry
+from schedbench.core import layout
 from schedbench.core.api import C_FREE, W_COUNT, W_NODE, choose
-from schedbench.layout import J_REQ, N_RES
-from schedbench.machine import from_spec
-from schedbench.replay import replay, warm_up
+from schedbench.core.layout import J_REQ, N_RES
+from schedbench.engine.replay import replay, warm_up
+from schedbench.io import jobs
+from schedbench.io.machine import from_spec
 from schedbench.workloads import eurora_like
 
 ENGINE_JOBS = 100_000

@@ -1,6 +1,6 @@
 """End-to-end replay timings and memory: what a user of ``schedbench replay`` waits for.
 
-* ``test_replay_hpc2n_easy_ff``: :func:`schedbench.replay.replay` of the HPC2N-2002-2.2
+* ``test_replay_hpc2n_easy_ff``: :func:`schedbench.engine.replay.replay` of the HPC2N-2002-2.2
   cleaned log (202,871 jobs, ``../shared/traces/swf``) with EASY + first-fit, in this
   process, the log parsed and the kernels compiled (or loaded from numba's cache) before
   the timing; ``extra_info`` has the jobs replayed per second of the engine's loop;
@@ -40,8 +40,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedbench import jobs, workload_io
-from schedbench.replay import Status, replay, warm_up
+from schedbench.engine.replay import Status, replay, warm_up
+from schedbench.io import jobs
+from schedbench.io import load as workload_io
 
 HPC2N = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
 needs_hpc2n = pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
@@ -176,7 +177,7 @@ CTC_SP2_JOBS = 77_222
 @pytest.fixture(scope="session")
 def hpc2n_77k(tmp_path_factory) -> Path:
     """The first 77,222 jobs of HPC2N (CTC-SP2's count) as a gzip SWF log with its header."""
-    from schedbench import swf
+    from schedbench.io import swf
 
     table, header = swf.read(HPC2N)
     path = tmp_path_factory.mktemp("bench-77k") / "HPC2N-first-77222.swf.gz"
@@ -191,7 +192,7 @@ def test_cli_replay_77k(benchmark, hpc2n_77k, tmp_path):
 
 
 def _cached_ctc_sp2() -> Path | None:
-    from schedbench import catalog, fetch
+    from schedbench.io import catalog, fetch
 
     entry = catalog.load().get("CTC-SP2-1996-3.1-cln")
     return fetch.cached_path(entry) if entry is not None and fetch.is_cached(entry) else None

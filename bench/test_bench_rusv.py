@@ -20,9 +20,10 @@ import numba
 import numpy as np
 import pytest
 
-from schedbench import jobs, rusv
-from schedbench.machine import from_spec
-from schedbench.replay import replay, warm_up
+from schedbench.engine.replay import replay, warm_up
+from schedbench.io import jobs
+from schedbench.io.machine import from_spec
+from schedbench.plan import rusv
 
 SIZES = (100, 1_000, 10_000)
 

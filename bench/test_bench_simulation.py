@@ -1,5 +1,5 @@
 """The decision interface's cost: a Python policy replayed through
-:class:`schedbench.simulation.Simulation`.
+:class:`schedbench.engine.simulation.Simulation`.
 
 * ``test_python_fcfs_kth3000[period5]``: FCFS written in Python (it declares
   ``waits_for_events``) at ``period=5`` over the first 3,000 jobs of the KTH-SP2 cleaned log
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from schedbench import workload_io
-from schedbench.simulation import Simulation
+from schedbench.engine.simulation import Simulation
+from schedbench.io import load as workload_io
 
 KTH = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 needs_kth = pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")

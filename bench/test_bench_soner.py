@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedbench.machine import from_spec
+from schedbench.engine.replay import replay
+from schedbench.engine.simulation import Simulation
+from schedbench.io.machine import from_spec
 from schedbench.policies.aucsched_bids import Bids
 from schedbench.policies.window import host_matrix
-from schedbench.replay import replay
-from schedbench.simulation import Simulation
 from schedbench.workloads import esp
 
 MACHINE_L = "1024x(cores=8,gpus=2)"

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedbench import jobs, swf
+from schedbench.io import jobs, swf
 
 N_LINES = 1_000_000
 TARGET_SECONDS = 1.0

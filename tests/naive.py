@@ -98,7 +98,7 @@ R9  EASY on nodes (each pass):
          jobs are already inside FS: they are not subtracted again.)  On a pool of
          1-core units this is exactly R7's extra rule.
 
-Maintenance windows (replay_nodes' ``maintenance``; schedbench.site):
+Maintenance windows (replay_nodes' ``maintenance``; schedbench.plan.site):
 M1  Every allocation a job is *started* with sees the nodes whose windows meet [now, now
     + max(pred, 1)) as having nothing free; EASY's shadow time and FS (R9, steps 2-3)
     are computed on the free state as it is, windows ignored.

@@ -1,6 +1,6 @@
 """Slow, obviously-correct reference of conservative backfilling under site policies
 (limits, FreePools, kept GPU-node cores, maintenance windows), for the engine's
-``--site`` (schedbench.site).  It extends tests/naive_conservative.py's replay and
+``--site`` (schedbench.plan.site).  It extends tests/naive_conservative.py's replay and
 imports nothing from schedbench.
 
 ``replay_site(jobs, nodes, allocator, site) -> NaiveResult``: ``jobs`` as
@@ -14,7 +14,7 @@ naive_conservative.replay_nodes plus ``user`` and ``group``; ``site`` a dict::
     maintenance: [dict(nodes=[node, ...], valid=[(a, b), ...])]
     gpu_node_cores: int
 
-Readings (S1-S6), from schedbench.site's docstring and Keller's §3, §5.1, §6:
+Readings (S1-S6), from schedbench.plan.site's docstring and Keller's §3, §5.1, §6:
 
 S1  A job's booking [t, t + d) must meet, at every second x of it: for every limit of its
     consumer on a type k it requests (demand = units * unit[k]) while x is valid, the

@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from schedbench.cli.main import main
 
-from schedbench import alea, machine, workload_io
-from schedbench.cli import main
 from schedbench.errors import DataError
+from schedbench.io import alea, machine
+from schedbench.io import load as workload_io
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces" / "alea"
 LOG = SHARED / "wagap-2013-first1500.swf"

@@ -10,9 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_alloc import ReferenceDispatcher, order_balanced, replay_nodes_netti
-from schedbench import jobs, layout, machine, replay, results
+from schedbench.analysis import results
+from schedbench.core import layout
+from schedbench.engine import replay
+from schedbench.engine.simulation import Simulation
+from schedbench.io import jobs, machine
 from schedbench.schedulers.prb import expected_queue_wait
-from schedbench.simulation import Simulation
 from schedbench.workloads import eurora_like
 
 ALLOCS = ["ff", "bf", "balanced", "weighted", "priority-weighted"]

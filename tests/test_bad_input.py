@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schedbench.cli.main import main
 
-from schedbench import jobs, machine, site, swf
-from schedbench.cli import main
 from schedbench.errors import SchedbenchError
-from schedbench.workloads import eurora
+from schedbench.io import eurora, jobs, machine, swf
+from schedbench.plan import site
 
 FUZZ = settings(max_examples=int(os.environ.get("SCHEDBENCH_FUZZ_EXAMPLES", "20")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -122,7 +122,7 @@ def _reader_calls(d: Path, data: bytes):
     inst = _write(d, "hist_1_y.log_crypt", data)
     yield lambda: eurora.read_instances(inst, _write(d, "n2", b"0 16 0 0 33554432 0\n"), None)
     try:
-        from schedbench import alea
+        from schedbench.io import alea
     except ImportError:
         return
     yield lambda: alea.parse_bytes(data, "x.swf")

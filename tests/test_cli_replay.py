@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from schedbench.cli.main import main
 
-from schedbench import jobs
-from schedbench.cli import main
+from schedbench.io import jobs
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"

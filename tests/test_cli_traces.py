@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from schedbench.cli.main import main
 
 import test_fetch as served
-from schedbench import fetch
-from schedbench.cli import main
+from schedbench.io import fetch
 
 # The archive server and its fixtures live in test_fetch.py.
 KTH, KTH_FILE = served.KTH, served.KTH_FILE
@@ -82,7 +82,7 @@ def test_info_on_a_malformed_log_is_one_line_exit_1(capsys, tmp_path):
 def test_info_debug_shows_the_exception(tmp_path):
     path = tmp_path / "bad.swf"
     path.write_text("1 2 3\n")
-    from schedbench.swf import SWFError
+    from schedbench.io.swf import SWFError
 
     with pytest.raises(SWFError):
         main(["--debug", "traces", "info", str(path)])

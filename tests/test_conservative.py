@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedbench import jobs, machine
+from schedbench.engine.replay import replay
 from schedbench.errors import UsageError
-from schedbench.replay import replay
+from schedbench.io import jobs, machine
 
 
 def _pool(rows, procs=10, predictor="requested"):

@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_conservative as nc
-from schedbench import jobs, machine, replay, swf
-from schedbench.workloads import esp, eurora, eurora_like
+from schedbench.engine import replay
+from schedbench.io import eurora, jobs, machine, swf
+from schedbench.workloads import esp, eurora_like
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
@@ -225,8 +226,8 @@ def test_engine_equals_oracle_on_shared_eurora(allocator):
 def test_stepped_conservative_equals_the_one_call_replay():
     """Simulation steps the jitted conservative pass (its plan vectors grow between passes
     as in the compiled loop: 2,000 KTH jobs outgrow the first 64 rows many times)."""
-    from schedbench import layout
-    from schedbench.simulation import Simulation
+    from schedbench.core import layout
+    from schedbench.engine.simulation import Simulation
 
     table, header = swf.read(next(p for p in LOGS if "KTH" in p.name))
     table = table.head(2000)

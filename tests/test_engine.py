@@ -9,9 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs, layout, machine, replay, results, workload_io
+from schedbench.analysis import results
+from schedbench.core import layout
+from schedbench.engine import replay
+from schedbench.engine.simulation import PolicyError, Simulation
+from schedbench.io import jobs, machine
+from schedbench.io import load as workload_io
 from schedbench.schedulers.easy import E_HEAD, E_SHADOW, E_STARTED
-from schedbench.simulation import PolicyError, Simulation
 from schedbench.workloads import eurora_like
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -128,7 +132,7 @@ def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
 
 @pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
 def test_python_fcfs_equals_jitted_fcfs_on_a_log():
-    from schedbench import swf
+    from schedbench.io import swf
 
     table, header = swf.read(KTH)
     table = table.head(4000)

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
-from schedbench import jobs, machine, replay, swf
+from schedbench.engine import replay
+from schedbench.io import jobs, machine, swf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from schedbench.errors import DataError
-from schedbench.machine import from_spec
-from schedbench.workloads import eurora
+from schedbench.io import eurora
+from schedbench.io.machine import from_spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 EURORA = SHARED / "traces" / "eurora"

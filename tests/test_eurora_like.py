@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from schedbench import cli, jobs
+from schedbench.cli import main as cli
 from schedbench.errors import UsageError
-from schedbench.machine import from_spec
+from schedbench.io import jobs
+from schedbench.io.machine import from_spec
 from schedbench.workloads import eurora_like as el
 
 MEANS = {"cpu": 2856, "mic": 3388, "gpu": 383}  # Netti et al. Table 1, s

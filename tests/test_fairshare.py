@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_fairshare as nf
-from schedbench import jobs, machine, replay, swf
+from schedbench.engine import replay
 from schedbench.errors import UsageError
+from schedbench.io import jobs, machine, swf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
@@ -170,7 +171,7 @@ def test_node_requests_are_refused():
 def test_fairness_metrics_by_hand(tmp_path):
     """Two accounts on 2 cores: group 1 runs a 2-core job for 1 h at 0, group 2's 1-core
     job waits for it and runs 1 h.  Span 2 h = 1/12 day.  Targets from the file: 1 and 1."""
-    from schedbench import results
+    from schedbench.analysis import results
 
     table = jobs.from_columns(job_id=[1, 2], submit=[0, 0], run=[3600, 3600], estimate=[3600, 3600],
                               procs_req=[2, 1], group=[1, 2])

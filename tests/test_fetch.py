@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from schedbench import catalog, fetch
 from schedbench.errors import DataError, UsageError
+from schedbench.io import catalog, fetch
 
 SHARED_SWF = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf"
 KTH = "KTH-SP2-1996-2.1-cln"

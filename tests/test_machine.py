@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedbench import machine
 from schedbench.errors import DataError, UsageError
+from schedbench.io import machine
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 NODES64 = SHARED / "traces" / "eurora" / "system_configs" / "nodes_#64"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import metrics
+from schedbench.analysis import metrics
 
 INT_COLS = (
     "job_id submit start end wait run size cores gpus mics mem estimate pred user group "

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from schedbench.cli.main import main
 
-from schedbench import jobs, predictors
-from schedbench.cli import main
-from schedbench.machine import from_spec
-from schedbench.replay import replay
+from schedbench import predictors
+from schedbench.engine.replay import replay
+from schedbench.io import jobs
+from schedbench.io.machine import from_spec
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"

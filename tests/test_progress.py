@@ -6,10 +6,12 @@ from __future__ import annotations
 import io
 
 import numpy as np
+from schedbench.cli.main import main
 
-from schedbench import machine, progress, registry, replay
-from schedbench.cli import main
-from schedbench.simulation import Simulation
+from schedbench import registry
+from schedbench.engine import progress, replay
+from schedbench.engine.simulation import Simulation
+from schedbench.io import machine
 from schedbench.workloads import eurora_like
 
 

@@ -7,7 +7,10 @@ import json
 import numpy as np
 import polars as pl
 
-from schedbench import __version__, cli, jobs, machine, sweep
+from schedbench import __version__
+from schedbench.cli import main as cli
+from schedbench.io import jobs, machine
+from schedbench.sweep import run as sweep
 from schedbench.workloads import eurora_like
 
 

@@ -9,7 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
-from schedbench.cli import build_parser, main
+from schedbench.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -11,7 +11,8 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedbench import cli, jobs, machine, registry, replay, sweep
+from schedbench import registry
+from schedbench.cli import main as cli
 from schedbench.core import JittedScheduler
 from schedbench.core.api import (
     C_QH,
@@ -24,9 +25,12 @@ from schedbench.core.api import (
     schedule,
     try_start,
 )
+from schedbench.core.layout import J_UNITS
+from schedbench.engine import replay
+from schedbench.engine.simulation import Simulation
 from schedbench.errors import UsageError
-from schedbench.layout import J_UNITS
-from schedbench.simulation import Simulation
+from schedbench.io import jobs, machine
+from schedbench.sweep import run as sweep
 from schedbench.workloads import eurora_like
 
 

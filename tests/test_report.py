@@ -8,8 +8,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from schedbench import cli, report, sweep
+from schedbench.analysis import report
+from schedbench.cli import main as cli
 from schedbench.registry import ALLOCATORS, SCHEDULERS
+from schedbench.sweep import run as sweep
 
 SCHEDS = list(SCHEDULERS)[:2]
 ALLOCS = list(ALLOCATORS)[:2]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from schedbench import report, sweep
+from schedbench.analysis import report
+from schedbench.sweep import run as sweep
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 CHECK_SCRIPT = """<script>

@@ -1,4 +1,4 @@
-"""Site policies (schedbench.site) on the conservative plan: reading and checking the
+"""Site policies (schedbench.plan.site) on the conservative plan: reading and checking the
 file, validities, hand-made traces with expected starts for every policy, the engine
 against tests/naive_site.py on generated traces and sites, and the CLI."""
 
@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_site
-from schedbench import jobs, machine, replay, site
+from schedbench.engine import replay
 from schedbench.errors import UsageError
+from schedbench.io import jobs, machine
+from schedbench.plan import site
 
 STATUS = {s.value: s.name.lower() for s in replay.Status}
 
@@ -280,7 +282,7 @@ def _swf(path, rows):
 
 
 def test_replay_with_a_site_file_as_a_user_runs_it(tmp_path, capsys):
-    from schedbench.cli import main
+    from schedbench.cli.main import main
 
     log = _swf(tmp_path / "t.swf", [(1, 0, 100, 2, 100, 1), (2, 0, 100, 2, 100, 1), (3, 5, 50, 4, 9000, 2)])
     sitefile = tmp_path / "site.toml"
@@ -392,7 +394,7 @@ def test_no_job_runs_across_a_window_on_its_nodes(trace, scheduler, allocator):
 def test_nodes_under_the_same_windows_share_one_copy():
     mach = machine.from_spec("512x(cores=4)")
     t = table([(1, 0, 10, 1, 10), (2, 400 * 86400, 10, 1, 10)])
-    J = __import__("schedbench.layout", fromlist=["job_matrix"]).job_matrix(t, np.zeros(t.n_jobs, dtype=bool))
+    J = __import__("schedbench.core.layout", fromlist=["job_matrix"]).job_matrix(t, np.zeros(t.n_jobs, dtype=bool))
     s = site.parse('[[maintenance]]\nnodes = "all"\nweekly = "Tue 06:00-08:00"\n'
                    '[[maintenance]]\nnodes = "0-1"\nfrom = "3d"\nto = "3d1h"\n')
     arrays, rejected = site.compile_site(s, J, mach)
@@ -406,7 +408,7 @@ def test_nodes_under_the_same_windows_share_one_copy():
 @given(maintained(), st.sampled_from(["ff", "bf"]))
 def test_a_python_policy_meets_the_same_windows(trace, allocator):
     """FCFS written against the decision interface, with windows, equals jitted fcfs."""
-    from schedbench.simulation import Simulation
+    from schedbench.engine.simulation import Simulation
 
     nodes, wins, rows = trace
     t = jobs.from_columns(
@@ -437,7 +439,7 @@ def test_a_python_policy_meets_the_same_windows(trace, allocator):
 def test_skipping_idle_ticks_keeps_the_schedule(trace, allocator, period):
     """A periodic Python FCFS that declares ``waits_for_events`` is not asked again until
     an arrival, end or window end: the same starts and nodes as asking at every tick."""
-    from schedbench.simulation import Simulation
+    from schedbench.engine.simulation import Simulation
 
     nodes, wins, rows = trace
     t = jobs.from_columns(

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_aucsched as naive
-from schedbench import jobs as jobs_mod
-from schedbench.jobs import core_gpu_table
-from schedbench.machine import from_spec
+from schedbench.engine.replay import replay
+from schedbench.engine.simulation import Simulation
+from schedbench.io import jobs as jobs_mod
+from schedbench.io.jobs import core_gpu_table
+from schedbench.io.machine import from_spec
 from schedbench.policies import aucsched_bids, window
 from schedbench.policies.window import host_matrix
-from schedbench.replay import replay
-from schedbench.simulation import Simulation
 from schedbench.workloads import esp, soner
 
 MACHINE_L = "1024x(cores=8,gpus=2)"
@@ -354,8 +354,7 @@ def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path
     import json
 
     import polars as pl
-
-    from schedbench.cli import main
+    from schedbench.cli.main import main
 
     wl = tmp_path / "v.parquet"
     assert main(["workload", "soner", "--type", "V", "--jobs", "25", "--machine", "16x(cores=8,gpus=2)",
@@ -397,7 +396,7 @@ def test_sweep_runs_aucsched_at_its_period_and_keeps_its_decisions(tmp_path):
 
     import polars as pl
 
-    from schedbench import sweep
+    from schedbench.sweep import run as sweep
 
     config = {"schedulers": ["aucsched", "ipsched"], "allocators": ["bf"],
               "workloads": [{"name": "v", "generator": "soner", "type": "V", "jobs": 12,

@@ -14,9 +14,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from schedbench import cli, sweep
+from schedbench.cli import main as cli
 from schedbench.errors import UsageError
 from schedbench.registry import ALLOCATORS, SCHEDULERS
+from schedbench.sweep import run as sweep
 
 SMALL = "16x(cores=8,gpus=2)"
 SCHEDS = list(SCHEDULERS)[:2]

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from schedbench import jobs, swf
 from schedbench.errors import DataError
+from schedbench.io import jobs, swf
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 SHARED_SWF = SHARED / "traces" / "swf"

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from naive_alloc import fits_empty
-from schedbench import cli, jobs, machine
+from schedbench.cli import main as cli
 from schedbench.errors import UsageError
+from schedbench.io import jobs, machine
 from schedbench.workloads import soner
 
 MACHINE_L = "1024x(cores=8,gpus=2)"

@@ -90,7 +90,7 @@ import numpy as np
 
 from ._jit import inline_kernel
 from .core.hooks import implements, learn, predict
-from .layout import J_EST, J_RUN, J_SUBMIT, job_matrix
+from .core.layout import J_EST, J_RUN, J_SUBMIT, job_matrix
 
 
 class Predictor(enum.IntEnum):

@@ -6,7 +6,7 @@ factory takes.  ``replay -s NAME``, ``sweep`` and ``report`` accept every regist
 * A **jitted scheduler**'s factory is ``factory(setup, **options) ->``
   :class:`schedbench.core.JittedScheduler` (its state namedtuple and its compiled loop).
 * A **Python policy**'s factory is ``factory(sim, **options) -> policy``, an object with
-  ``decide(view) -> starts`` (:mod:`schedbench.simulation`), driven step by step.
+  ``decide(view) -> starts`` (:mod:`schedbench.engine.simulation`), driven step by step.
 * An **allocator**'s factory is ``factory(setup, **options) -> state`` (a namedtuple
   whose class implements :func:`schedbench.core.hooks.choose`).
 

@@ -9,7 +9,10 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs, machine, registry, replay, results
+from schedbench import registry
+from schedbench.analysis import results
+from schedbench.engine import replay
+from schedbench.io import jobs, machine
 
 PAIRS = [(s, a) for s in ("fcfs", "sjf", "easy", "prb", "prb-blocking") for a in registry.allocator_names()] + [
     ("conservative", "ff"), ("conservative", "bf"), ("conservative", "balanced")]  # those with a planning order

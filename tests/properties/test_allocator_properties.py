@@ -10,8 +10,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from schedbench import core, jobs, layout, machine, registry
+from schedbench import core, registry
+from schedbench.core import layout
 from schedbench.core.api import C_FREE, W_COUNT, W_NODE, choose
+from schedbench.io import jobs, machine
 
 N = layout.N_RES
 ALLOCATORS = registry.allocator_names()

@@ -16,9 +16,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs
-from schedbench.machine import from_spec
-from schedbench.replay import Status, replay
+from schedbench.engine.replay import Status, replay
+from schedbench.io import jobs
+from schedbench.io.machine import from_spec
 
 MACHINE = "3x(cores=2)"
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import rusv as R
+from schedbench.plan import rusv as R
 
 H = 60  # every slot of these tests lies in [0, H)
 AVL = 8

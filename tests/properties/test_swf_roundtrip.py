@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedbench import jobs, swf
+from schedbench.io import jobs, swf
 
 # Ids and times far beyond real logs, short of the 18 digits the reader accepts.
 BIG = 10**17

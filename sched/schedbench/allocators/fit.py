@@ -23,7 +23,7 @@ from ..core.api import (
     place_in_order,
     plan_order,
 )
-from ..layout import J_REQ, N_RES
+from ..core.layout import J_REQ, N_RES
 
 
 class FirstFit(NamedTuple):

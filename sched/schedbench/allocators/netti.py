@@ -65,9 +65,9 @@ from ..core.api import (
     place_in_order,
     plan_order,
 )
+from ..core.layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
 from ..errors import UsageError
-from ..layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
-from ..machine import RESOURCE_NAMES
+from ..io.machine import RESOURCE_NAMES
 
 DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
 DEFAULT_PRIORITY_BOUND = 10

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..layout import J_STATE, JobState
 from .heap import Event, event_key
+from .layout import J_STATE, JobState
 from .state import (
     C_DONE,
     C_HN,
@@ -37,15 +37,15 @@ from .state import (
 )
 
 if TYPE_CHECKING:
-    from ..jobs import JobTable
-    from ..machine import Machine
+    from ..io.jobs import JobTable
+    from ..io.machine import Machine
 
 
 class Setup(NamedTuple):
     """What a scheduler's or an allocator's factory builds its state from: the job table
-    (sorted by (submit, id)), the machine, the job matrix (:mod:`schedbench.layout`) and
+    (sorted by (submit, id)), the machine, the job matrix (:mod:`schedbench.core.layout`) and
     the workload's metadata (queue names and limits; may be empty); ``site``: the site
-    policies' arrays (:class:`schedbench.site.SiteArrays`) or None."""
+    policies' arrays (:class:`schedbench.plan.site.SiteArrays`) or None."""
 
     table: JobTable
     machine: Machine
@@ -61,7 +61,7 @@ class JittedScheduler(NamedTuple):
     ``queue_order`` (:class:`QueueOrder`) the core must keep.  A scheduler whose arrays
     can fill up gives ``grow(state, core)``: its loop returns early when they might, and
     :func:`run` calls ``grow`` to enlarge them in place before calling the loop again
-    (:class:`schedbench.simulation.Simulation` calls it before every pass it steps)."""
+    (:class:`schedbench.engine.simulation.Simulation` calls it before every pass it steps)."""
 
     state: Any
     loop: Any

@@ -6,7 +6,7 @@ outside it.  Array shapes and dtypes are those of :class:`Core`; times are secon
 
 State and layout
     :class:`Core`, :class:`QueueOrder`, ``C_*`` slots of ``Core.scal``, ``W_*`` rows of
-    ``Core.work``; job columns are in :mod:`schedbench.layout`.
+    ``Core.work``; job columns are in :mod:`schedbench.core.layout`.
 
 Hooks (:mod:`schedbench.core.hooks`)
     :func:`implements` registers a kernel for a state class; :func:`schedule` and
@@ -40,7 +40,7 @@ Kernels
     (inline); ``queue_compact(jobs, queue, scal)``: drop the holes of started jobs.
     ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing.
 
-For :class:`schedbench.simulation.Simulation` (called from Python)
+For :class:`schedbench.engine.simulation.Simulation` (called from Python)
     ``advance``; ``pass_at(core, pred, sched, alloc, now)``; ``start_from_policy(core,
     sched, alloc, j, now, used) -> bool``; ``record``; ``queue_tidy``;
     ``skip_idle_ticks(core) -> t``: move the periodic tick past decision points where

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, internal_kernel
-from ..layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
+from .layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from .state import C_FREE, W_COUNT, W_IDENT, W_NODE
 
 _BIG = np.iinfo(np.int64).max

@@ -8,7 +8,7 @@ start is O(1) amortised wherever it happens in the queue.
 from __future__ import annotations
 
 from .._jit import inline_kernel, internal_kernel, kernel
-from ..layout import J_PRED, J_STATE, JobState
+from .layout import J_PRED, J_STATE, JobState
 from .state import C_QH, C_QN, C_QORDER, C_QSPAN, QueueOrder
 
 

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..layout import J_STATE, J_SUBMIT, N_COMPUTE, N_RES, JobState
+from .layout import J_STATE, J_SUBMIT, N_COMPUTE, N_RES, JobState
 
 # Slots of Core.scal, int64 (N_CSCAL,).
 C_QN = 0  # jobs in the queue
@@ -62,7 +62,7 @@ class QueueOrder(enum.IntEnum):
 class Core(NamedTuple):
     """Engine core for ``n`` jobs on ``m`` nodes.
 
-    jobs int64 (n, N_JCOLS): see :mod:`schedbench.layout`.  queue int64 (n,): job indices
+    jobs int64 (n, N_JCOLS): see :mod:`schedbench.core.layout`.  queue int64 (n,): job indices
     from scal[C_QH] in queue order, with holes for started jobs.  run_list int64 (n, 2):
     running jobs as (start + pred, job) rows, sorted.  heap int64 (n + 4, 3): event rows
     (time * 4 + rank, sequence, job) (:mod:`schedbench.core.heap`).  log int32 (rows, 2): the allocation log, (node, units)
@@ -71,7 +71,7 @@ class Core(NamedTuple):
     fit, see :func:`schedbench.core.run`).  cap,
     free int64 (m, 4).  work int64 (N_WORK, m): placement buffers.  timeline int64 (N_TL,
     rows), column-major so that each column is contiguous.  scal int64 (N_CSCAL,): C_*.
-    Maintenance windows (a site's, :mod:`schedbench.site`): mspan int64 (m, 2) and mwin
+    Maintenance windows (a site's, :mod:`schedbench.plan.site`): mspan int64 (m, 2) and mwin
     int64 (w, 2): node i's windows are mwin[mspan[i, 0] : mspan[i, 1]], sorted [start,
     end) (nodes may share rows);
     mends int64 (e,): every window end, sorted, unique; mnodes int64 (k,): the nodes with
@@ -97,7 +97,7 @@ class Core(NamedTuple):
 
 def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO,
              maintenance: tuple[np.ndarray, np.ndarray] | None = None) -> Core:
-    """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.layout.job_matrix`),
+    """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.core.layout.job_matrix`),
     rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
     (mspan, mwin) of the nodes' maintenance windows (see :class:`Core`), or None.
     Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""

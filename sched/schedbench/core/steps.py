@@ -17,20 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, internal_kernel, kernel
-from ..layout import (
-    J_END,
-    J_NODES,
-    J_PRED,
-    J_PTR,
-    J_REQ,
-    J_RUN,
-    J_RUN_KEY,
-    J_START,
-    J_STATE,
-    J_SUBMIT,
-    N_RES,
-    JobState,
-)
 from .heap import Event, _pop, _push
 from .hooks import (
     alloc_committed,
@@ -46,6 +32,20 @@ from .hooks import (
     sched_started_outside,
     sched_wake,
     schedule,
+)
+from .layout import (
+    J_END,
+    J_NODES,
+    J_PRED,
+    J_PTR,
+    J_REQ,
+    J_RUN,
+    J_RUN_KEY,
+    J_START,
+    J_STATE,
+    J_SUBMIT,
+    N_RES,
+    JobState,
 )
 from .placement import _fits_now
 from .queue import _queue_insert
@@ -440,7 +440,7 @@ def _record(timeline, scal, now):
 @kernel
 def _pass_at(core, pred, sched, alloc, now):
     """One pass of the scheduler at ``now`` (a decision point :func:`_advance` returned),
-    without recording it: :class:`schedbench.simulation.Simulation` steps jitted
+    without recording it: :class:`schedbench.engine.simulation.Simulation` steps jitted
     schedulers with it."""
     schedule(sched, core, pred, alloc, now)
 
@@ -454,7 +454,7 @@ def _skip_idle_ticks(core):
     tick time, -1 when no event is left (the tick is dropped and the replay ends), or -2
     when nothing moved (no periodic mode, or an event comes before the tick).
 
-    For :meth:`schedbench.simulation.Simulation.skip_idle_ticks`: a pass that started
+    For :meth:`schedbench.engine.simulation.Simulation.skip_idle_ticks`: a pass that started
     nothing gives the same answer at every tick up to that instant when the policy's
     answer depends only on the queue, the running jobs and the free nodes."""
     heap = core.heap

@@ -6,7 +6,7 @@ array (node index order, SLURM's linear mode):
 * **nodesets** (§4.1): maximal runs of consecutive nodes that can each take the job: host
   at least one unit (a job of free shape, the paper's type 1, "-n") or its per-node share
   (a job that fixes its nodes, types 2 and 3, "-N" with "--gres=gpu:G"), counted in the
-  job's own units (:mod:`schedbench.jobs`).  For the paper's jobs these are its nodesets
+  job's own units (:mod:`schedbench.io.jobs`).  For the paper's jobs these are its nodesets
   (n_i, n_j, c, g) at g = the job's GPUs per node, split where a node lacks the cores.
 * **A**: within a nodeset that has room, the fewest nodes aligned to its beginning, and
   the fewest aligned to its end (one bid when both are the same nodes).

@@ -16,7 +16,7 @@ node n's free amounts; P_j: priority, :mod:`schedbench.policies.window`)::
 
 s_j, t_nj binary; x_nj integer.  How this code states them:
 
-* **Units, not cores.**  A job asks for ``units`` identical units (:mod:`schedbench.jobs`);
+* **Units, not cores.**  A job asks for ``units`` identical units (:mod:`schedbench.io.jobs`);
   x_nj counts job j's units on node n and (2) and (4) become one row per node and
   resource type k: ``sum_j req_jk x_nj <= A_nk``.  For the paper's jobs this is the same
   model: a core-only job has one core per unit (R_j^cpu = units); a job that fixes its

@@ -4,7 +4,7 @@ backfilling").
 
 Every queued job holds a booking ``[begin, end)`` in a plan of the future, ``d(j) =
 max(pred(j), 1)`` long, and starts exactly when its booking begins.  The plan is one
-used-items RUSV (:mod:`schedbench.rusv`) per resource type, Keller's system resource set
+used-items RUSV (:mod:`schedbench.plan.rusv`) per resource type, Keller's system resource set
 (sRS), holding the bookings of every running and every queued job.  At one instant: ends
 remove their bookings (one that reached past now is a *release*); expiring bookings of
 jobs still running are extended (to start + estimate when that is later, else the elapsed
@@ -58,8 +58,7 @@ from ..core.api import (
     try_start,
     window_meets,
 )
-from ..errors import UsageError
-from ..layout import (
+from ..core.layout import (
     J_EST,
     J_NODES,
     J_PRED,
@@ -74,7 +73,8 @@ from ..layout import (
     N_RES,
     JobState,
 )
-from ..rusv import (
+from ..errors import UsageError
+from ..plan.rusv import (
     INF,
     M_AVL,
     M_KIND,
@@ -118,7 +118,7 @@ B_BEGIN, B_END, B_PTR, B_COUNT = range(4)
 
 
 class SitePlan(NamedTuple):
-    """The site policies on the plan (:mod:`schedbench.site`, :class:`SiteArrays` for
+    """The site policies on the plan (:mod:`schedbench.plan.site`, :class:`SiteArrays` for
     the arrays' meaning), plus lslots int64 (nvec, cap, 3) and lmeta int64 (nvec, 5): one
     used RUSV per consumer and resource type that has an items limit (Keller's usdRS),
     holding that consumer's bookings.  ``gpu`` int64 (1,): cores of a GPU node kept for
@@ -352,7 +352,7 @@ def _move_on(slots, meta, lo0, e0, lo1, end, size):
 @inline_kernel
 def _pool_move(sched, j, b0, e0, begin, end):
     """Move job j's booking [b0, e0) to [begin, end) on its type's vector and its
-    consumers' (one operation each: :func:`schedbench.rusv._add_two`)."""
+    consumers' (one operation each: :func:`schedbench.plan.rusv._add_two`)."""
     k = sched.ptype[j]
     size = sched.size[j]
     trim = sched.scal[S_TRIM]
@@ -1119,7 +1119,7 @@ def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _site_plan(arrays, n: int, m: int, cap: int) -> SitePlan:
-    """The scheduler's view of the site's arrays (:func:`schedbench.site.compile_site`);
+    """The scheduler's view of the site's arrays (:func:`schedbench.plan.site.compile_site`);
     empty arrays when there is no site."""
     i64 = np.int64
     if arrays is None:

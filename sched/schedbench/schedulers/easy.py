@@ -67,7 +67,7 @@ from ..core.api import (
     schedule,
     unmask_maintenance,
 )
-from ..layout import (
+from ..core.layout import (
     J_NODES,
     J_PRED,
     J_PTR,

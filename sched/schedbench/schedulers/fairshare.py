@@ -57,7 +57,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import inline_kernel, internal_kernel, kernel
-from ..accounts import DEFAULT_FACTOR, accounts, allocations
 from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
@@ -73,8 +72,7 @@ from ..core.api import (
     schedule,
     try_start,
 )
-from ..errors import UsageError
-from ..layout import (
+from ..core.layout import (
     J_PRED,
     J_REQ,
     J_REQ_NODES,
@@ -86,7 +84,9 @@ from ..layout import (
     N_RES,
     JobState,
 )
-from ..rusv import (
+from ..errors import UsageError
+from ..plan.accounts import DEFAULT_FACTOR, accounts, allocations
+from ..plan.rusv import (
     INF,
     M_AVL,
     M_MAX_AVL,

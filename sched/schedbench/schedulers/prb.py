@@ -34,7 +34,7 @@ from ..core.api import (
     schedule,
     try_start,
 )
-from ..layout import J_PRED, J_REQ, J_STATE, J_SUBMIT, J_UNITS, JobState
+from ..core.layout import J_PRED, J_REQ, J_STATE, J_SUBMIT, J_UNITS, JobState
 from .inorder import _start_in_order
 
 

@@ -1,4 +1,4 @@
-"""Workload generators and non-SWF trace readers; each produces a :class:`~schedbench.jobs.JobTable`.
+"""Workload generators and non-SWF trace readers; each produces a :class:`~schedbench.io.jobs.JobTable`.
 
 A generator module registered in :data:`GENERATORS` exposes
 ``add_arguments(parser)`` (its CLI options) and ``from_args(args) -> (JobTable, meta)``,

@@ -17,7 +17,7 @@ makes the GPU mean so noisy that tests of it would need far more jobs).  Medians
 
 Requests.  Each job draws a request shape (units, cores per unit, GPUs or MICs per unit,
 MiB per unit) from an empirical table of the shapes seen in the shared Eurora instances
-(4,585 jobs of 2014-03-31..04-03, read by :mod:`schedbench.workloads.eurora`), per class,
+(4,585 jobs of 2014-03-31..04-03, read by :mod:`schedbench.io.eurora`), per class,
 weighted by job counts; shapes seen fewer than 5 times are kept only when multi-unit, so
 the wide tail (up to 32 units of 16 cores) survives.  Units are PBS chunks and spread
 freely (``req_nodes`` = -1).  Class means of ``units``: CPU ≈ 1.16, GPU ≈ 1.14, MIC ≈ 1.4.
@@ -88,10 +88,10 @@ import math
 
 import numpy as np
 
-from .. import jobs
 from ..errors import UsageError
-from ..machine import from_spec
-from .eurora import EURORA_QUEUES, EURORA_SPEC
+from ..io import jobs
+from ..io.eurora import EURORA_QUEUES, EURORA_SPEC
+from ..io.machine import from_spec
 
 MACHINE_SPEC = EURORA_SPEC
 CLASSES: tuple[str, ...] = ("cpu", "mic", "gpu")

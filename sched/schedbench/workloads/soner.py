@@ -69,10 +69,10 @@ import math
 
 import numpy as np
 
-from .. import jobs
 from ..errors import UsageError
-from ..machine import Machine, Resource
-from ..machine import parse as parse_machine
+from ..io import jobs
+from ..io.machine import Machine, Resource
+from ..io.machine import parse as parse_machine
 
 DEFAULT_MACHINE = "1024x(cores=8,gpus=2)"  # Machine-L
 DEFAULT_JOBS = 500

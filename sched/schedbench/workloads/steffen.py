@@ -19,8 +19,8 @@ import argparse
 
 import numpy as np
 
-from .. import jobs
 from ..errors import UsageError
+from ..io import jobs
 
 MACHINE = "1400x(cores=1)"
 ACCOUNTS = {"alice": 1, "bob": 2, "chris": 3}

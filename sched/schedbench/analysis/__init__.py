@@ -1,0 +1,1 @@
+"""After a replay: result files, metrics, comparison views and the HTML report."""

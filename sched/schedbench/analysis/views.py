@@ -1,0 +1,158 @@
+"""Views of replay output folders (``schedbench replay ... -o DIR``): a comparison of
+several runs and a Gantt chart of one.
+
+* :func:`compare`: one table of the headline metrics of each run's summary.json, the best
+  value of each row marked, and (optionally) the runs' wait CDFs overlaid in one figure.
+* :func:`gantt`: nodes x time, one rectangle per block of consecutive nodes of each job's
+  allocation (allocations.parquet), coloured by user, account (group), job or decision
+  (in submit order or jumped ahead).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataError, UsageError
+
+COLOURS = ("user", "account", "job", "decision")
+# (summary key, label, better: "lower" | "higher")
+METRICS = [
+    ("jobs_replayed", "jobs replayed", "higher"),
+    ("wait_mean", "wait mean (s)", "lower"),
+    ("wait_median", "wait median (s)", "lower"),
+    ("wait_p95", "wait p95 (s)", "lower"),
+    ("bsld_mean", "bounded slowdown (10 s)", "lower"),
+    ("utilisation_cores", "core utilisation", "higher"),
+    ("utilisation_gpus", "GPU utilisation", "higher"),
+    ("utilisation_mics", "MIC utilisation", "higher"),
+    ("soner_utilisation", "Soner utilisation", "higher"),
+    ("makespan", "makespan (s)", "lower"),
+    ("queue_mean", "mean queue length", "lower"),
+    ("worst_account_wait_mean", "worst account mean wait (s)", "lower"),
+    ("jain_accounts", "Jain index over accounts", "higher"),
+]
+
+
+def _summary(run: Path) -> dict:
+    path = run / "summary.json"
+    if not path.is_file():
+        raise DataError(f"{run}: not a replay output folder (no summary.json)")
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise DataError(f"{path}: unreadable summary ({exc})") from None
+
+
+def compare(runs: list[str | os.PathLike]) -> str:
+    """A Markdown table: one column per run (labelled by its folder name and
+    scheduler+allocator), one row per metric, the best value of each row in bold."""
+    if len(runs) < 1:
+        raise UsageError("compare needs at least one replay output folder")
+    from .report import _best, markdown_table
+
+    paths = [Path(r) for r in runs]
+    summaries = [_summary(p) for p in paths]
+    header = ["metric"] + [f"{p.name} ({s['label']})" for p, s in zip(paths, summaries, strict=True)]
+    cells, flags = [], []
+    for key, label, better in METRICS:
+        values = [s["metrics"].get(key, s["metrics"].get("utilisation") if key == "utilisation_cores" else s.get(key))
+                  for s in summaries]  # (older summaries have cores' utilisation only)
+        if key.startswith("utilisation_") and all(v is None for v in values):
+            continue  # a resource type none of the machines has
+        best = _best(values, better) if sum(v is not None for v in values) > 1 else None
+        cells.append([f"{label} ({better} is better)"] + [
+            "-" if v is None else (f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else f"{v:,.0f}")
+            for v in values])
+        flags.append([False] + [v is not None and v == best for v in values])
+    return markdown_table(header, cells, flags) + "\n"
+
+
+def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:
+    """The runs' wait CDFs (replayed jobs) in one PNG figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import polars as pl
+
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    for r in runs:
+        run = Path(r)
+        label = f"{run.name} ({_summary(run)['label']})"
+        jobs = pl.read_parquet(run / "jobs.parquet", columns=["status", "wait"]).filter(pl.col("status") == "replayed")
+        w = np.sort(jobs["wait"].to_numpy())
+        if w.size:
+            ax.step(np.maximum(w, 1), np.arange(1, w.size + 1) / w.size, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("wait (s; 0 shown at 1 s)")
+    ax.set_ylabel("fraction of jobs")
+    ax.set_title("Wait CDF")
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = None, t_to: int | None = None,
+          colour: str = "user") -> int:
+    """Draw nodes x time of the run in ``run`` into the PNG ``out``: every job that ran in
+    [t_from, t_to) (default: the whole run), one rectangle per block of consecutive nodes
+    of its allocation, coloured by ``colour``: "user", "account" (the SWF group), "job"
+    or "decision" (whether the job started before a job submitted earlier, i.e. jumped
+    ahead by backfilling or by a window's choice, or in submit order).  The ten largest
+    (by node-seconds) get their own colour and a legend entry, the others grey.  Returns
+    the number of jobs drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import polars as pl
+
+    if colour not in COLOURS:
+        raise UsageError(f"--colour must be one of {', '.join(COLOURS)}, not {colour!r}")
+    run = Path(run)
+    summary = _summary(run)
+    jobs = pl.read_parquet(run / "jobs.parquet", columns=["job_id", "submit", "status", "start", "end", "user", "group"])
+    jobs = jobs.filter(pl.col("status") == "replayed").sort("submit", "job_id")
+    # a job "jumped ahead" when some job submitted before it started after it (backfill)
+    earlier_max = jobs["start"].cum_max().shift(1, fill_value=-1)
+    jobs = jobs.with_columns(decision=pl.when(pl.col("start") < earlier_max).then(pl.lit("jumped ahead"))
+                             .otherwise(pl.lit("in submit order")), job=pl.col("job_id"),
+                             account=pl.col("group"))
+    key = colour
+    lo = int(jobs["start"].min()) if t_from is None and jobs.height else (t_from or 0)
+    hi = int(jobs["end"].max()) if t_to is None and jobs.height else (t_to or 1)
+    if hi <= lo:
+        raise UsageError(f"--to ({hi}) must be after --from ({lo})")
+    jobs = jobs.filter((pl.col("start") < hi) & (pl.col("end") > lo))
+    alloc = pl.read_parquet(run / "allocations.parquet").join(jobs, on="job_id").sort("job_id", "node")
+    busiest = (alloc.with_columns(area=(pl.col("end") - pl.col("start")) * pl.col("units"))
+               .group_by(key).agg(pl.col("area").sum()).sort(["area", key], descending=[True, False])
+               .head(10)[key].to_list())
+    cmap = plt.get_cmap("tab10")
+    colours = {who: cmap(i) for i, who in enumerate(busiest)}
+    scale, unit = (86400.0, "days") if hi - lo > 3 * 86400 else ((3600.0, "hours") if hi - lo > 3 * 3600 else (1.0, "s"))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    for (_, start, end, who), part in alloc.group_by(["job_id", "start", "end", key], maintain_order=True):
+        nodes = part["node"].to_numpy()
+        breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
+        a, b = max(start, lo), min(end, hi)
+        for block in np.split(nodes, breaks):
+            ax.broken_barh([((a - lo) / scale, max(b - a, 1) / scale)], (block[0], block.size),
+                           facecolors=colours.get(who, (0.7, 0.7, 0.7, 1.0)), edgecolor="none")
+    for who in busiest:
+        ax.plot([], [], color=colours[who], linewidth=8, label=str(who) if colour == "decision" else f"{colour} {who}")
+    ax.set_xlabel(f"time since {lo} s ({unit})")
+    ax.set_ylabel("node")
+    ax.set_ylim(0, int(alloc["node"].max()) + 1 if alloc.height else 1)
+    ax.set_title(f"{run.name}: {summary['label']} on {summary['machine']}")
+    if busiest:
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return jobs.height

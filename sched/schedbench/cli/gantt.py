@@ -1,0 +1,29 @@
+"""``schedbench gantt DIR [--from T --to T] [--colour user|account|job|decision] -o FILE.png``."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "gantt",
+        help="draw a replay's nodes x time chart from its allocations (one rectangle per job and node block)",
+        description="Read DIR/jobs.parquet and DIR/allocations.parquet (from `schedbench replay -o DIR`) and "
+        "draw nodes x time: every job that ran in [--from, --to) as rectangles over its blocks of "
+        "consecutive nodes, coloured by user, account (SWF group), job or scheduler decision.",
+    )
+    p.add_argument("run", metavar="DIR", help="a replay output folder")
+    p.add_argument("--from", dest="t_from", type=int, metavar="T", help="start of the window, s (default: first start)")
+    p.add_argument("--to", dest="t_to", type=int, metavar="T", help="end of the window, s (default: last end)")
+    p.add_argument("--colour", choices=("user", "account", "job", "decision"), default="user",
+                   help="colour jobs by user, account (SWF group), job, or decision: in submit order or jumped "
+                   "ahead of an earlier job (default user)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.png")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    from ..analysis import views
+
+    n = views.gantt(args.run, args.output, args.t_from, args.t_to, args.colour)
+    print(f"gantt: {n:,} jobs drawn into {args.output}")
+    return 0

@@ -1,0 +1,212 @@
+"""``schedbench replay TRACE``: replay a workload with a ``scheduler+allocator`` pair."""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import gc
+import importlib
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from .. import registry
+from .._jit import notify_compiles
+from .._startup import startup_phase
+from ..engine.replay import replay
+from ..errors import DataError
+from ..io import load as workload_io
+from ..predictors import PREDICTORS
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a trace or workload and write per-job Parquet, allocations, a timeline and a summary",
+        description="Replay TRACE (an SWF log, a catalog log name, or a Parquet job table) "
+        "and write DIR/jobs.parquet, DIR/allocations.parquet, DIR/timeline.parquet and "
+        "DIR/summary.json.",
+        epilog="schedulers (-s):\n" + registry.describe(registry.SCHEDULERS)
+        + "\n\nallocators (-a):\n" + registry.describe(registry.ALLOCATORS),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument(
+        "--scheduler", "-s", choices=registry.scheduler_names(), default="easy", metavar="NAME",
+        help="a registered scheduler (listed below; default easy)",
+    )
+    p.add_argument(
+        "--allocator", "-a", choices=registry.allocator_names(), default="ff", metavar="NAME",
+        help="a registered allocator (listed below; default ff)",
+    )
+    p.add_argument(
+        "--machine", "-m", metavar="SPEC",
+        help="spec such as '1024x(cores=8,gpus=2)', a Eurora node file or an Alea FILE.machines "
+        "(default: from the SWF header or the table's metadata)",
+    )
+    p.add_argument(
+        "--predictor", "-p", choices=list(PREDICTORS), default="requested",
+        help="what the scheduler believes a job runs: %(choices)s (default %(default)s)",
+    )
+    p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
+    p.add_argument(
+        "--critical", metavar="TYPES",
+        help="comma-separated critical resource types for balanced and priority-weighted "
+        "(default gpus,mics); the same as --option critical=TYPES",
+    )
+    p.add_argument(
+        "--priority-bound", type=int, metavar="N",
+        help="priority-weighted's bound on priorities (default 10); the same as --option priority_bound=N",
+    )
+    p.add_argument(
+        "--priority-weights", metavar="W",
+        help="priority and sfs: age=A,size=S,fairshare=F (default age=1,size=1,fairshare=1440); "
+        "the same as --option priority_weights=W",
+    )
+    p.add_argument(
+        "--depth", type=int, metavar="D",
+        help="priority and sfs: reservations per pass (default 1); the same as --option depth=D",
+    )
+    p.add_argument(
+        "--account", choices=("group", "user"),
+        help="priority and sfs: a job's account is its SWF group (default) or user",
+    )
+    p.add_argument(
+        "--accounts", metavar="FILE.toml",
+        help="priority and sfs: allocations ([accounts.ID] target = U or allocation = U*s, optional factor); "
+        "default: each account's share of the trace's work",
+    )
+    p.add_argument(
+        "--option", "-O", action="append", metavar="NAME=VALUE",
+        help="a scheduler or allocator option (repeatable; the options are listed below)",
+    )
+    p.add_argument(
+        "--period", type=int, default=None, metavar="S",
+        help="decide only every S seconds from the first submission (as IPSCHED's 5 s "
+        "cycle) instead of at every event instant (default: 5 for ipsched and aucsched, 0 = every event "
+        "for the others)",
+    )
+    p.add_argument(
+        "--site", metavar="FILE",
+        help="site policies (TOML: limits, FreePools, kept GPU-node cores, maintenance windows) on the "
+        "conservative scheduler's plan; template: traces/site-template.toml",
+    )
+    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.set_defaults(func=_run)
+
+
+def _progress(total: int, quiet: bool):
+    """Feedback over started jobs (see :mod:`schedbench.engine.progress`): a bar on a terminal
+    once a replay has taken 2 s, a line every 30 s on a pipe or in a log file."""
+    if quiet:
+        return None, None
+    from ..engine.progress import Progress
+
+    bar = Progress(total, "jobs started", "job", "replay")
+    return bar, bar.update
+
+
+_FREEZE_AT_EXIT = False
+
+
+def _freeze_heap_at_exit() -> None:
+    """At interpreter exit, move every object to gc's permanent generation: the final
+    collections then skip the ~100,000 objects numba's compiler leaves behind, which cost
+    about 0.4 s at the end of every command run otherwise (objects are still freed by
+    reference counting; only the cycle search is skipped)."""
+    global _FREEZE_AT_EXIT
+    if not _FREEZE_AT_EXIT:
+        atexit.register(gc.freeze)
+        _FREEZE_AT_EXIT = True
+
+
+def options_of(args) -> dict:
+    """The scheduler and allocator options of the command line."""
+    options = registry.parse_option_args(args.option)
+    if args.critical is not None:
+        options["critical"] = args.critical
+    if args.priority_bound is not None:
+        options["priority_bound"] = args.priority_bound
+    for name in ("priority_weights", "depth", "account", "accounts"):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
+    return options
+
+
+def _run(args) -> int:
+    _freeze_heap_at_exit()
+    # schedbench.analysis.results brings in polars and pyarrow (0.1-0.15 s), which only the writing
+    # needs: imported in a second thread while this one reads and replays the trace (the
+    # gzip inflation, the parse and the replay release the GIL); an import error is
+    # raised here, by result(), when the writing asks for the module.
+    preload = ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-preload")
+    results = preload.submit(importlib.import_module, "schedbench.analysis.results")
+    preload.shutdown(wait=False)
+    options = options_of(args)
+    if args.site:
+        from ..plan.site import load as load_site
+
+        site = load_site(args.site)
+    else:
+        site = None
+    notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
+    with notice:
+        with startup_phase():  # the first kernel load builds numba's typing context
+            table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+        if table.n_jobs == 0:
+            raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
+        bar, update = _progress(table.n_jobs, args.quiet)
+        try:
+            result = replay(
+                table, machine, args.scheduler, args.allocator, args.predictor, progress=update,
+                meta=meta, period=args.period, options=options, site=site,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    summary = results.result().write_run(
+        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
+    )
+    if not args.quiet:
+        print(format_summary(summary))
+    if summary["jobs_replayed"] == 0:
+        print(f"schedbench: error: {args.trace}: none of its {table.n_jobs:,} jobs could be replayed "
+              f"(jobs.parquet gives each one's status)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _solver_line(policy: dict) -> str:
+    statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(policy["statuses"].items()))
+    median = policy.get("solve_s_median")
+    return (f"{policy['solver']}, {policy['solves']:,} solves ({statuses or 'none'})"
+            + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
+
+
+def format_summary(summary: dict) -> str:
+    m = summary["metrics"]
+    t = summary["timings"]
+
+    def num(value, fmt="{:,.1f}"):
+        return "-" if value is None else fmt.format(value)
+
+    dropped = ", ".join(f"{k[8:]} {v}" for k, v in summary["jobs_dropped"].items() if v) or "none"
+    if summary.get("jobs_rejected_by_limit"):
+        dropped += f"; rejected by a site limit: {summary['jobs_rejected_by_limit']:,}"
+    rows = [
+        ("run", summary["label"] + f" (predictor {summary['predictor']}"
+         + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
+        ("machine", summary["machine"]),
+        ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
+        ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),
+        ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),
+        ("utilisation", num(m.get("utilisation"), "{:.3f}")),
+        ("mean queue length", num(m.get("queue_mean"), "{:,.2f}")),
+        ("makespan (s)", num(m.get("makespan"), "{:,.0f}")),
+        *([("solver", _solver_line(summary["policy"]))] if summary.get("policy", {}).get("solves") is not None else []),
+        ("parse / simulate / write (s)", f"{t.get('parse_s', 0):.3f} / {t['simulate_s']:.3f} / {t['write_s']:.3f}"),
+        ("throughput (jobs/s)", num(t.get("jobs_per_s"), "{:,.0f}")),
+    ]
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)

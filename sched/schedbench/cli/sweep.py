@@ -1,0 +1,64 @@
+"""``schedbench sweep CONFIG.toml -o RESULTS/``: run a grid of replays, resumably."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="run a benchmark grid (workloads x machines x schedulers x allocators x predictors x seeds)",
+        description="Run every configuration of CONFIG.toml not yet finished in RESULTS/ and write "
+        "RESULTS/runs.parquet (one row per run) and the hive-partitioned RESULTS/jobs/ and "
+        "RESULTS/timeline/ datasets.  Finished runs are never recomputed: rerun the same command "
+        "to resume an interrupted sweep.  The config format is described in schedbench.sweep.run.",
+    )
+    p.add_argument("config", metavar="CONFIG.toml")
+    p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results directory")
+    p.add_argument(
+        "-j", "--jobs", type=int, metavar="N",
+        help="local worker processes (default: the usable cores; 1 runs in this process)",
+    )
+    p.add_argument(
+        "--dask", metavar="ADDRESS",
+        help="send the runs to the Dask scheduler at ADDRESS (e.g. tcp://host:8786) instead; "
+        "RESULTS must be on a file system the workers share",
+    )
+    p.add_argument("--retry-failed", action="store_true", help="redo runs recorded as failed")
+    p.add_argument("--dry-run", action="store_true", help="list the runs and whether they are done, run nothing")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no closing line")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    # here, not at the top: every command would pay for its imports
+    from ..sweep import run as sweep_mod
+
+    if args.jobs is not None and args.jobs < 1:
+        from ..errors import UsageError
+
+        raise UsageError("--jobs must be at least 1")
+    path = Path(args.config)
+    config = sweep_mod.load_config(path)
+    runs = sweep_mod.expand(config, path.parent)
+    if args.dry_run:
+        done = sweep_mod.finished(args.output)
+        for r in runs:
+            state = done.get(r["key"], {}).get("status", "todo")
+            print(f"{r['key']}  {state:<6}  {r['workload']}  {r['scheduler']}+{r['allocator']}  "
+                  f"{r['predictor']}  seed={r['seed']}  machine={r['machine']}")
+        return 0
+    counts = sweep_mod.sweep(
+        runs, args.output, jobs=args.jobs, dask_address=args.dask, retry_failed=args.retry_failed,
+        progress=False if args.quiet else None, config_text=path.read_text(),
+    )
+    if not args.quiet:
+        print(
+            f"sweep: {counts['total']} runs: {counts['ran']} run now ({counts['failed']} failed), "
+            f"{counts['skipped']} already done; {counts['failed_total']} failed in all "
+            f"-> {Path(args.output) / 'runs.parquet'}",
+            file=sys.stderr,
+        )
+    return 1 if counts["failed_total"] else 0

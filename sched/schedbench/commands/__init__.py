@@ -1,1 +1,0 @@
-"""CLI sub-commands, one module each; see :mod:`schedbench.cli`."""

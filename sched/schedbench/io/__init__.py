@@ -1,0 +1,1 @@
+"""Reading and writing workloads: job tables, machines, SWF / Alea / Eurora readers, the trace catalog and downloads."""

@@ -1,0 +1,1 @@
+"""Planning support: the RUSV resource-usage vector, site policies and accounts."""

@@ -1,0 +1,109 @@
+"""Accounts and their targets, shared by the fair-share schedulers (``priority`` and
+``sfs``, :mod:`schedbench.schedulers.fairshare`) and the per-account fairness metrics of
+every replay (:mod:`schedbench.analysis.results`): which account a job belongs to (its SWF group
+or user), and each account's target occupancy, from an accounts file or from its share
+of the trace's work.  Numpy only, so that writing a replay's results does not import a
+scheduler.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+
+from ..core.layout import J_GROUP, J_USER
+from ..errors import UsageError
+
+DEFAULT_FACTOR = 2.0
+"""An account's target occupancy over its ideal share of the machine's use, unless the
+accounts file gives one."""
+
+
+def accounts(J: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """(account ids, each job's account index): ids are the SWF group (``by`` "group") or
+    user ("user") numbers, sorted."""
+    if by not in ("group", "user"):
+        raise UsageError(f"account must be 'group' or 'user', not {by!r}")
+    ids, index = np.unique(J[:, J_GROUP if by == "group" else J_USER], return_inverse=True)
+    return ids, index.astype(np.int64)
+
+
+def allocations(submit: np.ndarray, run: np.ndarray, units: np.ndarray, live: np.ndarray, ids: np.ndarray,
+                index: np.ndarray, path: str | None, factor: float = DEFAULT_FACTOR,
+                ) -> tuple[np.ndarray, np.ndarray, dict]:
+    """(target occupancy float64 (A,), allocation shares float64 (A,), a record for
+    summary.json) of the accounts ``ids`` (``index``: each job's) from the accounts file at
+    ``path`` or, without one, from the work (units x run) of the ``live`` jobs."""
+    run = np.maximum(run, 0)
+    span = float(max(1, int((submit[live] + run[live]).max() - submit[live].min()))) if live.any() else 1.0
+    ideal = np.zeros(ids.size)
+    target = np.zeros(ids.size)
+    if path:
+        spec = _read_accounts(path)
+        where = {int(i): a for a, i in enumerate(ids)}
+        for key, row in spec.items():
+            a = where.get(key)
+            if a is None:
+                continue  # an account with no job in this trace
+            f = float(row.get("factor", factor))
+            if "target" in row:
+                target[a] = float(row["target"])
+                ideal[a] = target[a] / f
+            else:
+                ideal[a] = float(row["allocation"]) / span
+                target[a] = f * ideal[a]
+        source = str(path)
+    else:
+        work = np.bincount(index[live], weights=(units[live] * run[live]).astype(float), minlength=ids.size)
+        ideal = work / span
+        target = factor * ideal
+        source = "trace"
+    shares = ideal / ideal.sum() if ideal.sum() > 0 else np.zeros(ids.size)
+    record = {"source": source, "span_s": span, "factor": factor,
+              "target": {str(int(i)): round(float(t), 3) for i, t in zip(ids, target, strict=True)}}
+    return target, shares, record
+
+
+def account_targets(table, status: np.ndarray, by: str = "group", path: str | None = None,
+                    factor: float = DEFAULT_FACTOR) -> dict[int, float]:
+    """{account id: target occupancy (units)} of a replayed table, as priority and sfs
+    compute them (``status``: the replay's per-job :class:`schedbench.engine.prepare.Status`;
+    dropped jobs do not count)."""
+    column = table.group if by == "group" else table.user
+    ids, index = np.unique(column, return_inverse=True)
+    from ..engine.prepare import Status
+
+    live = ~np.isin(status, (Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE, Status.DROPPED_TOO_WIDE))
+    target, _, _ = allocations(table.submit, table.run, table.units, live, ids, index, path, factor)
+    return {int(i): float(t) for i, t in zip(ids, target, strict=True)}
+
+
+def _read_accounts(path) -> dict[int, dict]:
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such accounts file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{p}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{p}: not TOML: {exc}") from None
+    table = data.get("accounts")
+    if not isinstance(table, dict) or set(data) - {"accounts"}:
+        raise UsageError(f"{p}: expected only [accounts.ID] tables")
+    out = {}
+    for key, row in table.items():
+        try:
+            ident = int(key)
+        except ValueError:
+            raise UsageError(f"{p}: account {key!r}: IDs are the trace's numbers") from None
+        if not isinstance(row, dict) or set(row) - {"target", "allocation", "factor"} or \
+                ("target" in row) == ("allocation" in row):
+            raise UsageError(f"{p}: [accounts.{key}] takes target = U or allocation = U*s, and an optional factor")
+        for name, value in row.items():
+            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+                raise UsageError(f"{p}: [accounts.{key}] {name} must be a number >= 0")
+        out[ident] = row
+    return out

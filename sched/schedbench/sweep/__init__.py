@@ -1,0 +1,1 @@
+"""Sweeps: many replays from one TOML config, run in parallel and collected."""
