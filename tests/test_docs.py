@@ -292,3 +292,30 @@ def test_output_columns_and_statuses_are_in_the_contract(spec):
     for status in STATUS_NAMES:
         assert f"`{status}`" in contract, status
     assert "10 second" in section and "max(1, (wait + run) / max(run, 10))" in contract
+
+
+# -- the outputs reference and a real run ---------------------------------------------------
+
+
+def test_outputs_reference_lists_every_column_and_key_of_a_real_run(tmp_path):
+    import polars as pl
+
+    text = (DOCS / "reference" / "outputs.md").read_text()
+    sections = {m.group(1): m.start() for m in re.finditer(r"^## (\S+)", text, re.M)}
+
+    def section(name):
+        start = sections[name]
+        later = [s for s in sections.values() if s > start]
+        return text[start : min(later) if later else len(text)]
+
+    assert main(["replay", str(ROOT / "traces" / "tiny.swf"), "-q", "-o", str(tmp_path)]) == 0
+    for name in ("jobs", "allocations", "timeline"):
+        schema = pl.read_parquet(tmp_path / f"{name}.parquet").schema
+        rows = dict(re.findall(r"^\| `(\w+)` \| (\w+) \|", section(f"{name}.parquet"), re.M))
+        assert list(rows) == list(schema), name  # every column, in file order
+        assert rows == {c: str(t) for c, t in schema.items()}, name  # and its dtype
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    listed = set(re.findall(r"`(\w+)`", section("summary.json")))
+    keys = set(summary) | set(summary["metrics"]) | set(summary["timings"]) | set(summary["fairness"])
+    keys |= {k for a in summary["fairness"]["accounts"].values() for k in a}
+    assert keys - {"accounts"} <= listed, sorted(keys - listed)
