@@ -319,3 +319,10 @@ def test_outputs_reference_lists_every_column_and_key_of_a_real_run(tmp_path):
     keys = set(summary) | set(summary["metrics"]) | set(summary["timings"]) | set(summary["fairness"])
     keys |= {k for a in summary["fairness"]["accounts"].values() for k in a}
     assert keys - {"accounts"} <= listed, sorted(keys - listed)
+
+
+def test_job_table_reference_lists_every_column_in_order():
+    from schedbench.io.jobs import COLUMNS
+
+    text = (DOCS / "reference" / "job-table.md").read_text()
+    assert re.findall(r"^\| `(\w+)` \| (?:\d+ \| )?int64 \|", text, re.M) == list(COLUMNS)
