@@ -143,7 +143,7 @@ def run_markdown(path: Path, folder: Path, monkeypatch) -> dict:
     namespace: dict = {"__name__": "docs"}
     counts = {"ran": 0, "skipped": 0}
     for lang, code, markers, line in blocks(path):
-        where = f"{path.relative_to(ROOT)}:{line}"
+        where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}"
         if "skip" in markers:
             assert markers["skip"], f"{where}: a skip marker must give its reason"
             counts["skipped"] += 1
