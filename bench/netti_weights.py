@@ -2,8 +2,8 @@
 
 Mean slowdown / mean queue size (as in bench/netti_study.py) of FF, BF, W and P-W with
 ``weight_rule=text`` and ``weight_rule=authors`` on Eurora-like workloads, per node order
-and scheduler: the figures behind the default weight rule (README, "Netti et al.'s
-allocators").
+and scheduler: the figures behind the default weight rule
+(docs/studies/netti-allocators.md).
 
     python bench/netti_weights.py [--jobs 4000] [--load 0.9] [--seeds 2] [--orders gpu-first,interleaved,file]
 """
