@@ -267,20 +267,25 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
         if missing:
             what = ", ".join(_FEATURE_TEXT[f] for f in missing)
             planners = [n for n, e in SCHEDULERS.items() if set(missing) <= e.capabilities.site]
-            hint = f"; use {', '.join(planners)}" if planners else ""
+            hint = f"; use {_either(planners)}" if planners else ""
             why = " (they act on a plan of future starts)" if set(missing) <= PLAN_SITE_FEATURES else ""
             raise Impossible(f"{pair}: {s.name} does not honour the site's {what}{why}{hint}")
     needs_order = caps.plan_order == "always" or (
         caps.plan_order == "on nodes" and workload is not None and workload.on_nodes
     )
     if needs_order and not a.capabilities.gives_plan_order:
-        givers = ", ".join(n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order)
+        givers = _either([n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order])
         where = " on nodes" if caps.plan_order == "on nodes" else ""
         raise Impossible(f"{pair}: {s.name}{where} places jobs in the allocator's planning order, which {a.name} "
                          f"does not give (use {givers})")
     if caps.pool_only and workload is not None and not workload.pool:
         raise Impossible(f"{pair}: {s.name} plans on pools of units only: every job must be single units of one "
-                         "resource type spread freely (no node count, one type per unit)")
+                         "resource type spread freely (node-level reservations for jobs with a node count or "
+                         "several types per unit are not implemented)")
+
+
+def _either(names: list[str]) -> str:
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else "none registered"
 
 
 def plugins_of(*entries: Entry) -> tuple[str, ...]:
