@@ -218,7 +218,7 @@ def test_sweep_writes_results_and_never_recomputes(tmp_path):
     out = tmp_path / "results"
     counts = run_sweep(cfg, out, jobs=1)
     n = len(SCHEDS) * len(ALLOCS) * 2
-    assert counts == {"total": n, "skipped": 0, "ran": n, "failed": 0, "failed_total": 0}
+    assert counts == {"total": n, "skipped": 0, "ran": n, "failed": 0, "impossible": 0, "failed_total": 0}
 
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == n and runs["status"].to_list() == ["ok"] * n
