@@ -289,3 +289,14 @@ def test_cli_replay_with_user_profile(tmp_path, capsys):
     ran = frame.filter(pl.col("status") == "replayed")
     assert ran["pred"].min() >= 1
     assert json.loads((out / "summary.json").read_text())["predictor"] == "user-profile"
+
+
+def test_the_built_in_predictors_are_registered_under_their_names():
+    from schedbench import registry
+
+    assert registry.predictor_names()[:5] == ["requested", "actual", "user-profile", "user-mean2",
+                                             "user-profile-capped"]
+    t = table([(0, 0, 10, 20, 1, -1, 0, 1), (5, 0, 7, 30, 1, -1, 0, 2)])
+    kinds = {name: type(predictors.prepare(t, name)).__name__ for name in registry.predictor_names()[:5]}
+    assert kinds == {"requested": "JobColumn", "actual": "JobColumn", "user-profile": "UserProfile",
+                     "user-mean2": "UserMean2", "user-profile-capped": "UserProfile"}

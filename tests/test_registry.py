@@ -1,9 +1,15 @@
 """The registry: a scheduler registered from outside the package (this file) runs through
-``replay`` (API and CLI) and a sweep like a built-in one; Python policies too."""
+``replay`` (API and CLI) and a sweep like a built-in one; Python policies and predictors
+too.  Capabilities refuse impossible pairs before any replay work; every declared option
+is a ``schedbench replay`` flag."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
 from typing import NamedTuple
 
 import numba
@@ -11,7 +17,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from schedbench import registry
+from schedbench import predictors, registry
 from schedbench.cli import main as cli
 from schedbench.core import JittedScheduler
 from schedbench.core.api import (
@@ -25,7 +31,7 @@ from schedbench.core.api import (
     schedule,
     try_start,
 )
-from schedbench.core.layout import J_UNITS
+from schedbench.core.layout import J_RUN, J_UNITS
 from schedbench.engine import replay
 from schedbench.engine.simulation import Simulation
 from schedbench.errors import UsageError
@@ -144,7 +150,7 @@ def test_toy_runs_in_a_two_run_sweep(tmp_path):
     runs = sweep.expand(config)
     assert [r["scheduler"] for r in runs] == ["ljf", "fcfs"]
     counts = sweep.sweep(runs, tmp_path, jobs=1, progress=False)
-    assert counts == {"total": 2, "skipped": 0, "ran": 2, "failed": 0, "failed_total": 0}
+    assert counts == {"total": 2, "skipped": 0, "ran": 2, "failed": 0, "impossible": 0, "failed_total": 0}
     table = pl.read_parquet(tmp_path / "runs.parquet")
     assert sorted(table["label"].to_list()) == ["fcfs+ff", "ljf+ff"]
     parts = pl.scan_parquet(tmp_path / "allocations", hive_partitioning=True).collect()
@@ -166,3 +172,208 @@ def test_unknown_names_and_options_are_usage_errors():
 def test_an_implementation_must_use_the_hooks_parameter_names():
     with pytest.raises(TypeError, match="use the hook's parameter names"):
         implements(schedule, LargestFirst)(numba.njit(lambda s, c, p, a, t: None))
+
+
+# --------------------------------------------------------------------------- capabilities
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_capabilities_of_the_built_ins():
+    caps = {n: registry.scheduler(n).capabilities for n in registry.scheduler_names()}
+    assert [n for n, c in caps.items() if c.plans] == ["conservative"]
+    assert caps["conservative"].plan_order == "on nodes" and caps["backfill"].plan_order == "always"
+    assert sorted(n for n, c in caps.items() if c.pool_only) == ["priority", "sfs"]
+    assert {n: c.default_period for n, c in caps.items() if c.default_period} == {"ipsched": 5, "aucsched": 5}
+    assert caps["conservative"].site == {"limits", "freepools", "kept_cores", "maintenance"}
+    assert all(c.site == {"maintenance"} for n, c in caps.items() if n != "conservative")
+    givers = [n for n in registry.allocator_names() if registry.allocator(n).capabilities.gives_plan_order]
+    assert givers == ["ff", "bf", "balanced"]
+
+
+def test_conservative_on_nodes_needs_an_allocator_that_gives_a_planning_order():
+    table, mach = _workload(60)  # Eurora-like: GPU jobs and node requests, so bookings hold nodes
+    for name in ("weighted", "priority-weighted"):
+        with pytest.raises(registry.Impossible, match=f"conservative\\+{name}: .*planning order"):
+            replay.replay(table, mach, "conservative", name)
+    assert (replay.replay(table, mach, "conservative", "balanced").start >= 0).any()
+
+
+@pytest.mark.parametrize(("scheduler", "allocator", "workload", "reason"), [
+    ("conservative", "weighted", registry.Workload(on_nodes=True, pool=False), "planning order"),
+    ("conservative", "priority-weighted", registry.Workload(on_nodes=True, pool=True), "planning order"),
+    ("backfill", "weighted", None, "planning order"),
+    ("priority", "ff", registry.Workload(on_nodes=True, pool=False), "pools of units"),
+    ("sfs", "bf", registry.Workload(on_nodes=False, pool=False), "pools of units"),
+])
+def test_check_pair_names_the_pair_and_the_reason(scheduler, allocator, workload, reason):
+    with pytest.raises(registry.Impossible, match=f"^{scheduler}\\+{allocator}: .*{reason}") as info:
+        registry.check_pair(scheduler, allocator, workload=workload)
+    assert isinstance(info.value, UsageError) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(("scheduler", "allocator", "workload"), [
+    ("conservative", "weighted", registry.Workload(on_nodes=False, pool=True)),  # a pool plan needs no order
+    ("conservative", "balanced", registry.Workload(on_nodes=True, pool=False)),
+    ("priority", "weighted", registry.Workload(on_nodes=False, pool=True)),
+    ("easy", "priority-weighted", registry.Workload(on_nodes=True, pool=False)),
+    ("conservative", "weighted", None),  # unknown jobs: only what needs none is checked
+])
+def test_check_pair_lets_possible_pairs_through(scheduler, allocator, workload):
+    registry.check_pair(scheduler, allocator, workload=workload)
+
+
+def test_workload_shape_follows_the_planners_own_tests():
+    # conservative plans on pools when every job, dropped ones too, is <= 1 unit of <= 1 type
+    # spread freely; priority and sfs when every replayed job is exactly one unit of one type
+    req = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]])
+    assert registry.workload_shape(req, np.zeros(3), np.array([True, True, False])) == (False, True)
+    assert registry.workload_shape(req, np.zeros(3), np.array([True, True, True])) == (False, False)
+    assert registry.workload_shape(req, np.array([0, 2, 0]), np.array([True, False, False])) == (True, True)
+    assert registry.workload_shape(req[:2] * 2, np.zeros(2), np.ones(2, bool)) == (True, False)
+    assert registry.workload_shape(req[:2], np.zeros(2), np.ones(2, bool), per_node_site=True) == (True, True)
+
+
+def test_a_site_feature_the_scheduler_does_not_honour_is_refused():
+    from schedbench.plan import site as site_mod
+
+    limits = site_mod.parse("[[limit]]\nuser = 1\nitems = 2\n")
+    with pytest.raises(registry.Impossible, match="^easy\\+ff: easy does not honour the site's limits .*conservative"):
+        registry.check_pair("easy", "ff", site=limits)
+    registry.check_pair("conservative", "ff", site=limits)
+    windows = site_mod.parse('[[maintenance]]\nnodes = "0-3"\nweekly = "Tue 06:00-08:00"\n')
+    registry.check_pair("easy", "ff", site=windows)  # windows bind every jitted scheduler
+    registry.check_pair("ipsched", "ff", site=windows)
+    with pytest.raises(registry.Impossible, match="^ipsched\\+ff: .*limits"):
+        registry.check_pair("ipsched", "ff", site=limits)
+
+
+def _cli(args: list[str], tmp_path) -> subprocess.CompletedProcess:
+    """``schedbench ARGS`` in a fresh interpreter that then prints whether any scheduler
+    kernel module was imported (the work a replay does first)."""
+    code = (
+        "import sys\nfrom schedbench.cli.main import main\nrc = main(sys.argv[1:])\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('schedbench.schedulers.', 'schedbench.policies.'))))\n"
+        "sys.exit(rc)\n"
+    )
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600)
+
+
+def test_an_impossible_pair_from_the_cli_is_one_line_and_exit_2_before_any_work(tmp_path):
+    table, mach = _workload(60)
+    path = tmp_path / "w.parquet"
+    jobs.write_parquet(table, path, {"machine": mach.spec})
+    for s, a, why in [("conservative", "weighted", "planning order"), ("priority", "ff", "pools of units"),
+                      ("backfill", "priority-weighted", "planning order")]:
+        out = tmp_path / f"{s}-{a}"
+        done = _cli(["replay", str(path), "-s", s, "-a", a, "-o", str(out), "-q"], tmp_path)
+        assert done.returncode == 2, done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"schedbench: error: {s}+{a}: ") and why in lines[0]
+        assert done.stdout.strip() == "[]"  # no scheduler, policy nor solver was loaded
+        assert not out.exists()
+
+
+def test_a_sweep_without_an_exclude_list_skips_the_impossible_pairs(tmp_path):
+    config = {
+        "schedulers": ["fcfs", "conservative", "priority"],
+        "allocators": ["ff", "weighted"],
+        "workloads": [{"generator": "eurora-like", "jobs": 60, "name": "eu"}],
+    }
+    runs = sweep.expand(config)
+    assert len(runs) == 6
+    counts = sweep.sweep(runs, tmp_path, jobs=1, progress=False)
+    assert counts == {"total": 6, "skipped": 0, "ran": 3, "failed": 0, "impossible": 3, "failed_total": 0}
+    table = pl.read_parquet(tmp_path / "runs.parquet")
+    assert sorted(table["label"].to_list()) == ["conservative+ff", "fcfs+ff", "fcfs+weighted"]
+    again = sweep.sweep(runs, tmp_path, jobs=1, progress=False)  # nothing recorded for them: checked again
+    assert again["skipped"] == 3 and again["impossible"] == 3 and again["ran"] == 0
+
+
+def test_the_default_sweep_keeps_no_list_of_impossible_pairs():
+    config = tomllib.loads((ROOT / "bench" / "default.toml").read_text())
+    assert config["exclude"] == ["ipsched+*", "aucsched+*", "backfill+*"]
+    labels = {f"{r['scheduler']}+{r['allocator']}" for r in sweep.expand(config, ROOT / "bench")}
+    assert {"conservative+weighted", "priority+ff", "sfs+balanced"} <= labels
+
+
+# --------------------------------------------------------------------------- option flags
+
+
+def _parse(argv):
+    from schedbench.cli import replay as replay_cli
+
+    args = cli.build_parser().parse_args(["replay", "t.swf", "-o", "out", *argv])
+    return replay_cli.options_of(args)
+
+
+def test_every_declared_option_is_a_replay_flag_with_its_declared_help(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["replay", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for option in registry.declared_options().values():
+        assert option.flag in out
+        assert " ".join(option.help.split())[:40] in out
+
+
+def test_the_historical_flags_and_option_still_give_the_same_options():
+    got = _parse(["--critical", "gpus", "--priority-bound", "5", "--priority-weights", "age=2", "--depth", "3",
+                  "--account", "user", "--accounts", "a.toml", "-O", "window=7", "--weight-rule", "text"])
+    assert got == {"critical": "gpus", "priority_bound": "5", "priority_weights": "age=2", "depth": "3",
+                   "account": "user", "accounts": "a.toml", "window": "7", "weight_rule": "text"}
+    sched, alloc = registry.split_options(registry.scheduler("priority"), registry.allocator("priority-weighted"), got)
+    assert sched["depth"] == 3 and sched["account"] == "user" and sched["half_life"] == 7 * 86400
+    assert alloc == {"critical": ("gpus",), "priority_bound": 5, "weight_rule": "text", "window": 7}
+    assert _parse([]) == {}
+    with pytest.raises(SystemExit):
+        _parse(["--account", "nobody"])  # the declared choices
+
+
+def test_a_plug_in_option_gets_its_flag():
+    registry.register_scheduler("knobbed", largest_first, "a toy with a knob", replace=True,
+                                options=(registry.Option("toy_knob", 3, "the toy's knob", int),))
+    try:
+        assert _parse(["--toy-knob", "4"]) == {"toy_knob": "4"}
+        assert registry.scheduler("knobbed").resolve(_parse(["--toy-knob", "4"])) == {"toy_knob": 4}
+    finally:
+        registry.unregister("knobbed")
+
+
+def test_factories_repeat_no_default():
+    import inspect
+
+    for entry in (*registry.SCHEDULERS.values(), *registry.ALLOCATORS.values()):
+        if entry.name in registry.BUILTIN:
+            params = inspect.signature(entry.load()).parameters.values()
+            assert all(p.default is inspect.Parameter.empty for p in params), entry.name
+
+
+# --------------------------------------------------------------------------- predictors
+
+
+def test_a_registered_predictor_runs_like_a_built_in(capsys):
+    registry.register_predictor("toy-oracle", lambda table, meta: predictors.JobColumn(np.array([J_RUN])),
+                                "the run time, from a plug-in", replace=True)
+    try:
+        table, mach = _workload(80)
+        got = replay.replay(table, mach, "easy", "ff", "toy-oracle")
+        ref = replay.replay(table, mach, "easy", "ff", "actual")
+        np.testing.assert_array_equal(got.start, ref.start)
+        assert got.predictor == "toy-oracle" and "toy-oracle" in registry.predictor_names()
+        with pytest.raises(SystemExit):
+            cli.main(["replay", "--help"])
+        assert "the run time, from a plug-in" in capsys.readouterr().out
+    finally:
+        registry.unregister("toy-oracle")
+    with pytest.raises(UsageError, match="unknown predictor 'toy-oracle'"):
+        replay.replay(table, mach, "easy", "ff", "toy-oracle")
+
+
+def test_listing_the_registry_imports_no_numba():
+    code = ("import sys\nfrom schedbench import registry\n"
+            "names = registry.scheduler_names() + registry.allocator_names() + registry.predictor_names()\n"
+            "registry.declared_options(); registry.check_pair('conservative', 'weighted')\n"
+            "print(len(names), 'numba' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["21", "False"]  # 11 schedulers, 5 allocators, 5 predictors

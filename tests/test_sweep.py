@@ -97,15 +97,24 @@ def test_exclude_leaves_pairs_out():
     assert {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)} == {("easy", "ff")}
 
 
-def test_the_default_bench_sweep_runs_no_pair_the_engine_refuses():
+def test_the_default_bench_sweep_leaves_the_impossible_pairs_to_the_capabilities():
     import tomllib
     from pathlib import Path
 
+    from schedbench import registry
+
     config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
-    assert all(a in ("ff", "bf", "balanced") for s, a in pairs if s == "conservative")
+    refused = set()
+    for s, a in pairs:  # both default workloads need nodes (partial-node and GPU requests)
+        try:
+            registry.check_pair(s, a, workload=registry.Workload(on_nodes=True, pool=False))
+        except registry.Impossible:
+            refused.add((s, a))
+    allocators = registry.allocator_names()
+    assert refused == {("conservative", "weighted"), ("conservative", "priority-weighted")} | {
+        (s, a) for s in ("priority", "sfs") for a in allocators}
     assert ("conservative", "ff") in pairs
-    assert not {s for s, _ in pairs} & {"priority", "sfs"}  # pools only; the workloads need nodes
 
 
 def test_the_default_bench_workloads_separate_the_allocators(tmp_path):
@@ -209,7 +218,7 @@ def test_sweep_writes_results_and_never_recomputes(tmp_path):
     out = tmp_path / "results"
     counts = run_sweep(cfg, out, jobs=1)
     n = len(SCHEDS) * len(ALLOCS) * 2
-    assert counts == {"total": n, "skipped": 0, "ran": n, "failed": 0, "failed_total": 0}
+    assert counts == {"total": n, "skipped": 0, "ran": n, "failed": 0, "impossible": 0, "failed_total": 0}
 
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == n and runs["status"].to_list() == ["ok"] * n

@@ -88,6 +88,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from . import registry
 from ._jit import inline_kernel
 from .core.hooks import implements, learn, predict
 from .core.layout import J_EST, J_RUN, J_SUBMIT, job_matrix
@@ -101,6 +102,8 @@ class Predictor(enum.IntEnum):
     USER_PROFILE_CAPPED = 4
 
 
+# The built-ins' internal codes; the names a run accepts are the registry's
+# (schedbench.registry.predictor_names(), plug-ins included).
 PREDICTORS: dict[str, Predictor] = {
     "requested": Predictor.REQUESTED,
     "actual": Predictor.ACTUAL,
@@ -187,10 +190,36 @@ def _queue_limits(table, meta: dict | None) -> tuple[np.ndarray, np.ndarray, np.
 
 
 def prepare(table, predictor: str, meta: dict | None = None):
-    """The initial state of ``predictor`` for a replay of ``table`` (a namedtuple whose
-    class implements the :func:`schedbench.core.hooks.predict` hook).  ``meta``: the
-    table's metadata (queue names and wall-time limits), optional."""
-    kind = PREDICTORS[predictor]
+    """The initial state of the registered ``predictor`` for a replay of ``table`` (a
+    namedtuple whose class implements the :func:`schedbench.core.hooks.predict` hook).
+    ``meta``: the table's metadata (queue names and wall-time limits), optional."""
+    return registry.predictor(predictor).load()(table, meta)
+
+
+# The built-in predictors' factories (registered in schedbench.registry).
+
+
+def requested(table, meta: dict | None = None) -> JobColumn:
+    return _builtin(table, Predictor.REQUESTED, meta)
+
+
+def actual(table, meta: dict | None = None) -> JobColumn:
+    return _builtin(table, Predictor.ACTUAL, meta)
+
+
+def user_profile(table, meta: dict | None = None) -> UserProfile:
+    return _builtin(table, Predictor.USER_PROFILE, meta)
+
+
+def user_mean2(table, meta: dict | None = None) -> UserMean2:
+    return _builtin(table, Predictor.USER_MEAN2, meta)
+
+
+def user_profile_capped(table, meta: dict | None = None) -> UserProfile:
+    return _builtin(table, Predictor.USER_PROFILE_CAPPED, meta)
+
+
+def _builtin(table, kind: Predictor, meta: dict | None):
     n = table.n_jobs
     if kind == Predictor.REQUESTED:
         return JobColumn(np.array([J_EST], dtype=np.int64))

@@ -1,7 +1,13 @@
-"""One registry of what a run can use: schedulers (jitted or Python policies) and allocators.
+"""One registry of what a run can use: schedulers (jitted or Python policies), allocators
+and duration predictors.
 
-An entry is a name, a kind, a factory, a one-line description and the options the
-factory takes.  ``replay -s NAME``, ``sweep`` and ``report`` accept every registered name.
+An entry (:class:`schedbench.declarations.Entry`) is the whole description of its policy:
+name, kind, factory, one-line description, the options the factory takes (with defaults
+and help) and its capabilities.  The built-in entries are declared beside their factories,
+in :mod:`schedbench.schedulers`, :mod:`schedbench.allocators` and
+:mod:`schedbench.policies` (``DECLARATIONS``); the built-in predictors below.
+``replay -s NAME``, ``sweep`` and ``report`` accept every registered name, and
+``schedbench replay`` gets a flag per declared option.
 
 * A **jitted scheduler**'s factory is ``factory(setup, **options) ->``
   :class:`schedbench.core.JittedScheduler` (its state namedtuple and its compiled loop).
@@ -9,100 +15,44 @@ factory takes.  ``replay -s NAME``, ``sweep`` and ``report`` accept every regist
   ``decide(view) -> starts`` (:mod:`schedbench.engine.simulation`), driven step by step.
 * An **allocator**'s factory is ``factory(setup, **options) -> state`` (a namedtuple
   whose class implements :func:`schedbench.core.hooks.choose`).
+* A **predictor**'s factory is ``factory(table, meta) -> state`` (a namedtuple whose class
+  implements :func:`schedbench.core.hooks.predict`, and ``learn`` if it learns online).
 
 Factories are given as ``"module:attribute"`` strings (imported when first used, so that
-listing the registry imports no kernels) or as callables.  Outside the package, register
-with :func:`register_scheduler` / :func:`register_allocator`, from a module named in the
-``SCHEDBENCH_PLUGINS`` environment variable (comma-separated; imported on first use of
-the registry, also in sweep workers) or from an entry point of the ``schedbench.plugins``
-group.
+listing the registry imports no kernels) or as callables.  :func:`check_pair` refuses a
+pair its capabilities rule out, before any replay work.  Outside the package, register
+with :func:`register_scheduler` / :func:`register_allocator` / :func:`register_predictor`,
+from a module named in the ``SCHEDBENCH_PLUGINS`` environment variable (comma-separated;
+imported on first use of the registry, also in sweep workers) or from an entry point of the
+``schedbench.plugins`` group.
 """
 
 from __future__ import annotations
 
-import enum
+import dataclasses
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import NamedTuple
 
+from . import allocators as _allocators
+from . import policies as _policies
+from . import schedulers as _schedulers
+from .declarations import PLAN_SITE_FEATURES, Capabilities, Entry, Kind, Option, boolean, names
 from .errors import UsageError
 
+__all__ = [
+    "Capabilities", "Entry", "Impossible", "Kind", "Option", "Workload", "allocator", "allocator_names",
+    "check_pair", "predictor", "predictor_names", "register_allocator", "register_predictor",
+    "register_scheduler", "scheduler", "scheduler_names", "site_features", "workload_shape",
+]
 
-class Kind(enum.Enum):
-    JITTED = "jitted"
-    PYTHON = "python"
-
-
-def _names(value) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return tuple(filter(None, (v.strip() for v in value.split(","))))
-    return tuple(value)
-
-
-@dataclass(frozen=True)
-class Option:
-    """A factory option: its keyword, default, help line and the parser of its CLI text."""
-
-    name: str
-    default: Any
-    help: str
-    parse: Callable[[str], Any] = str
-
-    def coerce(self, value):
-        """``value`` as the factory takes it (strings from the CLI or TOML are parsed)."""
-        if isinstance(value, str) and self.parse is not str:
-            try:
-                return self.parse(value)
-            except ValueError as exc:
-                raise UsageError(f"option {self.name}={value!r}: {exc}") from None
-        if self.parse is _names:
-            return _names(value)
-        return value
-
-
-@dataclass(frozen=True)
-class Entry:
-    name: str
-    kind: Kind
-    factory: str | Callable
-    description: str
-    options: tuple[Option, ...] = ()
-    plugin: str | None = field(default=None, compare=False)  # module to import in workers
-    default_period: int = 0  # decision period (s) when a run does not give one
-
-    def load(self) -> Callable:
-        if callable(self.factory):
-            return self.factory
-        module, _, attr = self.factory.partition(":")
-        return getattr(importlib.import_module(module), attr)
-
-    def option_names(self) -> tuple[str, ...]:
-        return tuple(o.name for o in self.options)
-
-    def resolve(self, given: dict) -> dict:
-        """This entry's options: its defaults updated with the ones of ``given`` it takes."""
-        out = {o.name: o.coerce(o.default) for o in self.options}
-        for o in self.options:
-            if o.name in given:
-                out[o.name] = o.coerce(given[o.name])
-        return out
-
-
-_CRITICAL = Option(
-    "critical", ("gpus", "mics"), "critical resource types, comma-separated (balanced, priority-weighted)", _names
-)
-_BOUND = Option("priority_bound", 10, "priority-weighted's bound on priorities", int)
-_WEIGHT_RULE = Option(
-    "weight_rule", "authors",
-    "weighted / priority-weighted w_k: 'authors' (default: AccaSim's smoothing, counters start at 1 over a "
-    "window of the next jobs) or 'text' (the paper's Eq. 1 over the whole queue)",
-)
-_WINDOW = Option("window", 100, "jobs in the 'authors' weight rule's window", int)
+_names = names  # the parser of comma-separated options (plug-ins used the private name)
+_boolean = boolean
 
 SCHEDULERS: dict[str, Entry] = {}
 ALLOCATORS: dict[str, Entry] = {}
+PREDICTORS: dict[str, Entry] = {}
 
 
 def _add(table: dict, entry: Entry, replace: bool) -> Entry:
@@ -110,6 +60,10 @@ def _add(table: dict, entry: Entry, replace: bool) -> Entry:
         raise UsageError(f"{entry.name!r} is already registered")
     table[entry.name] = entry
     return entry
+
+
+def _plugin(factory) -> str | None:
+    return None if isinstance(factory, str) else factory.__module__
 
 
 def register_scheduler(
@@ -120,131 +74,60 @@ def register_scheduler(
     kind: Kind | str = Kind.JITTED,
     options: tuple[Option, ...] = (),
     replace: bool = False,
-    default_period: int = 0,
+    default_period: int | None = None,
+    capabilities: Capabilities | None = None,
 ) -> Entry:
     """Register a scheduler (``kind`` "jitted" or "python") under ``name``;
-    ``default_period``: its decision period (s) when a run gives none (0: every event)."""
-    plugin = None if isinstance(factory, str) else factory.__module__
-    entry = Entry(name, Kind(kind), factory, description, tuple(options), plugin, default_period)
+    ``capabilities``: what it needs and honours (default: none of the plan's needs,
+    maintenance windows only); ``default_period``: its decision period (s) when a run
+    gives none (0: every event; overrides the capabilities' one)."""
+    caps = capabilities or Capabilities()
+    if default_period is not None:
+        caps = dataclasses.replace(caps, default_period=int(default_period))
+    entry = Entry(name, Kind(kind), factory, description, tuple(options), caps, _plugin(factory))
     return _add(SCHEDULERS, entry, replace)
 
 
 def register_allocator(
-    name: str, factory: str | Callable, description: str, *, options: tuple[Option, ...] = (), replace: bool = False
+    name: str, factory: str | Callable, description: str, *, options: tuple[Option, ...] = (), replace: bool = False,
+    gives_plan_order: bool = False,
 ) -> Entry:
-    """Register an allocator under ``name``."""
-    plugin = None if isinstance(factory, str) else factory.__module__
-    return _add(ALLOCATORS, Entry(name, Kind.JITTED, factory, description, tuple(options), plugin), replace)
+    """Register an allocator under ``name``; ``gives_plan_order``: whether its state class
+    implements the ``plan_order`` hook (planners on nodes need it)."""
+    caps = Capabilities(gives_plan_order=gives_plan_order)
+    entry = Entry(name, Kind.JITTED, factory, description, tuple(options), caps, _plugin(factory))
+    return _add(ALLOCATORS, entry, replace)
+
+
+def register_predictor(name: str, factory: str | Callable, description: str, *, replace: bool = False) -> Entry:
+    """Register a duration predictor under ``name``: ``factory(table, meta) -> state``, a
+    namedtuple whose class implements the core's ``predict`` hook (and ``learn``)."""
+    return _add(PREDICTORS, Entry(name, Kind.JITTED, factory, description, (), Capabilities(), _plugin(factory)),
+                replace)
 
 
 def unregister(name: str) -> None:
-    """Remove a scheduler or allocator registered under ``name`` (tests use it)."""
+    """Remove a scheduler, allocator or predictor registered under ``name`` (tests use it)."""
     SCHEDULERS.pop(name, None)
     ALLOCATORS.pop(name, None)
+    PREDICTORS.pop(name, None)
 
 
 # --------------------------------------------------------------------------- built-ins
 
-register_scheduler("fcfs", "schedbench.schedulers.inorder:fcfs", "queue order, stop at the first job that does not fit")
-register_scheduler(
-    "sjf", "schedbench.schedulers.inorder:sjf",
-    "(pred, submit, id) order, stop at the first job that does not fit (as AccaSim)",
-)
-register_scheduler(
-    "easy", "schedbench.schedulers.easy:easy",
-    "EASY backfilling; on heterogeneous nodes the head's reservation is node-feasible",
-)
-register_scheduler(
-    "prb", "schedbench.schedulers.prb:prb",
-    "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2); "
-    "tries every queued job in that order, skipping those that do not fit (as the authors' AccaSim)",
-)
-register_scheduler(
-    "prb-blocking", "schedbench.schedulers.prb:prb_blocking",
-    "PRB's order, but stops at the first job that does not fit (like fcfs/sjf)",
-)
-register_scheduler(
-    "conservative", "schedbench.schedulers.conservative:conservative",
-    "conservative backfilling on a RUSV plan: every queued job holds a booking (Keller's OpenCCS)",
-)
-def _boolean(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("true", "yes", "1", "on"):
-        return True
-    if value in ("false", "no", "0", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-_FAIRSHARE_OPTIONS = (
-    Option("priority_weights", "", "weights age=A,size=S,fairshare=F (per minute queued, per unit, per unit of "
-           "the fair-share factor; default age=1,size=1,fairshare=1440)"),
-    Option("depth", 1, "reservations per pass (1: EASY over the priority order)", int),
-    Option("account", "group", "a job's account: its SWF group or user", str),
-    Option("accounts", "", "accounts file (TOML [accounts.ID] target = U or allocation = U*s); default: "
-           "each account's share of the trace's work"),
-    Option("half_life", 7 * 86400, "half-life of the fair-share usage, s", int),
-    Option("target_factor", 2.0, "target occupancy / ideal occupancy (Steffen 4.1)", float),
-    Option("backfill", True, "false: pass 2 stops at the first job that cannot start (strict priority)", _boolean),
-)
-register_scheduler(
-    "priority", "schedbench.schedulers.fairshare:priority",
-    "linear multifactor priority (age, size, fair-share 2^-U/S) with depth-D reservations and backfill",
-    options=_FAIRSHARE_OPTIONS,
-)
-register_scheduler(
-    "sfs", "schedbench.schedulers.fairshare:sfs",
-    "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
-    "depth-D reservations and backfill", options=_FAIRSHARE_OPTIONS,
-)
-_PRIORITY_TYPE = Option("priority_type", "basic", "ipsched, aucsched, backfill: 'basic' (first submitted highest) "
-                        "or 'multifactor' (age and size, +1 per minute queued)")
-_IP_OPTIONS = (
-    _PRIORITY_TYPE,
-    Option("max_jobs", 200, "ipsched, aucsched: MAX_JOB_COUNT, jobs in the window", int),
-    Option("solver", "cbc", "ipsched, aucsched: 'cbc' or 'highs' (python-mip, one thread)"),
-    Option("max_nodes", 200, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int),
-    Option("on_limit", "halve", "ipsched, aucsched: at the node limit 'halve' (start nothing, halve the window; "
-           "the paper) or 'incumbent' (start the best solution found)"),
-    Option("solver_seed", 0, "ipsched, aucsched: the solver's random seed", int),
-)
-register_scheduler(
-    "ipsched", "schedbench.policies.ipsched:ipsched",
-    "IPSCHED (Soner & Ozturan): one IP per period allocates nodes' free cores and GPUs to a window of jobs",
-    kind=Kind.PYTHON, default_period=5,
-    options=(*_IP_OPTIONS, Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
-                                  "(sum P_j R_j^cpu (s_j - c_j))")),
-)
-register_scheduler(
-    "aucsched", "schedbench.policies.aucsched:aucsched",
-    "AUCSCHED (Soner & Ozturan): an auction of contiguous-block bids per period, solved as an IP",
-    kind=Kind.PYTHON, default_period=5,
-    options=(*_IP_OPTIONS,
-             Option("max_bids", 10, "aucsched: MAXBIDSPERJOB", int),
-             Option("slurm_bids", True, "aucsched: add each job's SLURM bid (the allocator's placement)", _boolean),
-             Option("spread_bids", False, "aucsched: our extension, bid whole nodesets for core-only jobs", _boolean)),
-)
-register_scheduler(
-    "backfill", "schedbench.policies.backfill:backfill",
-    "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",
-    kind=Kind.PYTHON, options=(_PRIORITY_TYPE,),
-)
-register_allocator("ff", "schedbench.allocators.fit:first_fit", "First-Fit: node index order")
-register_allocator("bf", "schedbench.allocators.fit:best_fit", "Best-Fit: non-decreasing free cores + GPUs + MICs")
-register_allocator(
-    "balanced", "schedbench.allocators.netti:balanced",
-    "Balanced: nodes without free critical resources first, then interleaved bins", options=(_CRITICAL,),
-)
-register_allocator(
-    "weighted", "schedbench.allocators.netti:weighted",
-    "Weighted: rank by sum of w_k * impact_k, w_k = mean queued request x load / capacity",
-    options=(_WEIGHT_RULE, _WINDOW),
-)
-register_allocator(
-    "priority-weighted", "schedbench.allocators.netti:priority_weighted",
-    "Weighted with bounded per-critical-type priorities", options=(_CRITICAL, _BOUND, _WEIGHT_RULE, _WINDOW),
-)
-BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS)
+for _entry in (*_schedulers.DECLARATIONS, *_policies.DECLARATIONS):
+    _add(SCHEDULERS, _entry, False)
+for _entry in _allocators.DECLARATIONS:
+    _add(ALLOCATORS, _entry, False)
+for _name, _attr, _text in (
+    ("requested", "requested", "the user's estimate (the run time where the log has none)"),
+    ("actual", "actual", "the real run time (an oracle)"),
+    ("user-profile", "user_profile", "last duration of the user's jobs of the same profile (Netti et al. 2.3)"),
+    ("user-mean2", "user_mean2", "mean of the user's last two ended jobs, capped by the estimate (Tsafrir et al.)"),
+    ("user-profile-capped", "user_profile_capped", "user-profile, also capped at the job's own estimate"),
+):
+    register_predictor(_name, f"schedbench.predictors:{_attr}", _text)
+BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS) | frozenset(PREDICTORS)
 
 # --------------------------------------------------------------------------- plugins
 
@@ -297,6 +180,114 @@ def allocator_names() -> list[str]:
     return list(ALLOCATORS)
 
 
+def predictor(name: str) -> Entry:
+    return _lookup(PREDICTORS, name, "predictor")
+
+
+def predictor_names() -> list[str]:
+    """The registered predictors' names, built-ins first (imports no numba)."""
+    load_plugins()
+    return list(PREDICTORS)
+
+
+def declared_options() -> dict[str, Option]:
+    """Every option some registered scheduler or allocator declares, by name (the first
+    declaration of a shared name gives its help and parser)."""
+    load_plugins()
+    out: dict[str, Option] = {}
+    for e in (*SCHEDULERS.values(), *ALLOCATORS.values()):
+        for o in e.options:
+            out.setdefault(o.name, o)
+    return out
+
+
+# --------------------------------------------------------------------------- capabilities
+
+
+class Impossible(UsageError):
+    """A scheduler+allocator pair that cannot run on a workload or with a site, by their
+    capabilities (a sweep skips such runs)."""
+
+
+class Workload(NamedTuple):
+    """What capabilities ask of a workload (:func:`workload_shape`).  ``on_nodes``: a
+    plan's bookings must hold nodes (some job, dropped ones included, asks for more than
+    single units of one type spread freely, or the site has per-node windows or kept cores
+    on a machine with GPU nodes); ``pool``: every replayed job is single units of one type
+    spread freely."""
+
+    on_nodes: bool
+    pool: bool
+
+
+def workload_shape(request, req_nodes, live, per_node_site: bool = False) -> Workload:
+    """The :class:`Workload` of a job matrix's columns: ``request`` int64 (n, types), the
+    amount of each type per unit; ``req_nodes`` int64 (n,), the node count asked (<= 0:
+    any); ``live`` bool (n,), the jobs that are replayed; ``per_node_site``: the site has
+    maintenance windows, or kept cores and the machine GPU nodes."""
+    import numpy as np  # here: listing the registry needs no numpy
+
+    request = np.asarray(request)
+    free = np.asarray(req_nodes) <= 0
+    kinds = (request > 0).sum(axis=1)
+    largest = request.max(axis=1) if request.size else np.zeros(len(free), dtype=np.int64)
+    # the same tests as conservative._pool_types (every job) and fairshare._pool_types (live jobs)
+    at_most_one = free & (kinds <= 1) & (largest <= 1)
+    exactly_one = free & (kinds == 1) & (largest == 1)
+    return Workload(
+        on_nodes=bool(per_node_site or not np.all(at_most_one)),
+        pool=bool(np.all(exactly_one[np.asarray(live, dtype=bool)])),
+    )
+
+
+def site_features(site) -> frozenset[str]:
+    """The features a :class:`schedbench.plan.site.Site` uses (names of
+    :data:`schedbench.declarations.SITE_FEATURES`)."""
+    used = {
+        "limits": bool(site.limits), "freepools": bool(site.freepools),
+        "kept_cores": bool(site.gpu_node_cores), "maintenance": bool(site.maintenance),
+    }
+    return frozenset(k for k, v in used.items() if v)
+
+
+_FEATURE_TEXT = {"limits": "limits", "freepools": "FreePools", "kept_cores": "kept GPU-node cores",
+                 "maintenance": "maintenance windows"}
+
+
+def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload | None = None) -> None:
+    """Raise :class:`Impossible` (a usage error naming the pair and the reason) when the
+    capabilities of ``scheduler`` and ``allocator`` rule them out together, with ``site``
+    (a :class:`schedbench.plan.site.Site`) or on ``workload`` (:func:`workload_shape`;
+    None: only the checks that need no jobs)."""
+    s, a = _lookup(SCHEDULERS, scheduler, "scheduler"), _lookup(ALLOCATORS, allocator, "allocator")
+    caps = s.capabilities
+    pair = f"{s.name}+{a.name}"
+    if site is not None:
+        missing = sorted(site_features(site) - caps.site, key=list(_FEATURE_TEXT).index)
+        if missing:
+            what = ", ".join(_FEATURE_TEXT[f] for f in missing)
+            planners = [n for n, e in SCHEDULERS.items() if set(missing) <= e.capabilities.site]
+            hint = f"; use {_either(planners)}" if planners else ""
+            why = " (they act on a plan of future starts)" if set(missing) <= PLAN_SITE_FEATURES else ""
+            raise Impossible(f"{pair}: {s.name} does not honour the site's {what}{why}{hint}")
+    needs_order = caps.plan_order == "always" or (
+        caps.plan_order == "on nodes" and workload is not None and workload.on_nodes
+    )
+    if needs_order and not a.capabilities.gives_plan_order:
+        givers = _either([n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order])
+        where = " on nodes" if caps.plan_order == "on nodes" else ""
+        raise Impossible(f"{pair}: {s.name}{where} places jobs in the allocator's planning order, which {a.name} "
+                         f"does not give (use {givers})")
+    if caps.pool_only and workload is not None and not workload.pool:
+        raise Impossible(f"{pair}: {s.name} plans on pools of units only: every job must be single units of one "
+                         "resource type spread freely (node-level reservations for jobs with a node count or "
+                         "several types per unit are not implemented)")
+
+
+def _either(names: list[str]) -> str:
+    return " or ".join(filter(None, (", ".join(names[:-1]), names[-1]))) if names else "none registered"
+
+
 def plugins_of(*entries: Entry) -> tuple[str, ...]:
     """Modules a worker process must import to know ``entries`` (those registered from
     outside the package)."""
@@ -315,7 +306,7 @@ def split_options(sched: Entry, alloc: Entry, options: dict) -> tuple[dict, dict
 def check_option_names(options) -> None:
     """A usage error unless some registered scheduler or allocator declares each name."""
     load_plugins()
-    known = {o.name for e in (*SCHEDULERS.values(), *ALLOCATORS.values()) for o in e.options}
+    known = set(declared_options())
     unknown = sorted(set(options) - known)
     if unknown:
         raise UsageError(f"unknown option(s) {', '.join(unknown)}; known: {', '.join(sorted(known)) or 'none'}")

@@ -69,13 +69,9 @@ from ..core.layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
 from ..errors import UsageError
 from ..io.machine import RESOURCE_NAMES
 
-DEFAULT_CRITICAL: tuple[str, ...] = ("gpus", "mics")
-DEFAULT_PRIORITY_BOUND = 10
 WEIGHT_RULES: tuple[str, ...] = ("text", "authors")  # index = the rule's code in mode[0]
 RULE_TEXT = 0
 RULE_AUTHORS = 1
-DEFAULT_WEIGHT_RULE = "authors"
-DEFAULT_WINDOW = 100
 
 
 # Slots of Weighted.sums / PriorityWeighted.sums, int64 (1 + N_RES,)
@@ -141,7 +137,10 @@ def _buffers(setup):
     return np.arange(m, dtype=np.int64), np.zeros(m), np.empty(m, dtype=np.int64)
 
 
-def balanced(setup, critical=DEFAULT_CRITICAL) -> Balanced:
+# Factories: the options and their defaults are declared in schedbench.allocators.
+
+
+def balanced(setup, critical) -> Balanced:
     return Balanced(critical_mask(critical), *_buffers(setup), np.zeros(16, dtype=np.int64))
 
 
@@ -153,17 +152,14 @@ def _mode(weight_rule, window) -> np.ndarray:
     return np.array([WEIGHT_RULES.index(weight_rule), int(window)], dtype=np.int64)
 
 
-def weighted(setup, weight_rule=DEFAULT_WEIGHT_RULE, window=DEFAULT_WINDOW) -> Weighted:
+def weighted(setup, weight_rule, window) -> Weighted:
     return Weighted(
         np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
         _mode(weight_rule, window),
     )
 
 
-def priority_weighted(
-    setup, critical=DEFAULT_CRITICAL, priority_bound=DEFAULT_PRIORITY_BOUND, weight_rule=DEFAULT_WEIGHT_RULE,
-    window=DEFAULT_WINDOW,
-) -> PriorityWeighted:
+def priority_weighted(setup, critical, priority_bound, weight_rule, window) -> PriorityWeighted:
     if int(priority_bound) < 1:
         raise UsageError("the priority bound must be >= 1")
     return PriorityWeighted(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from .. import predictors
+from .. import predictors, registry
 from ..io import load as workload_io
 
 # The machine plays no part in a prediction; a stand-in spares Parquet tables without one.
@@ -34,10 +34,10 @@ def register(sub) -> None:
 
 
 def evaluate_all(table, meta: dict | None = None) -> dict[str, dict]:
-    """``{predictor: {"mae_s", "median_ae_s", "under_share"}}`` for every predictor but
-    ``actual``."""
+    """``{predictor: {"mae_s", "median_ae_s", "under_share"}}`` for every registered
+    predictor (plug-ins included) but ``actual``."""
     out = {}
-    for name in predictors.PREDICTORS:
+    for name in registry.predictor_names():
         if name == "actual":
             continue
         pred = predictors.evaluate(table, name, meta)

@@ -16,7 +16,6 @@ from .._startup import startup_phase
 from ..engine.replay import replay
 from ..errors import DataError
 from ..io import load as workload_io
-from ..predictors import PREDICTORS
 
 
 def register(sub) -> None:
@@ -27,7 +26,8 @@ def register(sub) -> None:
         "and write DIR/jobs.parquet, DIR/allocations.parquet, DIR/timeline.parquet and "
         "DIR/summary.json.",
         epilog="schedulers (-s):\n" + registry.describe(registry.SCHEDULERS)
-        + "\n\nallocators (-a):\n" + registry.describe(registry.ALLOCATORS),
+        + "\n\nallocators (-a):\n" + registry.describe(registry.ALLOCATORS)
+        + "\n\npredictors (-p):\n" + registry.describe(registry.PREDICTORS),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", metavar="TRACE")
@@ -45,37 +45,10 @@ def register(sub) -> None:
         "(default: from the SWF header or the table's metadata)",
     )
     p.add_argument(
-        "--predictor", "-p", choices=list(PREDICTORS), default="requested",
-        help="what the scheduler believes a job runs: %(choices)s (default %(default)s)",
+        "--predictor", "-p", choices=registry.predictor_names(), default="requested", metavar="NAME",
+        help="what the scheduler believes a job runs: a registered predictor (listed below; default %(default)s)",
     )
     p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
-    p.add_argument(
-        "--critical", metavar="TYPES",
-        help="comma-separated critical resource types for balanced and priority-weighted "
-        "(default gpus,mics); the same as --option critical=TYPES",
-    )
-    p.add_argument(
-        "--priority-bound", type=int, metavar="N",
-        help="priority-weighted's bound on priorities (default 10); the same as --option priority_bound=N",
-    )
-    p.add_argument(
-        "--priority-weights", metavar="W",
-        help="priority and sfs: age=A,size=S,fairshare=F (default age=1,size=1,fairshare=1440); "
-        "the same as --option priority_weights=W",
-    )
-    p.add_argument(
-        "--depth", type=int, metavar="D",
-        help="priority and sfs: reservations per pass (default 1); the same as --option depth=D",
-    )
-    p.add_argument(
-        "--account", choices=("group", "user"),
-        help="priority and sfs: a job's account is its SWF group (default) or user",
-    )
-    p.add_argument(
-        "--accounts", metavar="FILE.toml",
-        help="priority and sfs: allocations ([accounts.ID] target = U or allocation = U*s, optional factor); "
-        "default: each account's share of the trace's work",
-    )
     p.add_argument(
         "--option", "-O", action="append", metavar="NAME=VALUE",
         help="a scheduler or allocator option (repeatable; the options are listed below)",
@@ -88,12 +61,31 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--site", metavar="FILE",
-        help="site policies (TOML: limits, FreePools, kept GPU-node cores, maintenance windows) on the "
-        "conservative scheduler's plan; template: traces/site-template.toml",
+        help="site policies (TOML: limits, FreePools and kept GPU-node cores act on a planning scheduler's "
+        "plan, maintenance windows bind every jitted scheduler); template: traces/site-template.toml",
     )
     p.add_argument("-o", "--output", required=True, metavar="DIR")
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _option_flags(p)
     p.set_defaults(func=_run)
+
+
+_OPTION_DEST = "option:"  # namespace prefix of the declared options' flags
+
+
+def _option_flags(p) -> None:
+    """A flag per option some registered scheduler or allocator declares (``--name`` with
+    dashes, its help from the declaration); each is the same as ``--option name=VALUE``.
+    A plug-in option whose flag another argument already has is given with -O only."""
+    group = p.add_argument_group("scheduler and allocator options (each the same as --option NAME=VALUE)")
+    for option in registry.declared_options().values():
+        default = ",".join(option.default) if isinstance(option.default, tuple) else option.default
+        with contextlib.suppress(argparse.ArgumentError):
+            group.add_argument(
+                option.flag, dest=_OPTION_DEST + option.name, choices=option.choices,
+                metavar=None if option.choices else (option.metavar or "VALUE"),
+                help=f"{option.help} (default {default!s})".replace("%", "%%"),
+            )
 
 
 def _progress(total: int, quiet: bool):
@@ -122,15 +114,12 @@ def _freeze_heap_at_exit() -> None:
 
 
 def options_of(args) -> dict:
-    """The scheduler and allocator options of the command line."""
+    """The scheduler and allocator options of the command line: ``--option`` items, then the
+    declared options' own flags."""
     options = registry.parse_option_args(args.option)
-    if args.critical is not None:
-        options["critical"] = args.critical
-    if args.priority_bound is not None:
-        options["priority_bound"] = args.priority_bound
-    for name in ("priority_weights", "depth", "account", "accounts"):
-        if getattr(args, name, None) is not None:
-            options[name] = getattr(args, name)
+    for dest, value in vars(args).items():
+        if dest.startswith(_OPTION_DEST) and value is not None:
+            options[dest[len(_OPTION_DEST):]] = value
     return options
 
 

@@ -57,7 +57,8 @@ def _run(args) -> int:
     if not args.quiet:
         print(
             f"sweep: {counts['total']} runs: {counts['ran']} run now ({counts['failed']} failed), "
-            f"{counts['skipped']} already done; {counts['failed_total']} failed in all "
+            f"{counts['skipped']} already done, {counts['impossible']} skipped (pair impossible on its workload); "
+            f"{counts['failed_total']} failed in all "
             f"-> {Path(args.output) / 'runs.parquet'}",
             file=sys.stderr,
         )

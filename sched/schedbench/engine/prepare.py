@@ -202,8 +202,7 @@ def build(
     order the scheduler asks for (:func:`schedbench.core.new_core`).  ``site``: site
     policies (:mod:`schedbench.plan.site`); jobs they refuse for ever are left out."""
     check_sorted(table)
-    if predictor not in predictors.PREDICTORS:
-        raise UsageError(f"unknown predictor {predictor!r}; choose from {', '.join(predictors.PREDICTORS)}")
+    registry.predictor(predictor)  # an unknown name is a usage error before any work
     J = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
     status = classify(table, machine, J)
     J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
@@ -221,6 +220,19 @@ def build(
     setup = core_mod.Setup(table, machine, J, meta or {}, arrays)
     alloc = allocator.load()(setup, **alloc_options)
     return Prepared(pred, alloc, setup, status)
+
+
+def workload_of(setup, status) -> registry.Workload:
+    """What the registry's capabilities ask of a prepared run (:func:`registry.workload_shape`):
+    its job matrix's requests, the jobs replayed (``status``), and whether the site's
+    windows or kept cores make bookings per node (as the conservative factory decides)."""
+    J = setup.jobs
+    arrays = setup.site
+    per_node = arrays is not None and bool(
+        arrays.mwin.size or (arrays.gpu_node_cores and (setup.machine.capacity[:, 1] > 0).any())
+    )
+    return registry.workload_shape(J[:, J_REQ : J_REQ + N_RES], J[:, J_REQ_NODES], status == Status.REPLAYED,
+                                   per_node)
 
 
 def result(core, status, table, machine, scheduler, allocator, predictor, simulate_s, passes, options) -> ReplayResult:

@@ -17,7 +17,7 @@ from .. import core, registry
 from ..errors import UsageError
 from ..io.jobs import JobTable, digest
 from ..io.machine import Machine
-from .prepare import STATUS_NAMES, ReplayResult, Status, build, provenance, result
+from .prepare import STATUS_NAMES, ReplayResult, Status, build, provenance, result, workload_of
 
 __all__ = ["STATUS_NAMES", "ReplayResult", "Status", "provenance", "replay", "warm_up"]
 
@@ -59,14 +59,14 @@ def replay(
     ``critical=("gpus",)``, ``priority_bound=5``.  ``progress``, if given, is called with
     the number of started jobs from time to time.  ``site``: site policies, a
     :class:`schedbench.plan.site.Site` or the path of a site file (see that module: limits,
-    FreePools and kept GPU-node cores act on the ``conservative`` plan; maintenance
-    windows too, and other schedulers refuse them for now)."""
+    FreePools and kept GPU-node cores act on a planning scheduler's plan, maintenance windows
+    on every jitted scheduler).  A pair its capabilities rule out (:func:`registry.check_pair`)
+    is a usage error before any replay work."""
     sched = registry.scheduler(scheduler)
     alloc = registry.allocator(allocator)
     sched_opts, alloc_opts = registry.split_options(sched, alloc, {**(options or {}), **more_options})
     if period is None:
         period = sched.default_period
-    planning = False
     if site is not None:
         from ..plan import (
             site as site_mod,  # here: its dataclasses cost every command's start-up 7 ms
@@ -74,13 +74,8 @@ def replay(
 
         if not isinstance(site, site_mod.Site):
             site = site_mod.load(site)
-        planning = scheduler in site_mod.PLANNING_SCHEDULERS
-        if site.plan_only and not planning:
-            raise UsageError(
-                f"limits, FreePools and kept GPU-node cores act on a plan: use them with "
-                f"{', '.join(site_mod.PLANNING_SCHEDULERS)}, not {scheduler} (maintenance windows bind every "
-                "jitted scheduler)"
-            )
+    registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
+    planning = sched.capabilities.plans
     if sched.kind is registry.Kind.PYTHON:
         prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts, site=site)
         from .simulation import Simulation
@@ -98,6 +93,7 @@ def replay(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-digest") as pool:
         input_digest = pool.submit(digest, table)
         prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
+        registry.check_pair(scheduler, allocator, site=site, workload=workload_of(prep.setup, prep.status))
         jitted = sched.load()(prep.setup, **sched_opts)
         arrays = prep.setup.site
         windows = None

@@ -68,7 +68,7 @@ from ..errors import SchedbenchError, UsageError
 from ..io.jobs import JobTable
 from ..io.machine import Machine
 from ..schedulers.prb import expected_queue_wait
-from .prepare import ReplayResult, build, provenance, result
+from .prepare import ReplayResult, build, provenance, result, workload_of
 
 _QUEUED = int(JobState.QUEUED)  # plain ints: an IntEnum member lookup costs microseconds
 _TICK = int(Event.TICK)
@@ -204,10 +204,16 @@ class Simulation:
             from ..plan import site as site_mod
 
             site = site if isinstance(site, site_mod.Site) else site_mod.load(site)
-            if site.plan_only or (sched_entry is not None and scheduler in site_mod.PLANNING_SCHEDULERS):
+            planner = sched_entry is not None and sched_entry.capabilities.plans
+            if site.plan_only or planner:
+                planners = ", ".join(n for n in registry.scheduler_names() if registry.scheduler(n).capabilities.plans)
                 raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
-                                 "act on a plan: replay conservative with them)")
+                                 f"act on a plan: replay {planners} with them)")
+        if sched_entry is not None:
+            registry.check_pair(scheduler, allocator, site=site)
         prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta, site=site)
+        if sched_entry is not None:  # a policy's own pair is checked by replay(), which knows its name
+            registry.check_pair(scheduler, allocator, site=site, workload=workload_of(prep.setup, prep.status))
         order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
         self._grow = None
         if sched_entry is not None:

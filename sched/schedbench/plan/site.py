@@ -63,8 +63,6 @@ from ..core.layout import (
 from ..errors import UsageError
 from ..io.machine import Machine
 
-PLANNING_SCHEDULERS = ("conservative",)
-"""The schedulers that keep a plan, on which limits, FreePools and kept cores act."""
 WEEK = 7 * 86400
 FOREVER = 1 << 61  # beyond any trace instant, below the plan's INF
 RESOURCES = ("cores", "gpus", "mics", "mem")

@@ -1,3 +1,46 @@
 """Python-level policies, driven through the decision interface of
-:mod:`schedbench.engine.simulation` (``decide(view) -> starts``), one module per family, each
-registered in :mod:`schedbench.registry` with ``kind="python"``."""
+:mod:`schedbench.engine.simulation` (``decide(view) -> starts``), one module per family.
+
+:data:`DECLARATIONS` is each policy's whole description (name, factory
+``factory(sim, **options)``, options with defaults and help, capabilities);
+:mod:`schedbench.registry` registers them with ``kind="python"``.  It lives here, not in
+the policy modules, so that listing the registry imports neither kernels nor solvers.
+"""
+
+from ..declarations import Capabilities, Entry, Kind, Option, boolean
+
+_PRIORITY_TYPE = Option("priority_type", "basic", "ipsched, aucsched, backfill: 'basic' (first submitted highest) "
+                        "or 'multifactor' (age and size, +1 per minute queued)", choices=("basic", "multifactor"))
+_IP_OPTIONS = (
+    _PRIORITY_TYPE,
+    Option("max_jobs", 200, "ipsched, aucsched: MAX_JOB_COUNT, jobs in the window", int, metavar="N"),
+    Option("solver", "cbc", "ipsched, aucsched: 'cbc' or 'highs' (python-mip, one thread)", choices=("cbc", "highs")),
+    Option("max_nodes", 200, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int,
+           metavar="N"),
+    Option("on_limit", "halve", "ipsched, aucsched: at the node limit 'halve' (start nothing, halve the window; "
+           "the paper) or 'incumbent' (start the best solution found)", choices=("halve", "incumbent")),
+    Option("solver_seed", 0, "ipsched, aucsched: the solver's random seed", int, metavar="N"),
+)
+# Soner & Ozturan's 5 s cycle.  A Simulation honours maintenance windows only.
+_IP = Capabilities(default_period=5)
+
+DECLARATIONS: tuple[Entry, ...] = (
+    Entry("ipsched", Kind.PYTHON, "schedbench.policies.ipsched:ipsched",
+          "IPSCHED (Soner & Ozturan): one IP per period allocates nodes' free cores and GPUs to a window of jobs",
+          (*_IP_OPTIONS, Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
+                                "(sum P_j R_j^cpu (s_j - c_j))", choices=("priority", "cores"))), _IP),
+    # Its SLURM bids (slurm_bids=true) need the allocator's planning order: checked by the policy,
+    # since that depends on an option.
+    Entry("aucsched", Kind.PYTHON, "schedbench.policies.aucsched:aucsched",
+          "AUCSCHED (Soner & Ozturan): an auction of contiguous-block bids per period, solved as an IP",
+          (*_IP_OPTIONS,
+           Option("max_bids", 10, "aucsched: MAXBIDSPERJOB", int, metavar="N"),
+           Option("slurm_bids", True, "aucsched: add each job's SLURM bid (the allocator's placement)", boolean,
+                  metavar="BOOL"),
+           Option("spread_bids", False, "aucsched: our extension, bid whole nodesets for core-only jobs", boolean,
+                  metavar="BOOL")), _IP),
+    # It places every start in the allocator's planning order.
+    Entry("backfill", Kind.PYTHON, "schedbench.policies.backfill:backfill",
+          "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",
+          (_PRIORITY_TYPE,), Capabilities(plan_order="always")),
+)

@@ -85,7 +85,7 @@ from ..core.layout import (
     JobState,
 )
 from ..errors import UsageError
-from ..plan.accounts import DEFAULT_FACTOR, accounts, allocations
+from ..plan.accounts import accounts, allocations
 from ..plan.rusv import (
     INF,
     M_AVL,
@@ -98,7 +98,6 @@ from ..plan.rusv import (
 )
 
 DEFAULT_WEIGHTS = {"age": 1.0, "size": 1.0, "fairshare": 1440.0}
-DEFAULT_HALF_LIFE = 7 * 86400
 
 # Slots of FairShare.par, int64
 P_DEPTH = 0  # reservations per pass
@@ -403,11 +402,12 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
     return JittedScheduler(state, _run)
 
 
-def priority(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
-             target_factor=DEFAULT_FACTOR, backfill=True) -> JittedScheduler:
+# Factories: the options and their defaults are declared in schedbench.schedulers.
+
+
+def priority(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill) -> JittedScheduler:
     return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
 
 
-def sfs(setup, priority_weights="", depth=1, account="group", accounts="", half_life=DEFAULT_HALF_LIFE,
-        target_factor=DEFAULT_FACTOR, backfill=True) -> JittedScheduler:
+def sfs(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill) -> JittedScheduler:
     return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill)

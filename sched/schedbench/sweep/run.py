@@ -9,6 +9,8 @@ Top level::
     schedulers = "all"            # (default) or a list of registered scheduler names
     allocators = "all"            # (default) or a list of registered allocator names
     exclude = ["conservative+balanced", "sfs+*"]  # optional: scheduler+allocator pairs left out
+                                  # (pairs that cannot run on a workload are skipped anyway:
+                                  # schedbench.registry.check_pair)
     predictors = ["requested"]    # "all" or a list (default ["requested"])
     seeds = [1, 2]                # generator seeds (default [1])
     machines = ["16x(cores=8)"]   # optional default machines of the workloads
@@ -101,7 +103,6 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, registry
 from ..errors import DataError, UsageError
-from ..predictors import PREDICTORS
 from ..workloads import GENERATORS
 
 if TYPE_CHECKING:
@@ -219,7 +220,8 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
     excluded = _excluded(config.get("exclude", []), sched_table, alloc_table)
     periods = _periods(config["period"]) if "period" in config else [None]  # None: each scheduler's default
     option_grid = _option_grid(config.get("options", {}))
-    predictors = _names(config.get("predictors"), PREDICTORS, "predictor", DEFAULT_PREDICTORS)
+    pred_table = {n: None for n in registry.predictor_names()}
+    predictors = _names(config.get("predictors"), pred_table, "predictor", DEFAULT_PREDICTORS)
     seeds = _seeds(config.get("seeds", list(DEFAULT_SEEDS)), "sweep")
     default_machines = _machines(config.get("machines"), "sweep")
     entries = config.get("workloads")
@@ -570,6 +572,11 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp / f"{name}.parquet", dest)
         row.update(ok)
+    except registry.Impossible as exc:  # a pair its capabilities rule out on this workload: no result
+        shutil.rmtree(tmp, ignore_errors=True)
+        row = _base_row(run, git_rev)
+        row.update(status="impossible", error=str(exc))
+        return row
     except Exception as exc:  # noqa: BLE001 - a failed run is recorded, whatever failed
         row = _base_row(run, git_rev)
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
@@ -693,7 +700,9 @@ def sweep(
     usable cores; 1 runs in this process); ``dask_address``: send the runs to that Dask
     scheduler instead.  ``progress``: tqdm bar on stderr (None: only on a terminal).
     Returns counts: ``total, skipped, ran, failed`` (failed among those run now),
-    ``failed_total``."""
+    ``impossible`` (runs whose scheduler+allocator pair the registry's capabilities rule
+    out on their workload, :func:`schedbench.registry.check_pair`: left out, nothing
+    written), ``failed_total``."""
     import polars as pl
     from tqdm import tqdm
 
@@ -721,13 +730,17 @@ def sweep(
             },
             results / "sweep.json",
         )
-        counts = {"total": len(runs), "skipped": len(runs) - len(pending), "ran": 0, "failed": 0}
+        counts = {"total": len(runs), "skipped": len(runs) - len(pending), "ran": 0, "failed": 0, "impossible": 0}
         bar = tqdm(
             total=len(runs), initial=counts["skipped"], unit="run", desc="sweep", file=sys.stderr,
             disable=(None if progress is None else not progress), dynamic_ncols=True,
         )
 
         def record(row: dict) -> None:
+            if row.get("status") == "impossible":  # checked before any replay work; nothing is written
+                counts["impossible"] += 1
+                bar.update(1)
+                return
             counts["ran"] += 1
             if row.get("status") != "ok":
                 counts["failed"] += 1
@@ -735,7 +748,8 @@ def sweep(
             bar.update(1)
 
         plugins = registry.plugins_of(
-            *{registry.scheduler(r["scheduler"]) for r in pending}, *{registry.allocator(r["allocator"]) for r in pending}
+            *{registry.scheduler(r["scheduler"]) for r in pending}, *{registry.allocator(r["allocator"]) for r in pending},
+            *{registry.predictor(r["predictor"]) for r in pending},
         )
         try:
             if not pending:
