@@ -68,7 +68,7 @@ from ..errors import SchedbenchError, UsageError
 from ..io.jobs import JobTable
 from ..io.machine import Machine
 from ..schedulers.prb import expected_queue_wait
-from .prepare import ReplayResult, build, provenance, result
+from .prepare import ReplayResult, Run, result, start_run
 
 _QUEUED = int(JobState.QUEUED)  # plain ints: an IntEnum member lookup costs microseconds
 _TICK = int(Event.TICK)
@@ -135,13 +135,6 @@ class Policy(Protocol):
     # optional: waits_for_events: bool (see the module's docstring)
 
 
-class PolicyDriven(NamedTuple):
-    """The scheduler state of a run whose decisions a Python policy makes (no kernel
-    implements a pass for it)."""
-
-    flag: np.ndarray
-
-
 def _ro(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
@@ -178,49 +171,32 @@ class Simulation:
         path) holding maintenance windows only: the allocator never starts a job on a node
         whose window meets its predicted run, placements a policy gives are refused there,
         and every window end is a decision point while jobs wait (``View.maintenance``)."""
-        if queue_order not in ("fifo", "sjf"):
-            raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
-        if period < 0:
-            raise UsageError("the decision period must be >= 0 seconds")
-        alloc_entry = registry.allocator(allocator)
-        sched_entry = None
-        if scheduler is not None:
-            sched_entry = registry.scheduler(scheduler)
-            if sched_entry.kind is not registry.Kind.JITTED:
-                raise UsageError(f"{scheduler!r} is a Python policy: pass it to run(), not as scheduler=")
-        given = {**(options or {}), **more_options}
-        self.scheduler_options, self.allocator_options = registry.split_options(
-            sched_entry or alloc_entry, alloc_entry, given
-        )
-        if sched_entry is None:
-            self.scheduler_options = {}
-        self.allocator = allocator
-        self.scheduler = scheduler
-        self.table = table
-        self.machine = machine
-        self.predictor = predictor
-        self.period = period
-        if site is not None:
-            from ..plan import site as site_mod
+        if scheduler is not None and registry.scheduler(scheduler).kind is not registry.Kind.JITTED:
+            raise UsageError(f"{scheduler!r} is a Python policy: pass it to run(), not as scheduler=")
+        self._attach(start_run(
+            table, machine, scheduler, allocator, predictor, period=period, queue_order=queue_order, meta=meta,
+            options={**(options or {}), **more_options}, site=site, stepped=True,
+        ))
 
-            site = site if isinstance(site, site_mod.Site) else site_mod.load(site)
-            if site.plan_only or (sched_entry is not None and scheduler in site_mod.PLANNING_SCHEDULERS):
-                raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
-                                 "act on a plan: replay conservative with them)")
-        prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta, site=site)
-        order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
-        self._grow = None
-        if sched_entry is not None:
-            jitted = sched_entry.load()(prep.setup, **self.scheduler_options)
-            self.sched, order, self._grow = jitted.state, jitted.queue_order, jitted.grow
-        else:
-            self.sched = PolicyDriven(np.zeros(1, dtype=np.int64))
-        self.pred, self.alloc, self.status = prep.pred, prep.alloc, prep.status
-        arrays = prep.setup.site
-        windows = None if arrays is None else (arrays.mspan, arrays.mwin)
-        self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order,
-                                      maintenance=windows)
-        core_mod.arm(self.core)
+    @classmethod
+    def of(cls, run: Run) -> Simulation:
+        """A Simulation stepping ``run`` (from :func:`schedbench.engine.prepare.start_run`;
+        :func:`schedbench.engine.replay.replay` builds Python policies' runs so)."""
+        sim = cls.__new__(cls)
+        sim._attach(run)
+        return sim
+
+    def _attach(self, run: Run) -> None:
+        prov = run.provenance
+        self._provenance = prov
+        self.scheduler_options, self.allocator_options = run.sched_options, run.alloc_options
+        self.allocator, self.predictor, self.period = prov["allocator"], prov["predictor"], prov["period"]
+        self.scheduler = prov["scheduler"] if run.jitted is not None else None
+        self.table, self.machine = run.setup.table, run.setup.machine
+        self._grow = None if run.jitted is None else run.jitted.grow
+        self.sched, self.pred, self.alloc, self.status, self.core = run.sched, run.pred, run.alloc, run.status, run.core
+        meta = run.setup.meta
+        table = self.table
         self._bind()
         self.now: int | None = None
         J = self.core.jobs
@@ -458,10 +434,7 @@ class Simulation:
         if bar is not None:
             bar.close()
         simulate_s = time.perf_counter() - t0
-        prov = provenance(
-            self.table, self.machine, name, self.allocator, self.predictor, self.period,
-            self.scheduler_options, self.allocator_options,
-        )
+        prov = {**self._provenance, "scheduler": name}
         res = result(
             self.core, self.status, self.table, self.machine, name, self.allocator,
             self.predictor, simulate_s, self.passes, prov,
