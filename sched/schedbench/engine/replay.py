@@ -66,7 +66,7 @@ def replay(
         run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta,
                         options=options, site=site)
         sim = Simulation.of(run)
-        policy = registry.scheduler(scheduler).load()(sim, **run.sched_options)
+        policy = registry.scheduler(scheduler).load()(sim.context(), **run.sched_options)
         return sim.run(policy, name=scheduler,
                        progress=False if progress is None else (lambda now, started: progress(started)))
     run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,

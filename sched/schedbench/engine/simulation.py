@@ -1,12 +1,14 @@
 """Step-by-step replay for Python-level policies (the Batsim-style decision interface).
 
-Schedulers that cannot run inside numba (python-mip models, experiments) implement
+Schedulers that cannot run inside numba (python-mip models, experiments) implement the
+protocol of :mod:`schedbench.engine.policy`::
 
     class Policy:
         def decide(self, view: View) -> Iterable[Start]: ...
 
-where a start is a job index (the run's allocator picks the nodes) or ``(job, nodes,
-counts)`` (the policy picks them: ``counts[i]`` units on node ``nodes[i]``).  ``decide``
+where a :class:`~schedbench.engine.policy.Start` is a job index (the run's allocator
+picks the nodes) or ``(job, nodes, counts)`` (the policy picks them: ``counts[i]`` units
+on node ``nodes[i]``); a bare int or tuple means the same.  ``decide``
 may return a list or yield: each start is applied before the next is taken, so a policy
 that yields can test the next job with :meth:`Simulation.fits` on the updated nodes.  The engine
 advances to the next decision point (every event instant, or with ``period=N`` every N
@@ -30,14 +32,14 @@ into summary.json as ``policy`` (its solver and settings) and each table is writ
 ``NAME.parquet`` beside jobs.parquet (ipsched's and aucsched's ``decisions``).
 
 Register a policy with :func:`schedbench.registry.register_scheduler` (``kind="python"``,
-a factory ``factory(sim, **options) -> policy``) and ``schedbench replay -s NAME`` runs it.
+a factory ``factory(context, **options) -> policy`` taking a
+:class:`~schedbench.engine.policy.PolicyContext`, :meth:`Simulation.context`) and
+``schedbench replay -s NAME`` runs it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -64,75 +66,15 @@ from ..core.layout import (
     JobState,
 )
 from ..core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
-from ..errors import SchedbenchError, UsageError
+from ..errors import UsageError
 from ..io.jobs import JobTable
 from ..io.machine import Machine
 from ..schedulers.prb import expected_queue_wait
+from .policy import Policy, PolicyContext, PolicyError, View, allocator_order
 from .prepare import ReplayResult, Run, result, start_run
 
 _QUEUED = int(JobState.QUEUED)  # plain ints: an IntEnum member lookup costs microseconds
 _TICK = int(Event.TICK)
-
-
-class PolicyError(SchedbenchError):
-    """A policy asked for something impossible (a job that is not queued, a placement
-    that does not fit)."""
-
-
-class View(NamedTuple):
-    """What a policy sees at a decision point.  Arrays are read-only; job arrays are
-    indexed by job index (row of the job table).
-
-    time: s.  queue: job indices in queue order.  running: running job indices.
-    free, capacity: int64 (n_nodes, 4) cores, GPUs, MICs, MiB.  submit, start, estimate,
-    pred (s), units, req_nodes, user, group, queue_id, qwait (expected wait of the job's
-    queue, s): int64 (n,); request: int64 (n, 4) per unit.  alloc_start, alloc_count
-    int64 (n,) and alloc_log int32 (rows, 2): a started job j ran or runs on the (node,
-    units) rows ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]``
-    (:meth:`nodes_of`).  maint_span int64 (n_nodes, 2), maint_windows int64 (w, 2): node
-    i's maintenance windows [start, end) are ``maint_windows[maint_span[i, 0] :
-    maint_span[i, 1]]`` (:meth:`maintenance`; empty without a site).
-    """
-
-    time: int
-    queue: np.ndarray
-    running: np.ndarray
-    free: np.ndarray
-    capacity: np.ndarray
-    submit: np.ndarray
-    start: np.ndarray
-    estimate: np.ndarray
-    pred: np.ndarray
-    units: np.ndarray
-    request: np.ndarray
-    req_nodes: np.ndarray
-    user: np.ndarray
-    group: np.ndarray
-    queue_id: np.ndarray
-    qwait: np.ndarray
-    alloc_start: np.ndarray
-    alloc_count: np.ndarray
-    alloc_log: np.ndarray
-    maint_span: np.ndarray
-    maint_windows: np.ndarray
-
-    def maintenance(self, node: int) -> np.ndarray:
-        """Node ``node``'s maintenance windows, int64 (k, 2) [start, end), sorted."""
-        lo, hi = self.maint_span[node]
-        return self.maint_windows[lo:hi]
-
-    def nodes_of(self, job: int) -> tuple[np.ndarray, np.ndarray]:
-        """(nodes, units per node) of a started job, in allocation order."""
-        if self.start[job] < 0:
-            raise PolicyError(f"job index {job} has not started")
-        rows = self.alloc_log[self.alloc_start[job] : self.alloc_start[job] + self.alloc_count[job]]
-        return rows[:, 0], rows[:, 1]
-
-
-class Policy(Protocol):
-    def decide(self, view: View) -> Iterable: ...
-
-    # optional: waits_for_events: bool (see the module's docstring)
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -213,6 +155,7 @@ class Simulation:
             group=_ro(J[:, J_GROUP]),
             queue_id=_ro(J[:, J_QUEUE]),
             qwait=_ro(expected_queue_wait(table, meta)),
+            contiguous=_ro(np.asarray(table.contiguous, dtype=np.bool_)),
             alloc_start=_ro(J[:, J_PTR]),
             alloc_count=_ro(J[:, J_NODES]),
             maint_span=_ro(self.core.mspan),
@@ -222,6 +165,12 @@ class Simulation:
         self._static_fields = tuple(self._static[f] for f in View._fields[4:])  # in View's order
         self.passes = 0
         self._started_in_pass = 0
+
+    def context(self) -> PolicyContext:
+        """What a Python policy's factory is given (:class:`PolicyContext`): the machine,
+        the allocator, the fit test and the allocator's node order; not the job table."""
+        return PolicyContext(self.machine, self.allocator, self.alloc, self.period, self.fits,
+                             lambda free: allocator_order(self.alloc, free))
 
     # -- stepping ---------------------------------------------------------------------
 
