@@ -67,9 +67,8 @@ from ..core.layout import (
 )
 from ..core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
 from ..errors import UsageError
-from ..io.jobs import JobTable
+from ..io.jobs import JobTable, expected_queue_wait
 from ..io.machine import Machine
-from ..schedulers.prb import expected_queue_wait
 from .policy import Policy, PolicyContext, PolicyError, View, allocator_order
 from .prepare import ReplayResult, Run, result, start_run
 
