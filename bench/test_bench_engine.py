@@ -123,7 +123,7 @@ def alloc_case():
     # Half-busy machine: each node has a random share of each resource in use.
     free0 = np.ascontiguousarray((cap * rng.uniform(0.3, 1.0, cap.shape)).astype(np.int64))
     table, _ = eurora_like.generate(ALLOC_JOBS, np.random.default_rng(5), load=0.8)
-    J = layout.job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
+    J = layout.job_matrix(table)
     J[:, layout.J_PRED] = J[:, layout.J_EST]
     setup = core.Setup(table, machine, J, {})
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from schedbench.cli.main import main
 
+from schedbench.cli.main import main
 from schedbench.errors import DataError
 from schedbench.io import alea, machine
 from schedbench.io import load as workload_io

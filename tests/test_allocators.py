@@ -15,7 +15,7 @@ from schedbench.core import layout
 from schedbench.engine import replay
 from schedbench.engine.simulation import Simulation
 from schedbench.io import jobs, machine
-from schedbench.schedulers.prb import expected_queue_wait
+from schedbench.io.jobs import expected_queue_wait
 from schedbench.workloads import eurora_like
 
 ALLOCS = ["ff", "bf", "balanced", "weighted", "priority-weighted"]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schedbench.cli.main import main
 
+from schedbench.cli.main import main
 from schedbench.errors import SchedbenchError
 from schedbench.io import eurora, jobs, machine, swf
 from schedbench.plan import site

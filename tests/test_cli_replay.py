@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from schedbench.cli.main import main
 
+from schedbench.cli.main import main
 from schedbench.io import jobs
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"

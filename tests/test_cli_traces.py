@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from schedbench.cli.main import main
 
 import test_fetch as served
+from schedbench.cli.main import main
 from schedbench.io import fetch
 
 # The archive server and its fixtures live in test_fetch.py.

@@ -225,6 +225,6 @@ def test_a_pool_of_a_billion_cores_needs_a_small_allocation_log():
     t = jobs.from_columns(submit=[0, 0], run=[5, 5], estimate=[5, 5], units=[1_579_754_105, 1],
                           unit_cores=[1, 1])
     cap = np.array([[1_579_754_105, 0, 0, 0]], dtype=np.int64)  # as an SWF log's widest job makes it
-    assert new_core(layout.job_matrix(t, np.zeros(2, bool)), cap).log.shape[0] < 100
+    assert new_core(layout.job_matrix(t), cap).log.shape[0] < 100
     res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), "easy", "ff")
     assert res.start.tolist() == [0, 5]

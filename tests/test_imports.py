@@ -109,3 +109,75 @@ def test_the_graph_sees_relative_and_function_level_imports():
     targets = {t for t, _ in graph["schedbench.engine.replay"]}
     assert "schedbench.engine.simulation" in targets  # imported inside replay()
     assert "schedbench.core" in targets
+
+
+# --------------------------------------------------------------------------- layers
+
+LAYER_OF = {
+    "io": "io", "analysis": "analysis", "core": "core", "engine": "engine", "plan": "plan", "sweep": "sweep",
+    "cli": "cli", "schedulers": "policy", "allocators": "policy", "policies": "policy", "predictors": "policy",
+    "workloads": "io",
+}
+# what each layer may import from the package (besides the top-level infrastructure:
+# errors, registry, _jit, _startup, __version__, schema); a policy is found through the registry
+MAY_IMPORT = {
+    "io": {"io"},
+    "analysis": {"analysis", "io"},
+    "core": {"core", "io"},
+    "plan": {"plan", "core", "io"},
+    "policy": {"policy", "core", "plan", "io", "engine.policy"},
+    "engine": {"engine", "core", "plan", "io", "policy-registry"},
+    "sweep": {"sweep", "engine", "analysis", "io", "plan"},
+    "cli": {"cli", "engine", "analysis", "io", "plan", "sweep", "workloads", "policy"},
+}
+INFRASTRUCTURE = {"schedbench", "schedbench.errors", "schedbench.registry", "schedbench._jit", "schedbench._startup",
+                  "schedbench.schema"}
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return LAYER_OF.get(parts[1]) if len(parts) > 1 else None
+
+
+def test_layers_import_only_downwards():
+    bad = []
+    for module, edges in _imports().items():
+        layer = _layer(module)
+        if layer is None:
+            continue
+        for target, _ in edges:
+            if target in INFRASTRUCTURE or target == module:
+                continue
+            t = _layer(target)
+            allowed = MAY_IMPORT[layer]
+            if t == layer or t in allowed or ".".join(target.split(".")[1:3]) in allowed:
+                continue
+            if module.startswith("schedbench.workloads") and t == "io":
+                continue
+            bad.append(f"{module} ({layer}) imports {target} ({t})")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_engine_imports_no_concrete_policy():
+    for module, edges in _imports().items():
+        if module.startswith("schedbench.engine"):
+            for target, _ in edges:
+                assert not target.startswith(
+                    ("schedbench.schedulers", "schedbench.allocators", "schedbench.policies")
+                ), f"{module} imports {target}: policies are found through the registry"
+
+
+def test_io_and_analysis_load_no_engine_and_analysis_no_numba():
+    code = (
+        "import sys\n"
+        "import schedbench.io.jobs, schedbench.io.machine, schedbench.io.catalog, schedbench.io.fetch\n"
+        "assert not any(m.startswith(('schedbench.core', 'schedbench.engine')) for m in sys.modules), 'io'\n"
+        "assert 'numba' not in sys.modules, 'io loads numba'\n"
+        "import schedbench.analysis.metrics, schedbench.analysis.views\n"
+        "assert 'numba' not in sys.modules, 'analysis loads numba'\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr

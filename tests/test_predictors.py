@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from schedbench.cli.main import main
 
 from schedbench import predictors
+from schedbench.cli.main import main
 from schedbench.engine.replay import replay
 from schedbench.io import jobs
 from schedbench.io.machine import from_spec

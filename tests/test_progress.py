@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from schedbench.cli.main import main
 
 from schedbench import registry
+from schedbench.cli.main import main
 from schedbench.engine import progress, replay
 from schedbench.engine.simulation import Simulation
 from schedbench.io import machine

@@ -394,11 +394,11 @@ def test_no_job_runs_across_a_window_on_its_nodes(trace, scheduler, allocator):
 def test_nodes_under_the_same_windows_share_one_copy():
     mach = machine.from_spec("512x(cores=4)")
     t = table([(1, 0, 10, 1, 10), (2, 400 * 86400, 10, 1, 10)])
-    J = __import__("schedbench.core.layout", fromlist=["job_matrix"]).job_matrix(t, np.zeros(t.n_jobs, dtype=bool))
+    J = __import__("schedbench.core.layout", fromlist=["job_matrix"]).job_matrix(t)
     s = site.parse('[[maintenance]]\nnodes = "all"\nweekly = "Tue 06:00-08:00"\n'
                    '[[maintenance]]\nnodes = "0-1"\nfrom = "3d"\nto = "3d1h"\n')
-    arrays, rejected = site.compile_site(s, J, mach)
-    weeks = site.Validity("weekly", ((86400 + 6 * 3600, 86400 + 8 * 3600),)).intervals(*site.horizon(J), 0).shape[0]
+    arrays, rejected = site.compile_site(s, J, mach, np.ones(t.n_jobs, dtype=bool))
+    weeks = site.Validity("weekly", ((86400 + 6 * 3600, 86400 + 8 * 3600),)).intervals(*site.horizon(J, np.ones(t.n_jobs, dtype=bool)), 0).shape[0]
     assert arrays.mwin.shape[0] == weeks + (weeks + 1)  # nodes 2-511 share a copy; 0-1 another (one more window)
     assert (arrays.mspan[2:] == arrays.mspan[2]).all() and (arrays.mspan[0] == arrays.mspan[1]).all()
     assert not rejected.any()

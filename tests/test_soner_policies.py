@@ -354,6 +354,7 @@ def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path
     import json
 
     import polars as pl
+
     from schedbench.cli.main import main
 
     wl = tmp_path / "v.parquet"

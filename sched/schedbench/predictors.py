@@ -367,7 +367,7 @@ def evaluate(table, predictor: str, meta: dict | None = None) -> np.ndarray:
     after the arrivals); equal keys in job order."""
     n = table.n_jobs
     state = prepare(table, predictor, meta)
-    J = job_matrix(table, np.zeros(n, dtype=np.bool_))
+    J = job_matrix(table)
     live = np.flatnonzero(table.run >= 0)
     end = historical_end(table)[live]
     key = 3 * end + np.where(table.run[live] > 0, 0, 2)

@@ -51,7 +51,7 @@ def _allocate(name, cap, free, req, units, req_nodes, weights):
         unit_gpus=req[1:2], unit_mics=req[2:3], unit_mem=req[3:], req_nodes=np.array([req_nodes]),
     )
     mach = machine.Machine(cap, machine.spec_of(cap))
-    J = layout.job_matrix(table, np.zeros(1, dtype=np.bool_))
+    J = layout.job_matrix(table)
     c = core.new_core(J, cap)
     c.free[:] = free
     c.scal[C_FREE : C_FREE + N] = free.sum(axis=0)

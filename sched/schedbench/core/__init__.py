@@ -45,13 +45,24 @@ class Setup(NamedTuple):
     """What a scheduler's or an allocator's factory builds its state from: the job table
     (sorted by (submit, id)), the machine, the job matrix (:mod:`schedbench.core.layout`) and
     the workload's metadata (queue names and limits; may be empty); ``site``: the site
-    policies' arrays (:class:`schedbench.plan.site.SiteArrays`) or None."""
+    policies' arrays (:class:`schedbench.plan.site.SiteArrays`) or None; ``pool_type``:
+    int64 (n,), each job's pool type (:func:`schedbench.core.layout.pool_type`: the one
+    resource type of a job made of single units spread freely, else -1), computed once by
+    the set-up for every factory."""
 
     table: JobTable
     machine: Machine
     jobs: np.ndarray
     meta: dict
     site: object = None
+    pool_type: np.ndarray | None = None
+
+    @property
+    def all_pool(self) -> bool:
+        """Whether every job the replay keeps is a pool job (schedulers then plan on the
+        machine's totals instead of its nodes)."""
+        live = self.jobs[:, J_STATE] != JobState.DROPPED
+        return bool(np.all(self.pool_type[live] >= 0))
 
 
 class JittedScheduler(NamedTuple):

@@ -50,46 +50,75 @@ class JobState(enum.IntEnum):
     DROPPED = 4
 
 
-def job_matrix(table: JobTable, dropped: np.ndarray) -> np.ndarray:
-    """The int64 (n, N_JCOLS) job matrix of ``table``; rows where ``dropped`` (bool (n,))
-    is true are marked DROPPED.  The scheduler's estimate is the table's estimate when
-    positive, else the run time (spec: field 9 when > 0, otherwise the run time); the
-    per-unit request is cores, GPUs, MICs, MiB with negative amounts read as 0."""
-    t = table
-    J = np.empty((t.n_jobs, N_JCOLS), dtype=np.int64)
-    _fill_job_matrix(J, t.submit, t.run, t.estimate, t.units, t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem,
-                     t.req_nodes, t.user, t.group, t.queue, dropped)
+def job_matrix(table: JobTable) -> np.ndarray:
+    """The int64 (n, N_JCOLS) job matrix of ``table``, every job PENDING.  The scheduler's
+    estimate is the table's estimate when positive, else the run time (spec: field 9 when
+    > 0, otherwise the run time); the per-unit request is cores, GPUs, MICs, MiB with
+    negative amounts read as 0.  A run's set-up fills it together with its screening
+    (:func:`schedbench.engine.prepare.screen`); this is the matrix alone."""
+    J = np.empty((table.n_jobs, N_JCOLS), dtype=np.int64)
+    _fill_job_matrix(J, *table_columns(table))
     return J
 
 
-_DROPPED, _PENDING = int(JobState.DROPPED), int(JobState.PENDING)
+def table_columns(table: JobTable) -> tuple[np.ndarray, ...]:
+    """The table's int64 (n,) columns that fill a job matrix, in :func:`fill_row`'s order."""
+    t = table
+    return (t.submit, t.run, t.estimate, t.units, t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem,
+            t.req_nodes, t.user, t.group, t.queue)
+
+
+_PENDING = int(JobState.PENDING)
+
+
+@inline_kernel
+def fill_row(J, j, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue):
+    """Write row ``j`` of the job matrix ``J`` (int64 (n, N_JCOLS)) from the table's int64
+    (n,) columns, as a PENDING job."""
+    J[j, J_SUBMIT] = submit[j]
+    J[j, J_RUN] = run[j]
+    J[j, J_EST] = estimate[j] if estimate[j] > 0 else run[j]
+    J[j, J_UNITS] = units[j]
+    J[j, J_REQ] = max(cores[j], 0)
+    J[j, J_REQ + 1] = max(gpus[j], 0)
+    J[j, J_REQ + 2] = max(mics[j], 0)
+    J[j, J_REQ + 3] = max(mem[j], 0)
+    J[j, J_REQ_NODES] = req_nodes[j] if req_nodes[j] > 0 else -1
+    J[j, J_PRED] = -1
+    J[j, J_START] = -1
+    J[j, J_END] = -1
+    J[j, J_STATE] = _PENDING
+    J[j, J_NODES] = 0
+    J[j, J_RUN_KEY] = 0
+    J[j, J_PTR] = 0
+    J[j, J_USER] = user[j]
+    J[j, J_GROUP] = group[j]
+    J[j, J_QUEUE] = queue[j]
 
 
 @kernel
-def _fill_job_matrix(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue, dropped):
-    """Write every row of ``J`` (int64 (n, N_JCOLS), uninitialised) from the table's
-    int64 (n,) columns and ``dropped`` (bool (n,)): one pass, row by row (a numpy fill
-    column by column streams the matrix from memory once per column)."""
+def _fill_job_matrix(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue):
+    """Write every row of ``J`` (int64 (n, N_JCOLS), uninitialised): one pass, row by row
+    (a numpy fill column by column streams the matrix from memory once per column)."""
     for j in range(J.shape[0]):
-        J[j, J_SUBMIT] = submit[j]
-        J[j, J_RUN] = run[j]
-        J[j, J_EST] = estimate[j] if estimate[j] > 0 else run[j]
-        J[j, J_UNITS] = units[j]
-        J[j, J_REQ] = max(cores[j], 0)
-        J[j, J_REQ + 1] = max(gpus[j], 0)
-        J[j, J_REQ + 2] = max(mics[j], 0)
-        J[j, J_REQ + 3] = max(mem[j], 0)
-        J[j, J_REQ_NODES] = req_nodes[j] if req_nodes[j] > 0 else -1
-        J[j, J_PRED] = -1
-        J[j, J_START] = -1
-        J[j, J_END] = -1
-        J[j, J_STATE] = _DROPPED if dropped[j] else _PENDING
-        J[j, J_NODES] = 0
-        J[j, J_RUN_KEY] = 0
-        J[j, J_PTR] = 0
-        J[j, J_USER] = user[j]
-        J[j, J_GROUP] = group[j]
-        J[j, J_QUEUE] = queue[j]
+        fill_row(J, j, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue)
+
+
+@inline_kernel
+def pool_type(J, j):
+    """The resource type (0..N_RES-1) of job j of the job matrix ``J`` when it is made of
+    single units of one type spread freely (its placement is decided by that type's free
+    total: a *pool* job), else -1."""
+    if J[j, J_REQ_NODES] > 0:
+        return -1
+    kind = -1
+    for k in range(N_RES):
+        r = J[j, J_REQ + k]
+        if r > 0:
+            if kind >= 0 or r != 1:
+                return -1
+            kind = k
+    return kind
 
 
 @inline_kernel

@@ -1,22 +1,22 @@
 """What every run needs before its first event, and what it hands back.
 
-:func:`classify` decides which jobs are left out and why; :func:`build` validates the
-inputs and builds the core, the predictor, the scheduler's and the allocator's states;
-:func:`result` turns a finished core into a :class:`ReplayResult`.  Shared by the jitted
+:func:`start_run` is the one set-up pipeline (:func:`screen` decides which jobs are left
+out and why, in the same pass that fills the job matrix); :func:`result` turns a
+finished core into a :class:`ReplayResult`.  Shared by the jitted
 replay (:mod:`schedbench.engine.replay`) and the step-by-step one (:mod:`schedbench.engine.simulation`).
 """
 
 from __future__ import annotations
 
 import enum
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .. import __version__, predictors, registry
+from .. import __version__, registry
 from .. import core as core_mod
 from .._jit import kernel
-from ..core.api import place
 from ..core.layout import (
     J_END,
     J_NODES,
@@ -27,11 +27,14 @@ from ..core.layout import (
     J_START,
     J_STATE,
     J_UNITS,
+    N_JCOLS,
     N_RES,
     JobState,
-    job_matrix,
-    request_shape,
+    fill_row,
+    pool_type,
+    table_columns,
 )
+from ..core.screening import too_wide_on
 from ..core.state import C_LOG, C_TL
 from ..errors import UsageError
 from ..io.jobs import JobTable, digest
@@ -88,36 +91,21 @@ class ReplayResult(NamedTuple):
         return f"{self.scheduler}+{self.allocator}"
 
 
-@kernel
-def _too_wide(cap, jobs, ident, out_node, out_count, wide):
-    """Mark in ``wide`` (bool (n,)) the jobs of the job matrix ``jobs`` that no empty
-    machine of capacity ``cap`` (int64 (m, 4)) can host; ident, out_node, out_count: int64
-    (m,) buffers, ident = 0 .. m-1."""
-    for j in range(jobs.shape[0]):
-        wide[j] = jobs[j, J_UNITS] > 0 and place(
-            cap, ident, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
-            out_node, out_count,
-        ) < 0
-
-
-def classify(table: JobTable, machine: Machine, jobs: np.ndarray | None = None) -> np.ndarray:
-    """Status of every job before the replay: jobs with a negative run time, no size or
-    a request no empty machine can host are left out (in that order of reasons).
-    ``jobs``: the table's job matrix (:func:`schedbench.core.layout.job_matrix`), when the
-    caller has it already."""
-    if jobs is None:
-        jobs = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
-    status = np.empty(table.n_jobs, dtype=np.int8)
-    pool = np.empty(table.n_jobs, dtype=np.bool_)
+def screen(table: JobTable, machine: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The job matrix of ``table`` (every job PENDING), the status of every job before the
+    replay (int8 (n,): jobs with a negative run time, no size or a request no empty
+    machine can host are left out, in that order of reasons) and each job's pool type
+    (int64 (n,), :func:`schedbench.core.layout.pool_type`), from one pass over the table;
+    only the jobs that are not pool jobs are then tested against the nodes."""
+    n = table.n_jobs
+    J = np.empty((n, N_JCOLS), dtype=np.int64)
+    status = np.empty(n, dtype=np.int8)
+    pool = np.empty(n, dtype=np.int64)
     total = np.ascontiguousarray(machine.capacity.sum(axis=0), dtype=np.int64)
-    if _screen(jobs, table.req_nodes, table.run, total, status, pool) < table.n_jobs:
-        m = machine.n_nodes
-        buffers = np.empty((3, m), dtype=np.int64)
-        buffers[0] = np.arange(m)
-        scanned = np.empty(table.n_jobs, dtype=np.bool_)
-        _too_wide(np.ascontiguousarray(machine.capacity, dtype=np.int64), jobs, buffers[0], buffers[1], buffers[2], scanned)
-        status[scanned & ~pool & (status == Status.REPLAYED)] = Status.DROPPED_TOO_WIDE
-    return status
+    if _fill_and_screen(J, *table_columns(table), total, status, pool) < n:
+        scanned = too_wide_on(machine.capacity, J)
+        status[scanned & (pool < 0) & (status == Status.REPLAYED)] = Status.DROPPED_TOO_WIDE
+    return J, status, pool
 
 
 _REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME = (
@@ -126,24 +114,25 @@ _REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME = (
 
 
 @kernel
-def _screen(jobs, req_nodes, run, total, status, pool):
-    """Per job of the job matrix ``jobs``, into ``status`` (int8 (n,)): DROPPED_NO_RUNTIME
-    (run < 0), else DROPPED_NO_SIZE (no units, or no cores, GPUs nor MICs per unit), else
-    DROPPED_TOO_WIDE (req_nodes (int64 (n,), the table's) not dividing the units, or
-    more of a type than the machine's ``total`` (int64 (4,))), else REPLAYED; and into
-    ``pool`` (bool (n,)) whether the job is single units of one type spread freely, for
-    which the total test is exact.  Returns the number of pool jobs: the others need the
-    node scan (:func:`_too_wide`)."""
+def _fill_and_screen(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue,
+                     total, status, pool):
+    """Per job of the table's int64 (n,) columns: its row of the job matrix ``J`` (int64
+    (n, N_JCOLS)); into ``status`` (int8 (n,)) DROPPED_NO_RUNTIME (run < 0), else
+    DROPPED_NO_SIZE (no units, or no cores, GPUs nor MICs per unit), else DROPPED_TOO_WIDE
+    (``req_nodes`` not dividing the units, or more of a type than the machine's ``total``
+    (int64 (4,))), else REPLAYED; into ``pool`` (int64 (n,)) its pool type, for which the
+    total test is exact.  Returns the number of pool jobs: the others need the node scan
+    (:func:`schedbench.core.screening.too_wide_on`)."""
     pools = 0
-    for j in range(jobs.shape[0]):
-        units = jobs[j, J_UNITS]
-        wide = req_nodes[j] > 0 and units % req_nodes[j] != 0
+    for j in range(J.shape[0]):
+        fill_row(J, j, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue)
+        n_units = J[j, J_UNITS]
+        wide = req_nodes[j] > 0 and n_units % req_nodes[j] != 0
         for k in range(N_RES):
-            wide |= units * jobs[j, J_REQ + k] > total[k]
-        kinds, largest = request_shape(jobs, j)
-        pool[j] = jobs[j, J_REQ_NODES] <= 0 and kinds == 1 and largest == 1
-        pools += pool[j]
-        no_size = units <= 0 or (jobs[j, J_REQ] <= 0 and jobs[j, J_REQ + 1] <= 0 and jobs[j, J_REQ + 2] <= 0)
+            wide |= n_units * J[j, J_REQ + k] > total[k]
+        pool[j] = pool_type(J, j)
+        pools += pool[j] >= 0
+        no_size = n_units <= 0 or (J[j, J_REQ] <= 0 and J[j, J_REQ + 1] <= 0 and J[j, J_REQ + 2] <= 0)
         if run[j] < 0:
             status[j] = _NO_RUNTIME
         elif no_size:
@@ -155,71 +144,128 @@ def _screen(jobs, req_nodes, run, total, status, pool):
     return pools
 
 
-def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int) -> np.ndarray:
-    """Jobs without GPUs that no empty machine can host once ``keep`` cores of every GPU
-    node are kept for GPU jobs (Keller's expensive resources)."""
-    out = np.zeros(J.shape[0], dtype=np.bool_)
-    gpu_nodes = machine.capacity[:, 1] > 0
-    if keep <= 0 or not gpu_nodes.any():
-        return out
-    cap = np.array(machine.capacity, dtype=np.int64)
-    cap[gpu_nodes, 0] = np.maximum(cap[gpu_nodes, 0] - keep, 0)
-    m = cap.shape[0]
-    buffers = np.empty((3, m), dtype=np.int64)
-    buffers[0] = np.arange(m)
-    _too_wide(cap, J, buffers[0], buffers[1], buffers[2], out)
-    return out & (J[:, J_REQ + 1] == 0)
-
-
 def check_sorted(table: JobTable) -> None:
     s, i = table.submit, table.job_id
     if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
         raise UsageError("the job table must be sorted by (submit, job_id) with distinct ids")
 
 
-class Prepared(NamedTuple):
-    """A run ready to go but for its core and its scheduler: the predictor's and the
-    allocator's states, the setup the factories saw and the status of every job."""
+class PolicyDriven(NamedTuple):
+    """The scheduler state of a run whose decisions a Python policy makes (no kernel
+    implements a pass for it)."""
 
-    pred: tuple
-    alloc: tuple
+    flag: np.ndarray
+
+
+class Run(NamedTuple):
+    """A run ready for its first event: the ``setup`` its factories saw, the ``core``
+    (armed), the predictor's, scheduler's and allocator's states, the status of every job
+    (int8 (n,), :class:`Status`), the jitted scheduler (its loop and ``grow``; None when a
+    Python policy decides), the resolved options and the run's provenance."""
+
     setup: core_mod.Setup
+    core: core_mod.Core
+    pred: tuple
+    sched: tuple
+    alloc: tuple
     status: np.ndarray
+    jitted: core_mod.JittedScheduler | None
+    sched_options: dict
+    alloc_options: dict
+    provenance: dict
 
 
-def build(
+_QUEUE_ORDERS = {"fifo": core_mod.QueueOrder.FIFO, "sjf": core_mod.QueueOrder.PRED}
+
+
+def start_run(
     table: JobTable,
     machine: Machine,
-    allocator: registry.Entry,
-    alloc_options: dict,
+    scheduler: str | None,
+    allocator: str = "ff",
     predictor: str = "requested",
     *,
+    period: int | None = None,
+    queue_order: str = "fifo",
     meta: dict | None = None,
-    site: Site | None = None,
-) -> Prepared:
-    """Validate the inputs and build everything but the scheduler's state and the core:
-    the caller builds the scheduler from ``Prepared.setup``, then the core in the queue
-    order the scheduler asks for (:func:`schedbench.core.new_core`).  ``site``: site
-    policies (:mod:`schedbench.plan.site`); jobs they refuse for ever are left out."""
-    check_sorted(table)
-    registry.predictor(predictor)  # an unknown name is a usage error before any work
-    J = job_matrix(table, np.zeros(table.n_jobs, dtype=np.bool_))
-    status = classify(table, machine, J)
-    J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
-    arrays = None
+    options: dict | None = None,
+    site=None,
+    stepped: bool = False,
+) -> Run:
+    """Everything a run needs before its first event, in one pipeline: the inputs checked,
+    the job matrix and every job's status and pool type in one pass (:func:`screen`), the
+    site's rules compiled (jobs they refuse for ever left out), the dropped jobs marked
+    once, then the predictor, the allocator and the scheduler built from the
+    :class:`schedbench.core.Setup`, and the core armed.  Used by the one-call replay
+    (:func:`schedbench.engine.replay.replay`) and by
+    :class:`schedbench.engine.simulation.Simulation`.
+
+    ``scheduler``: a registered name (a jitted scheduler's state is built; a Python
+    policy's options are resolved, its decisions come from Python) or None (decisions from
+    Python, queue kept in ``queue_order``, "fifo" or "sjf").  ``period``: decide every so
+    many seconds (0: at every event; None: the scheduler's default).  ``options``:
+    scheduler and allocator options by name.  ``site``: a :class:`schedbench.plan.site.Site`
+    or the path of a site file.  ``stepped``: the run is stepped from Python (a
+    Simulation), which takes maintenance windows only."""
+    sched_entry = None if scheduler is None else registry.scheduler(scheduler)
+    alloc_entry = registry.allocator(allocator)
+    sched_opts, alloc_opts = registry.split_options(sched_entry or alloc_entry, alloc_entry, options or {})
+    if sched_entry is None:
+        sched_opts = {}
+    if period is None:
+        period = sched_entry.default_period if sched_entry is not None else 0
+    if period < 0:
+        raise UsageError("the decision period must be >= 0 seconds")
+    if queue_order not in _QUEUE_ORDERS:
+        raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
+    jitted_entry = sched_entry is not None and sched_entry.kind is registry.Kind.JITTED
+    planning = sched_entry is not None and sched_entry.capabilities.plans
     if site is not None:
-        from ..plan.site import (
-            compile_site,  # only with site policies (start-up cost of every command)
+        from ..plan import (
+            site as site_mod,  # here: its dataclasses cost every command's start-up 7 ms
         )
 
-        arrays, rejected = compile_site(site, J, machine)
-        rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores) & (status == Status.REPLAYED)
-        status[rejected] = Status.REJECTED_BY_LIMIT
-        J[rejected, J_STATE] = JobState.DROPPED
-    pred = predictors.prepare(table, predictor, meta)
-    setup = core_mod.Setup(table, machine, J, meta or {}, arrays)
-    alloc = allocator.load()(setup, **alloc_options)
-    return Prepared(pred, alloc, setup, status)
+        if not isinstance(site, site_mod.Site):
+            site = site_mod.load(site)
+        if stepped and (site.plan_only or planning):
+            planners = ", ".join(n for n in registry.scheduler_names() if registry.scheduler(n).capabilities.plans)
+            raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
+                             f"act on a plan: replay {planners} with them)")
+    if sched_entry is not None:
+        registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
+    check_sorted(table)
+    registry.predictor(predictor)  # an unknown name is a usage error before any work
+    # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in
+    # a second thread while this one builds the run.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-digest") as pool:
+        input_digest = pool.submit(digest, table)
+        J, status, pool_types = screen(table, machine)
+        arrays = None
+        if site is not None:
+            from ..plan.site import compile_site
+
+            arrays, rejected = compile_site(site, J, machine, status == Status.REPLAYED)
+            status[rejected] = Status.REJECTED_BY_LIMIT
+        J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
+        setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types)
+        if jitted_entry:  # a policy's pair on its workload is the policy's own business
+            registry.check_pair(scheduler, allocator, site=site, workload=workload_of(setup, status))
+        pred = registry.predictor(predictor).load()(table, meta)
+        alloc = alloc_entry.load()(setup, **alloc_opts)
+        if jitted_entry:
+            jitted = sched_entry.load()(setup, **sched_opts)
+            sched, order = jitted.state, jitted.queue_order
+        else:
+            jitted = None
+            sched, order = PolicyDriven(np.zeros(1, dtype=np.int64)), _QUEUE_ORDERS[queue_order]
+        windows = None
+        if arrays is not None and not planning:
+            windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
+        core = core_mod.new_core(J, machine.capacity, period=period, queue_order=order, maintenance=windows)
+        core_mod.arm(core)
+        prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
+                          alloc_opts, input_digest.result(), site)
+    return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
 
 
 def workload_of(setup, status) -> registry.Workload:

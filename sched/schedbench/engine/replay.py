@@ -8,16 +8,14 @@ Python policy, :class:`schedbench.engine.simulation.Simulation`; either way it r
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
 from .. import core, registry
-from ..errors import UsageError
-from ..io.jobs import JobTable, digest
+from ..io.jobs import JobTable
 from ..io.machine import Machine
-from .prepare import STATUS_NAMES, ReplayResult, Status, build, provenance, result, workload_of
+from .prepare import STATUS_NAMES, ReplayResult, Status, provenance, result, start_run
 
 __all__ = ["STATUS_NAMES", "ReplayResult", "Status", "provenance", "replay", "warm_up"]
 
@@ -54,60 +52,32 @@ def replay(
 ) -> ReplayResult:
     """Replay ``table`` (sorted by (submit, job_id)) on ``machine`` with a registered
     ``scheduler+allocator`` pair.  ``period``: decide every so many seconds (0: at every
-    event instant; None: the scheduler's default, 5 s for ipsched and aucsched, else 0); ``meta``: the workload's metadata (queue names and limits);
-    ``options`` (and keyword arguments): scheduler and allocator options by name, e.g.
-    ``critical=("gpus",)``, ``priority_bound=5``.  ``progress``, if given, is called with
-    the number of started jobs from time to time.  ``site``: site policies, a
-    :class:`schedbench.plan.site.Site` or the path of a site file (see that module: limits,
-    FreePools and kept GPU-node cores act on a planning scheduler's plan, maintenance windows
-    on every jitted scheduler).  A pair its capabilities rule out (:func:`registry.check_pair`)
-    is a usage error before any replay work."""
-    sched = registry.scheduler(scheduler)
-    alloc = registry.allocator(allocator)
-    sched_opts, alloc_opts = registry.split_options(sched, alloc, {**(options or {}), **more_options})
-    if period is None:
-        period = sched.default_period
-    if site is not None:
-        from ..plan import (
-            site as site_mod,  # here: its dataclasses cost every command's start-up 7 ms
-        )
-
-        if not isinstance(site, site_mod.Site):
-            site = site_mod.load(site)
-    registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
-    planning = sched.capabilities.plans
-    if sched.kind is registry.Kind.PYTHON:
-        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts, site=site)
+    event instant; None: the scheduler's default, 5 s for ipsched and aucsched, else 0);
+    ``meta``: the workload's metadata (queue names and limits); ``options`` (and keyword
+    arguments): scheduler and allocator options by name, e.g. ``critical=("gpus",)``,
+    ``priority_bound=5``.  ``progress``, if given, is called with the number of started
+    jobs from time to time.  ``site``: site policies, a :class:`schedbench.plan.site.Site`
+    or the path of a site file (limits, FreePools and kept GPU-node cores act on a planning
+    scheduler's plan, maintenance windows on every jitted scheduler).  A pair its
+    capabilities rule out (:func:`schedbench.registry.check_pair`) is a usage error before
+    any replay work.  The set-up is :func:`schedbench.engine.prepare.start_run`."""
+    options = {**(options or {}), **more_options}
+    if registry.scheduler(scheduler).kind is registry.Kind.PYTHON:
         from .simulation import Simulation
 
-        sim = Simulation(table, machine, allocator=allocator, predictor=predictor, period=period, meta=meta,
-                         options=alloc_opts, site=site)
-        policy = sched.load()(sim, **sched_opts)
-        res = sim.run(policy, name=scheduler,
-                      progress=False if progress is None else (lambda now, started: progress(started)))
-        return res._replace(options=prov)
-    if period < 0:
-        raise UsageError("the decision period must be >= 0 seconds")
-    # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in
-    # a second thread while this one builds the run, and before the timed simulation.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-digest") as pool:
-        input_digest = pool.submit(digest, table)
-        prep = build(table, machine, alloc, alloc_opts, predictor, meta=meta, site=site)
-        registry.check_pair(scheduler, allocator, site=site, workload=workload_of(prep.setup, prep.status))
-        jitted = sched.load()(prep.setup, **sched_opts)
-        arrays = prep.setup.site
-        windows = None
-        if arrays is not None and not planning:
-            windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
-        c = core.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=jitted.queue_order,
-                          maintenance=windows)
-        core.arm(c)
-        args = (c, prep.pred, jitted.state, prep.alloc)
-        jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
-        prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts,
-                          input_digest.result(), site)
+        run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta,
+                        options=options, site=site)
+        sim = Simulation.of(run)
+        policy = registry.scheduler(scheduler).load()(sim.context(), **run.sched_options)
+        return sim.run(policy, name=scheduler,
+                       progress=False if progress is None else (lambda now, started: progress(started)))
+    run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,
+                    site=site)
+    loop = run.jitted.loop
+    args = (run.core, run.pred, run.sched, run.alloc)
+    loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
     t0 = time.perf_counter()
-    c, passes = core.run(jitted.loop, c, prep.pred, jitted.state, prep.alloc, progress,
-                         chunk=100_000 if progress else 1 << 62, grow=jitted.grow)
+    c, passes = core.run(loop, *args, progress, chunk=100_000 if progress else 1 << 62, grow=run.jitted.grow)
     simulate_s = time.perf_counter() - t0
-    return result(c, prep.status, table, machine, scheduler, allocator, predictor, simulate_s, passes, prov)
+    return result(c, run.status, table, machine, scheduler, allocator, predictor, simulate_s, passes,
+                  run.provenance)

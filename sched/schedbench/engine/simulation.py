@@ -1,12 +1,14 @@
 """Step-by-step replay for Python-level policies (the Batsim-style decision interface).
 
-Schedulers that cannot run inside numba (python-mip models, experiments) implement
+Schedulers that cannot run inside numba (python-mip models, experiments) implement the
+protocol of :mod:`schedbench.engine.policy`::
 
     class Policy:
         def decide(self, view: View) -> Iterable[Start]: ...
 
-where a start is a job index (the run's allocator picks the nodes) or ``(job, nodes,
-counts)`` (the policy picks them: ``counts[i]`` units on node ``nodes[i]``).  ``decide``
+where a :class:`~schedbench.engine.policy.Start` is a job index (the run's allocator
+picks the nodes) or ``(job, nodes, counts)`` (the policy picks them: ``counts[i]`` units
+on node ``nodes[i]``); a bare int or tuple means the same.  ``decide``
 may return a list or yield: each start is applied before the next is taken, so a policy
 that yields can test the next job with :meth:`Simulation.fits` on the updated nodes.  The engine
 advances to the next decision point (every event instant, or with ``period=N`` every N
@@ -30,14 +32,14 @@ into summary.json as ``policy`` (its solver and settings) and each table is writ
 ``NAME.parquet`` beside jobs.parquet (ipsched's and aucsched's ``decisions``).
 
 Register a policy with :func:`schedbench.registry.register_scheduler` (``kind="python"``,
-a factory ``factory(sim, **options) -> policy``) and ``schedbench replay -s NAME`` runs it.
+a factory ``factory(context, **options) -> policy`` taking a
+:class:`~schedbench.engine.policy.PolicyContext`, :meth:`Simulation.context`) and
+``schedbench replay -s NAME`` runs it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -64,82 +66,14 @@ from ..core.layout import (
     JobState,
 )
 from ..core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
-from ..errors import SchedbenchError, UsageError
-from ..io.jobs import JobTable
+from ..errors import UsageError
+from ..io.jobs import JobTable, expected_queue_wait
 from ..io.machine import Machine
-from ..schedulers.prb import expected_queue_wait
-from .prepare import ReplayResult, build, provenance, result, workload_of
+from .policy import Policy, PolicyContext, PolicyError, View, allocator_order
+from .prepare import ReplayResult, Run, result, start_run
 
 _QUEUED = int(JobState.QUEUED)  # plain ints: an IntEnum member lookup costs microseconds
 _TICK = int(Event.TICK)
-
-
-class PolicyError(SchedbenchError):
-    """A policy asked for something impossible (a job that is not queued, a placement
-    that does not fit)."""
-
-
-class View(NamedTuple):
-    """What a policy sees at a decision point.  Arrays are read-only; job arrays are
-    indexed by job index (row of the job table).
-
-    time: s.  queue: job indices in queue order.  running: running job indices.
-    free, capacity: int64 (n_nodes, 4) cores, GPUs, MICs, MiB.  submit, start, estimate,
-    pred (s), units, req_nodes, user, group, queue_id, qwait (expected wait of the job's
-    queue, s): int64 (n,); request: int64 (n, 4) per unit.  alloc_start, alloc_count
-    int64 (n,) and alloc_log int32 (rows, 2): a started job j ran or runs on the (node,
-    units) rows ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]``
-    (:meth:`nodes_of`).  maint_span int64 (n_nodes, 2), maint_windows int64 (w, 2): node
-    i's maintenance windows [start, end) are ``maint_windows[maint_span[i, 0] :
-    maint_span[i, 1]]`` (:meth:`maintenance`; empty without a site).
-    """
-
-    time: int
-    queue: np.ndarray
-    running: np.ndarray
-    free: np.ndarray
-    capacity: np.ndarray
-    submit: np.ndarray
-    start: np.ndarray
-    estimate: np.ndarray
-    pred: np.ndarray
-    units: np.ndarray
-    request: np.ndarray
-    req_nodes: np.ndarray
-    user: np.ndarray
-    group: np.ndarray
-    queue_id: np.ndarray
-    qwait: np.ndarray
-    alloc_start: np.ndarray
-    alloc_count: np.ndarray
-    alloc_log: np.ndarray
-    maint_span: np.ndarray
-    maint_windows: np.ndarray
-
-    def maintenance(self, node: int) -> np.ndarray:
-        """Node ``node``'s maintenance windows, int64 (k, 2) [start, end), sorted."""
-        lo, hi = self.maint_span[node]
-        return self.maint_windows[lo:hi]
-
-    def nodes_of(self, job: int) -> tuple[np.ndarray, np.ndarray]:
-        """(nodes, units per node) of a started job, in allocation order."""
-        if self.start[job] < 0:
-            raise PolicyError(f"job index {job} has not started")
-        rows = self.alloc_log[self.alloc_start[job] : self.alloc_start[job] + self.alloc_count[job]]
-        return rows[:, 0], rows[:, 1]
-
-
-class Policy(Protocol):
-    def decide(self, view: View) -> Iterable: ...
-
-    # optional: waits_for_events: bool (see the module's docstring)
-
-
-class PolicyDriven(NamedTuple):
-    """The scheduler state of a run whose decisions a Python policy makes (no kernel
-    implements a pass for it)."""
-
-    flag: np.ndarray
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -178,55 +112,32 @@ class Simulation:
         path) holding maintenance windows only: the allocator never starts a job on a node
         whose window meets its predicted run, placements a policy gives are refused there,
         and every window end is a decision point while jobs wait (``View.maintenance``)."""
-        if queue_order not in ("fifo", "sjf"):
-            raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
-        if period < 0:
-            raise UsageError("the decision period must be >= 0 seconds")
-        alloc_entry = registry.allocator(allocator)
-        sched_entry = None
-        if scheduler is not None:
-            sched_entry = registry.scheduler(scheduler)
-            if sched_entry.kind is not registry.Kind.JITTED:
-                raise UsageError(f"{scheduler!r} is a Python policy: pass it to run(), not as scheduler=")
-        given = {**(options or {}), **more_options}
-        self.scheduler_options, self.allocator_options = registry.split_options(
-            sched_entry or alloc_entry, alloc_entry, given
-        )
-        if sched_entry is None:
-            self.scheduler_options = {}
-        self.allocator = allocator
-        self.scheduler = scheduler
-        self.table = table
-        self.machine = machine
-        self.predictor = predictor
-        self.period = period
-        if site is not None:
-            from ..plan import site as site_mod
+        if scheduler is not None and registry.scheduler(scheduler).kind is not registry.Kind.JITTED:
+            raise UsageError(f"{scheduler!r} is a Python policy: pass it to run(), not as scheduler=")
+        self._attach(start_run(
+            table, machine, scheduler, allocator, predictor, period=period, queue_order=queue_order, meta=meta,
+            options={**(options or {}), **more_options}, site=site, stepped=True,
+        ))
 
-            site = site if isinstance(site, site_mod.Site) else site_mod.load(site)
-            planner = sched_entry is not None and sched_entry.capabilities.plans
-            if site.plan_only or planner:
-                planners = ", ".join(n for n in registry.scheduler_names() if registry.scheduler(n).capabilities.plans)
-                raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
-                                 f"act on a plan: replay {planners} with them)")
-        if sched_entry is not None:
-            registry.check_pair(scheduler, allocator, site=site)
-        prep = build(table, machine, alloc_entry, self.allocator_options, predictor, meta=meta, site=site)
-        if sched_entry is not None:  # a policy's own pair is checked by replay(), which knows its name
-            registry.check_pair(scheduler, allocator, site=site, workload=workload_of(prep.setup, prep.status))
-        order = core_mod.QueueOrder.PRED if queue_order == "sjf" else core_mod.QueueOrder.FIFO
-        self._grow = None
-        if sched_entry is not None:
-            jitted = sched_entry.load()(prep.setup, **self.scheduler_options)
-            self.sched, order, self._grow = jitted.state, jitted.queue_order, jitted.grow
-        else:
-            self.sched = PolicyDriven(np.zeros(1, dtype=np.int64))
-        self.pred, self.alloc, self.status = prep.pred, prep.alloc, prep.status
-        arrays = prep.setup.site
-        windows = None if arrays is None else (arrays.mspan, arrays.mwin)
-        self.core = core_mod.new_core(prep.setup.jobs, machine.capacity, period=period, queue_order=order,
-                                      maintenance=windows)
-        core_mod.arm(self.core)
+    @classmethod
+    def of(cls, run: Run) -> Simulation:
+        """A Simulation stepping ``run`` (from :func:`schedbench.engine.prepare.start_run`;
+        :func:`schedbench.engine.replay.replay` builds Python policies' runs so)."""
+        sim = cls.__new__(cls)
+        sim._attach(run)
+        return sim
+
+    def _attach(self, run: Run) -> None:
+        prov = run.provenance
+        self._provenance = prov
+        self.scheduler_options, self.allocator_options = run.sched_options, run.alloc_options
+        self.allocator, self.predictor, self.period = prov["allocator"], prov["predictor"], prov["period"]
+        self.scheduler = prov["scheduler"] if run.jitted is not None else None
+        self.table, self.machine = run.setup.table, run.setup.machine
+        self._grow = None if run.jitted is None else run.jitted.grow
+        self.sched, self.pred, self.alloc, self.status, self.core = run.sched, run.pred, run.alloc, run.status, run.core
+        meta = run.setup.meta
+        table = self.table
         self._bind()
         self.now: int | None = None
         J = self.core.jobs
@@ -243,6 +154,7 @@ class Simulation:
             group=_ro(J[:, J_GROUP]),
             queue_id=_ro(J[:, J_QUEUE]),
             qwait=_ro(expected_queue_wait(table, meta)),
+            contiguous=_ro(np.asarray(table.contiguous, dtype=np.bool_)),
             alloc_start=_ro(J[:, J_PTR]),
             alloc_count=_ro(J[:, J_NODES]),
             maint_span=_ro(self.core.mspan),
@@ -252,6 +164,12 @@ class Simulation:
         self._static_fields = tuple(self._static[f] for f in View._fields[4:])  # in View's order
         self.passes = 0
         self._started_in_pass = 0
+
+    def context(self) -> PolicyContext:
+        """What a Python policy's factory is given (:class:`PolicyContext`): the machine,
+        the allocator, the fit test and the allocator's node order; not the job table."""
+        return PolicyContext(self.machine, self.allocator, self.alloc, self.period, self.fits,
+                             lambda free: allocator_order(self.alloc, free))
 
     # -- stepping ---------------------------------------------------------------------
 
@@ -464,10 +382,7 @@ class Simulation:
         if bar is not None:
             bar.close()
         simulate_s = time.perf_counter() - t0
-        prov = provenance(
-            self.table, self.machine, name, self.allocator, self.predictor, self.period,
-            self.scheduler_options, self.allocator_options,
-        )
+        prov = {**self._provenance, "scheduler": name}
         res = result(
             self.core, self.status, self.table, self.machine, name, self.allocator,
             self.predictor, simulate_s, self.passes, prov,

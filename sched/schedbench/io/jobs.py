@@ -329,3 +329,32 @@ def _first_line(exc: BaseException) -> str:
     """An exception's message cut to its first line (pyarrow's run over several)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def expected_queue_wait(table, meta: dict | None = None) -> np.ndarray:
+    """Per job, the expected wait of its queue (s, >= 1), PRB's yardstick (Netti et al.
+    §2.2: "the average waiting time over a certain queue").
+
+    From ``meta["queue_expected_wait"]`` ({queue name: s}) with ``meta["queues"]``
+    ({queue name: code}) when the workload carries them (Eurora's ``system_queues``);
+    otherwise the mean logged wait (SWF field 3, where >= 0) of the job's queue in this
+    trace, else of the whole trace, else 1 s.
+    """
+    out = np.ones(table.n_jobs, dtype=np.int64)
+    meta = meta or {}
+    limits, codes = meta.get("queue_expected_wait"), meta.get("queues")
+    if limits and codes:
+        for name, code in codes.items():
+            if name in limits:
+                out[table.queue == code] = max(1, int(limits[name]))
+        return out
+    known = table.wait >= 0
+    if not known.any():
+        return out
+    overall = max(1, int(round(table.wait[known].mean())))
+    out[:] = overall
+    queues, inverse = np.unique(table.queue, return_inverse=True)
+    sums = np.bincount(inverse, weights=np.where(known, table.wait, 0), minlength=queues.size)
+    counts = np.bincount(inverse, weights=known, minlength=queues.size)
+    means = np.where(counts > 0, np.round(sums / np.maximum(counts, 1)), overall)
+    return np.maximum(1, means[inverse]).astype(np.int64)

@@ -53,13 +53,12 @@ from ..core.layout import (
     J_PRED,
     J_REQ,
     J_RUN,
-    J_STATE,
     J_SUBMIT,
     J_UNITS,
     J_USER,
     N_RES,
-    JobState,
 )
+from ..core.screening import too_wide_on
 from ..errors import UsageError
 from ..io.machine import Machine
 
@@ -455,11 +454,10 @@ def _merge(rows) -> np.ndarray:
     return np.array(out, dtype=np.int64).reshape(-1, 2)
 
 
-def horizon(J: np.ndarray) -> tuple[int, int]:
+def horizon(J: np.ndarray, live: np.ndarray) -> tuple[int, int]:
     """The span weekly validities are expanded over: a week before the first submit to
     two weeks after the last, plus twice every job's longest duration (no booking of the
-    replay can end later)."""
-    live = J[:, J_STATE] != JobState.DROPPED
+    replay can end later); ``live``: bool (n,), the jobs the replay keeps."""
     if not live.any():
         return 0, WEEK
     longest = np.maximum(np.maximum(J[live, J_EST], J[live, J_RUN]), np.maximum(J[live, J_PRED], 1))
@@ -481,12 +479,14 @@ def _node_set(spec, machine: Machine, where: str) -> np.ndarray:
     return nodes
 
 
-def compile_site(site: Site, J: np.ndarray, machine: Machine) -> tuple[SiteArrays, np.ndarray]:
-    """The arrays of ``site`` for the job matrix ``J`` (rows dropped beforehand have
-    state DROPPED) on ``machine``, and a bool (n,) mask of the jobs no validity gap can
-    ever take (``rejected_by_limit``)."""
+def compile_site(site: Site, J: np.ndarray, machine: Machine, live: np.ndarray) -> tuple[SiteArrays, np.ndarray]:
+    """The arrays of ``site`` for the job matrix ``J`` on ``machine``, and a bool (n,)
+    mask of the jobs the site refuses for ever (``rejected_by_limit``): jobs no validity
+    gap can ever take, and jobs without GPUs that no empty machine can host once the kept
+    cores of every GPU node are set aside.  ``live``: bool (n,), the jobs the set-up's
+    screening kept (the others are left out of every rule)."""
     n = J.shape[0]
-    lo, hi = horizon(J)
+    lo, hi = horizon(J, live)
     total = machine.capacity.sum(axis=0)
     sets: list[np.ndarray] = []
     index: dict[Validity, int] = {}
@@ -500,7 +500,6 @@ def compile_site(site: Site, J: np.ndarray, machine: Machine) -> tuple[SiteArray
     units = J[:, J_UNITS]
     demand = units[:, None] * J[:, J_REQ : J_REQ + N_RES]  # (n, N_RES)
     est = J[:, J_EST]
-    live = J[:, J_STATE] != JobState.DROPPED
     rows: list[list[tuple[int, int, int, int]]] = [[] for _ in range(n)]
     vecs: dict[tuple[str, int, int], int] = {}
     jv: list[set[tuple[int, int]]] = [set() for _ in range(n)]
@@ -579,7 +578,19 @@ def compile_site(site: Site, J: np.ndarray, machine: Machine) -> tuple[SiteArray
     mwin = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int64)
     mends = np.unique(mwin[:, 1]) if mwin.size else np.zeros(0, dtype=np.int64)
     arrays = SiteArrays(valid, vptr, cptr, crow, jvptr, jvrow, len(vecs), mspan, mwin, mends, site.gpu_node_cores)
+    rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores)
     return arrays, rejected & live
+
+
+def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int) -> np.ndarray:
+    """Jobs without GPUs that no empty machine can host once ``keep`` cores of every GPU
+    node are kept for GPU jobs (Keller's expensive resources)."""
+    gpu_nodes = machine.capacity[:, 1] > 0
+    if keep <= 0 or not gpu_nodes.any():
+        return np.zeros(J.shape[0], dtype=np.bool_)
+    cap = np.array(machine.capacity, dtype=np.int64)
+    cap[gpu_nodes, 0] = np.maximum(cap[gpu_nodes, 0] - keep, 0)
+    return too_wide_on(cap, J) & (J[:, J_REQ + 1] == 0)
 
 
 def _matches(pool: FreePool, J: np.ndarray, j: int) -> bool:

@@ -68,16 +68,15 @@ class AucSched(win.WindowPolicy):
     """Substitute the forced loads of bids that fill their nodes exactly (an equivalent,
     much smaller model; tests switch it off to check that the optimum is the same)."""
 
-    def __init__(self, sim, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
+    def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
                  solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
-        super().__init__(sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
+        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
         self.spread_bids = bool(spread_bids)
-        self.sim = sim
-        self.contiguous = np.asarray(sim.table.contiguous)
+        self.alloc, self.allocator = context.allocator_state, context.allocator
         self.bids = Bids(self.n_nodes)
         self.kinds = np.zeros(5, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread)
 
@@ -94,12 +93,12 @@ class AucSched(win.WindowPolicy):
     def _allocate(self, view, jobs, prio, host, need, window_size):
         out = self.bids.generate(
             np.ascontiguousarray(host), view.units[jobs], np.ascontiguousarray(view.request[jobs]),
-            view.req_nodes[jobs], self.contiguous[jobs], view.free, self.sim.alloc, self.slurm_bids, self.max_bids,
+            view.req_nodes[jobs], view.contiguous[jobs], view.free, self.alloc, self.slurm_bids, self.max_bids,
             self.spread_bids,
         )
         if out is None:
             raise UsageError(f"aucsched's SLURM bids need an allocator with a node order (ff or bf), not "
-                             f"{self.sim.allocator!r}; or run it with --option slurm_bids=false")
+                             f"{self.allocator!r}; or run it with --option slurm_bids=false")
         return self._auction(view, jobs, prio, host, need, out, window_size)
 
     def _auction(self, view, jobs, prio, host, need, bids, window_size):
@@ -177,5 +176,5 @@ class AucSched(win.WindowPolicy):
         return starts
 
 
-def aucsched(sim, **options) -> AucSched:
-    return AucSched(sim, **options)
+def aucsched(context, **options) -> AucSched:
+    return AucSched(context, **options)

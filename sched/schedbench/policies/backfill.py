@@ -46,10 +46,10 @@ def _allocator_place(alloc, free, units, req, req_nodes, order, key, tmp, out_no
 class Placer:
     """Where the run's allocator would put a job on a given free state."""
 
-    def __init__(self, sim):
-        m = sim.machine.n_nodes
-        self.alloc = sim.alloc
-        self.name = sim.allocator
+    def __init__(self, context):
+        m = context.machine.n_nodes
+        self.alloc = context.allocator_state
+        self.name = context.allocator
         self.order, self.tmp = np.zeros(m, np.int64), np.zeros(m, np.int64)
         self.key = np.zeros(m)
         self.out_node, self.out_count = np.zeros(m, np.int64), np.zeros(m, np.int64)
@@ -77,11 +77,11 @@ def _take(free: np.ndarray, view, j: int, nodes, counts, sign: int) -> None:
 class Backfill:
     """EASY over a priority order (see the module docstring)."""
 
-    def __init__(self, sim, priority_type="basic"):
+    def __init__(self, context, priority_type="basic"):
         self.kind = win.check_choice("priority_type", priority_type, win.PRIORITY_TYPES)
-        self.place = Placer(sim)
-        self.sim = sim
-        self.total_cores = int(sim.machine.totals[0])
+        self.place = Placer(context)
+        self.fits = context.fits
+        self.total_cores = int(context.machine.totals[0])
 
     waits_for_events = False  # decide at every event (period 0) unless given a period
 
@@ -114,7 +114,7 @@ class Backfill:
             if shadow is not None and end > shadow:
                 after = at_shadow.copy()
                 _take(after, view, j, *spot, -1)
-                if np.any(after < 0) or self.sim.fits(head, after) is False:
+                if np.any(after < 0) or self.fits(head, after) is False:
                     continue
                 at_shadow = after
             _take(free, view, j, *spot, -1)
@@ -135,7 +135,7 @@ class Backfill:
         f = free.copy()
         for k, (end, r, nodes, counts) in enumerate(ends):
             _take(f, view, r, nodes, counts, +1)
-            if self.sim.fits(head, f):
+            if self.fits(head, f):
                 for end2, r2, nodes2, counts2 in ends[k + 1 :]:  # every job ending at that instant too
                     if end2 > end:
                         break
@@ -144,5 +144,5 @@ class Backfill:
         return None, None
 
 
-def backfill(sim, **options) -> Backfill:
-    return Backfill(sim, **options)
+def backfill(context, **options) -> Backfill:
+    return Backfill(context, **options)

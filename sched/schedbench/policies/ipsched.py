@@ -63,9 +63,9 @@ class IPSched(win.WindowPolicy):
     """Add the valid inequalities of the module docstring (tests switch them off to check
     that the optimum is the same)."""
 
-    def __init__(self, sim, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
+    def __init__(self, context, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
                  max_nodes=200, on_limit="halve", solver_seed=0):
-        super().__init__(sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
+        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         self.objective = win.check_choice("objective", objective, OBJECTIVES)
 
     def _settings(self) -> dict:
@@ -135,5 +135,5 @@ class IPSched(win.WindowPolicy):
         return starts
 
 
-def ipsched(sim, **options) -> IPSched:
-    return IPSched(sim, **options)
+def ipsched(context, **options) -> IPSched:
+    return IPSched(context, **options)

@@ -280,12 +280,12 @@ class WindowPolicy:
 
     placement = ""
 
-    def __init__(self, sim, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed):
+    def __init__(self, context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed):
         self.kind = check_choice("priority_type", priority_type, PRIORITY_TYPES)
         self.solver = Solver(solver, max_nodes, on_limit, solver_seed)
         self.win = WindowState(max_jobs)
-        self.n_nodes = sim.machine.n_nodes
-        self.total_cores = int(sim.machine.totals[0])
+        self.n_nodes = context.machine.n_nodes
+        self.total_cores = int(context.machine.totals[0])
         self._finished = True
 
     @property
