@@ -130,7 +130,8 @@ MAY_IMPORT = {
     "sweep": {"sweep", "engine", "analysis", "io", "plan"},
     "cli": {"cli", "engine", "analysis", "io", "plan", "sweep", "workloads", "policy"},
 }
-INFRASTRUCTURE = {"schedbench", "schedbench.errors", "schedbench.registry", "schedbench._jit", "schedbench._startup",
+INFRASTRUCTURE = {"schedbench", "schedbench.errors", "schedbench.registry", "schedbench.declarations", "schedbench._jit",
+                  "schedbench._startup",
                   "schedbench.schema"}
 
 
