@@ -11,7 +11,8 @@ import pytest
 from schedbench.analysis import report
 from schedbench.cli import main as cli
 from schedbench.registry import ALLOCATORS, SCHEDULERS
-from schedbench.sweep import run as sweep
+from schedbench.sweep import config as sweep_config
+from schedbench.sweep import execute
 
 SCHEDS = list(SCHEDULERS)[:2]
 ALLOCS = list(ALLOCATORS)[:2]
@@ -34,7 +35,7 @@ def results(tmp_path_factory):
             {"name": "broken", "generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"},
         ],
     }
-    sweep.sweep(sweep.expand(config), out, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), out, jobs=1, progress=False)
     return out
 
 
@@ -113,7 +114,7 @@ def test_cli_prints_the_summary(tmp_path, capsys):
     results = tmp_path / "results"
     config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
               "workloads": [{"name": "esp", "generator": "esp", "machine": "16x(cores=8)"}]}
-    sweep.sweep(sweep.expand(config), results, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), results, jobs=1, progress=False)
     assert cli.main(["report", str(results), "-o", str(tmp_path / "r")]) == 0
     captured = capsys.readouterr()
     assert "## esp (16x(cores=8))" in captured.out
@@ -135,7 +136,7 @@ def test_cli_errors(tmp_path, capsys):
     only_failed = tmp_path / "failed"
     config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
               "workloads": [{"generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"}]}
-    sweep.sweep(sweep.expand(config), only_failed, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), only_failed, jobs=1, progress=False)
     assert cli.main(["report", str(only_failed), "-o", str(tmp_path / "r")]) == 1
     assert "every run" in capsys.readouterr().err
 
@@ -239,7 +240,7 @@ def test_fairness_table_per_account(tmp_path):
     results = tmp_path / "results"
     config = {"schedulers": ["easy", "sfs"], "allocators": ["ff"],
               "workloads": [{"name": "steffen", "generator": "steffen"}]}
-    sweep.sweep(sweep.expand(config), results, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), results, jobs=1, progress=False)
     data = report.write_report(results, tmp_path / "report")
     header, cells, flags = data["sections"][0].accounts
     assert [c[0] for c in cells] == ["easy+ff", "sfs+ff"]

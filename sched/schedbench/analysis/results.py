@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -301,9 +302,19 @@ def _fairness(result: ReplayResult, jobs: pl.DataFrame) -> dict:
     return {"by": by, **metrics.per_account(jobs, by, targets)}
 
 
-def _write_parquet(df: pl.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.write_parquet(tmp, compression="zstd", compression_level=1, statistics=True)
+REPLAY_COMPRESSION_LEVEL = 1
+"""zstd level of the files of ``schedbench replay`` (:func:`write_run`); a sweep's parts
+and runs.parquet keep polars' default level."""
+
+
+def write_parquet(df: pl.DataFrame, path: Path, compression_level: int | None = None) -> None:
+    """Write ``df`` to ``path`` (its folder created), zstd at ``compression_level`` (None:
+    polars' default) with column statistics, under a temporary name renamed into place, so
+    that no reader sees half a file.  The temporary name is unique: a sweep's processes
+    write side by side.  The replay's files and the sweep's go through here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    df.write_parquet(tmp, compression="zstd", compression_level=compression_level, statistics=True)
     os.replace(tmp, path)
 
 
@@ -322,11 +333,11 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-write") as pool:
         written = [pool.submit(_write_allocations, result, outdir / "allocations.parquet")]
         jobs = jobs_frame(result)
-        written.append(pool.submit(_write_parquet, jobs, outdir / "jobs.parquet"))
+        written.append(pool.submit(write_parquet, jobs, outdir / "jobs.parquet", REPLAY_COMPRESSION_LEVEL))
         timeline = timeline_frame(result)
-        written.append(pool.submit(_write_parquet, timeline, outdir / "timeline.parquet"))
+        written.append(pool.submit(write_parquet, timeline, outdir / "timeline.parquet", REPLAY_COMPRESSION_LEVEL))
         for name, table in (result.tables or {}).items():
-            written.append(pool.submit(_write_parquet, table, outdir / f"{name}.parquet"))
+            written.append(pool.submit(write_parquet, table, outdir / f"{name}.parquet", REPLAY_COMPRESSION_LEVEL))
         summary = summarize(result, jobs, timeline)
         del jobs, timeline
         for w in written:
