@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from schedbench.cli.main import main
 
 TINY = str(Path(__file__).resolve().parents[1] / "traces" / "tiny.swf")

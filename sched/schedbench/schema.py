@@ -1,6 +1,6 @@
 """The vocabulary a replay's results are written in, numpy only: per-job statuses, the
-resource names, the built-in predictor names and the :class:`ReplayResult` the engine
-hands back.
+resource names (defined with the machine, :mod:`schedbench.io.machine`), the built-in
+predictor names and the :class:`ReplayResult` the engine hands back.
 
 Kept apart from the engine so that reading, summarising and reporting results
 (:mod:`schedbench.analysis`, :mod:`schedbench.sweep.config`) never imports numba: those
@@ -12,16 +12,13 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, NamedTuple
 
+from .io.machine import RESOURCE_NAMES  # noqa: F401 - re-exported: the resource types, in column order
+
 if TYPE_CHECKING:
     import numpy as np
 
     from .io.jobs import JobTable
     from .io.machine import Machine
-
-
-RESOURCE_NAMES: tuple[str, ...] = ("cores", "gpus", "mics", "mem")
-"""The resource types of a node, in the column order of every capacity and request array
-(``Machine.capacity``, the per-unit request, the timeline's ``used``); memory in MiB."""
 
 
 class Status(enum.IntEnum):

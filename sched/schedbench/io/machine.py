@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import DataError, UsageError
-from ..schema import RESOURCE_NAMES
 
 
 class Resource(enum.IntEnum):
@@ -37,6 +36,7 @@ class Resource(enum.IntEnum):
     MEM = 3  # MiB
 
 
+RESOURCE_NAMES: tuple[str, ...] = ("cores", "gpus", "mics", "mem")
 N_RESOURCES = len(RESOURCE_NAMES)
 
 
