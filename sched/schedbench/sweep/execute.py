@@ -1,6 +1,6 @@
 """Running a sweep: each run replayed and written under ``RESULTS/``, finished runs found
 again and skipped, one sweep at a time per results directory.  Where the runs execute
-(this process, local processes, a Dask cluster) is :mod:`schedbench.sweep.executors`'.
+(this process, local processes, a Dask cluster) is :mod:`schedbench.sweep.executors`'s business.
 
 A run (:func:`schedbench.sweep.config.expand`) is found again by its key and never
 recomputed.  Layout of ``RESULTS/``::
@@ -331,10 +331,10 @@ def sweep(
     progress: bool | None = None,
     config_text: str | None = None,
 ) -> dict:
-    """Run every configuration of ``runs`` (from :func:`expand`) not yet finished under
-    ``results``, then rebuild runs.parquet.  ``jobs``: local worker processes (default: the
-    usable cores; 1 runs in this process); ``dask_address``: send the runs to that Dask
-    scheduler instead.  ``progress``: tqdm bar on stderr (None: only on a terminal).
+    """Run every configuration of ``runs`` (from :func:`schedbench.sweep.config.expand`)
+    not yet finished under ``results``, then rebuild runs.parquet.  ``jobs``: local worker
+    processes (default: the usable cores; 1 runs in this process); ``dask_address``: send
+    the runs to that Dask scheduler instead.  ``progress``: tqdm bar on stderr (None: only on a terminal).
     Returns counts: ``total, skipped, ran, failed`` (failed among those run now),
     ``failed_total``."""
     import polars as pl

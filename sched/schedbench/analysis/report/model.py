@@ -136,10 +136,13 @@ def unit_of(sub: pl.DataFrame, metrics: tuple[Metric, ...]) -> tuple[float, str]
 
 
 def titled(m: Metric, unit: tuple[float, str]) -> str:
+    """``m``'s title with its unit: the workload's duration ``unit``, or % for shares."""
     return f"{m.title} ({unit[1]})" if m.kind == "duration" else f"{m.title} (%)" if m.kind == "share" else m.title
 
 
 def best(values: list, better: str) -> float | None:
+    """The best of ``values`` (the lowest when ``better`` is "lower", else the highest),
+    None and non-finite values left out; None when none is left."""
     vals = [v for v in values if v is not None and math.isfinite(v)]
     if not vals:
         return None
@@ -147,6 +150,7 @@ def best(values: list, better: str) -> float | None:
 
 
 def slug(text: str) -> str:
+    """``text`` as a file name and HTML anchor (a workload's figures and section)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "workload"
 
 
