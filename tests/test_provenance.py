@@ -10,7 +10,8 @@ import polars as pl
 from schedbench import __version__
 from schedbench.cli import main as cli
 from schedbench.io import jobs, machine
-from schedbench.sweep import run as sweep
+from schedbench.sweep import config as sweep_config
+from schedbench.sweep import execute
 from schedbench.workloads import eurora_like
 
 
@@ -62,10 +63,10 @@ def test_sweep_keys_and_records_period_and_options(tmp_path):
         "options": {"priority_bound": [2, 10]},
         "workloads": [{"generator": "eurora-like", "jobs": 80, "name": "eu"}],
     }
-    runs = sweep.expand(config)
+    runs = sweep_config.expand(config)
     # ff takes no option: one run per period; priority-weighted: one per period and bound
     assert len(runs) == 2 + 4 and len({r["key"] for r in runs}) == 6
-    sweep.sweep(runs, tmp_path, jobs=1, progress=False)
+    execute.sweep(runs, tmp_path, jobs=1, progress=False)
     table = pl.read_parquet(tmp_path / "runs.parquet")
     assert table.filter(pl.col("status") == "ok").height == 6
     pw = table.filter(pl.col("allocator") == "priority-weighted")

@@ -11,7 +11,8 @@ import pytest
 from schedbench.analysis import report
 from schedbench.cli import main as cli
 from schedbench.registry import ALLOCATORS, SCHEDULERS
-from schedbench.sweep import run as sweep
+from schedbench.sweep import config as sweep_config
+from schedbench.sweep import execute
 
 SCHEDS = list(SCHEDULERS)[:2]
 ALLOCS = list(ALLOCATORS)[:2]
@@ -34,7 +35,7 @@ def results(tmp_path_factory):
             {"name": "broken", "generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"},
         ],
     }
-    sweep.sweep(sweep.expand(config), out, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), out, jobs=1, progress=False)
     return out
 
 
@@ -113,7 +114,7 @@ def test_cli_prints_the_summary(tmp_path, capsys):
     results = tmp_path / "results"
     config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
               "workloads": [{"name": "esp", "generator": "esp", "machine": "16x(cores=8)"}]}
-    sweep.sweep(sweep.expand(config), results, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), results, jobs=1, progress=False)
     assert cli.main(["report", str(results), "-o", str(tmp_path / "r")]) == 0
     captured = capsys.readouterr()
     assert "## esp (16x(cores=8))" in captured.out
@@ -135,7 +136,7 @@ def test_cli_errors(tmp_path, capsys):
     only_failed = tmp_path / "failed"
     config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
               "workloads": [{"generator": "esp", "variant": "cpu-gpu", "machine": "4x(cores=8)"}]}
-    sweep.sweep(sweep.expand(config), only_failed, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), only_failed, jobs=1, progress=False)
     assert cli.main(["report", str(only_failed), "-o", str(tmp_path / "r")]) == 1
     assert "every run" in capsys.readouterr().err
 
@@ -153,14 +154,14 @@ def test_one_duration_unit_per_workload(rendered):
     outdir, data = rendered
     for sec in data["sections"]:
         sub = data["summary"].filter(pl.col("workload") == sec.workload)
-        _, unit = report._unit_of(sub, report.headline_metrics(sub))
+        _, unit = report.unit_of(sub, report.headline_metrics(sub))
         assert f"mean wait ({unit})" in sec.header
         assert f"worst account mean wait ({unit})" in sec.header
         wait_line = next(h for h in sec.highlights if "mean wait" in h and "account" not in h)
         assert re.search(rf"\d {unit}[;)]", wait_line), wait_line
     runs = pl.read_parquet(data["meta"]["results"] + "/runs.parquet")
     sub = data["summary"].filter(pl.col("workload") == "eurora")
-    _, unit = report._unit_of(sub, report.headline_metrics(sub))
+    _, unit = report.unit_of(sub, report.headline_metrics(sub))
     fig = report.wait_cdf_figure(Path(data["meta"]["results"]), runs, data["summary"], "eurora", outdir / "cdf.png")
     assert fig.axes[0].get_xlabel().startswith(f"wait ({unit})")
     fig = report.bars_figure(data["summary"], "eurora", outdir / "bars.png")
@@ -188,7 +189,7 @@ def test_no_overlapping_tick_labels(rendered):
 
 def test_overlapping_ticks_detects_overlap():
     """The check can fail: crowded long labels, upright, overlap."""
-    fig = report._figure(6, 5)
+    fig = report.figures._figure(6, 5)
     ax = fig.subplots()
     ax.set_xticks(range(24), [f"scheduler-{i}" for i in range(24)], fontsize=9)
     assert report.overlapping_ticks(fig, ax)
@@ -214,9 +215,9 @@ def test_error_bars_only_with_several_seeds(rendered):
 
 def test_allocator_line_styles_are_distinct():
     """Every allocator (five built in, plug-ins beyond) gets its own line style."""
-    styles = [report._line_style(k) for k in range(3 * len(report._LINESTYLES))]
+    styles = [report.figures._line_style(k) for k in range(3 * len(report.figures._LINESTYLES))]
     assert len({repr(sorted(s.items())) for s in styles}) == len(styles)
-    assert len(ALLOCATORS) <= len(report._LINESTYLES)  # the built-in ones need no marker
+    assert len(ALLOCATORS) <= len(report.figures._LINESTYLES)  # the built-in ones need no marker
 
 
 def test_cdf_legend_outside_the_plot(rendered):
@@ -239,7 +240,7 @@ def test_fairness_table_per_account(tmp_path):
     results = tmp_path / "results"
     config = {"schedulers": ["easy", "sfs"], "allocators": ["ff"],
               "workloads": [{"name": "steffen", "generator": "steffen"}]}
-    sweep.sweep(sweep.expand(config), results, jobs=1, progress=False)
+    execute.sweep(sweep_config.expand(config), results, jobs=1, progress=False)
     data = report.write_report(results, tmp_path / "report")
     header, cells, flags = data["sections"][0].accounts
     assert [c[0] for c in cells] == ["easy+ff", "sfs+ff"]

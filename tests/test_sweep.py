@@ -17,7 +17,8 @@ import pytest
 from schedbench.cli import main as cli
 from schedbench.errors import UsageError
 from schedbench.registry import ALLOCATORS, SCHEDULERS
-from schedbench.sweep import run as sweep
+from schedbench.sweep import config as sweep_config
+from schedbench.sweep import execute
 
 SMALL = "16x(cores=8,gpus=2)"
 SCHEDS = list(SCHEDULERS)[:2]
@@ -50,8 +51,8 @@ def write_config(tmp_path: Path, text: str) -> Path:
 
 
 def run_sweep(cfg: Path, out: Path, **kw) -> dict:
-    runs = sweep.expand(sweep.load_config(cfg), cfg.parent)
-    return sweep.sweep(runs, out, progress=False, **kw)
+    runs = sweep_config.expand(sweep_config.load_config(cfg), cfg.parent)
+    return execute.sweep(runs, out, progress=False, **kw)
 
 
 def mtimes(out: Path) -> dict[str, int]:
@@ -71,7 +72,7 @@ def test_expand_grid_and_keys():
             {"name": "eu", "generator": "eurora-like", "jobs": 50, "load": [0.5, 0.9]},
         ],
     }
-    runs = sweep.expand(config)
+    runs = sweep_config.expand(config)
     n_pairs = len(SCHEDULERS) * len(ALLOCATORS)
     assert len(runs) == 3 * n_pairs * 2
     assert {r["workload"] for r in runs} == {"esp", "eu_load=0.5", "eu_load=0.9"}
@@ -81,20 +82,20 @@ def test_expand_grid_and_keys():
     assert eu["source"] == {"generator": "eurora-like", "params": {"jobs": 50, "load": 0.9}}
     assert eu["machine"] is None
     # the key is a function of the configuration only
-    again = sweep.expand(config)
+    again = sweep_config.expand(config)
     assert [r["key"] for r in again] == [r["key"] for r in runs]
     config["workloads"][1]["burstiness"] = 0.0
-    changed = {r["key"] for r in sweep.expand(config) if r["workload"].startswith("eu")}
+    changed = {r["key"] for r in sweep_config.expand(config) if r["workload"].startswith("eu")}
     assert not changed & {r["key"] for r in runs}
 
 
 def test_exclude_leaves_pairs_out():
     config = {"schedulers": ["easy", "conservative"], "allocators": ["ff", "balanced"],
               "exclude": ["conservative+balanced"], "workloads": [{"generator": "esp", "machine": SMALL}]}
-    pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
+    pairs = {(r["scheduler"], r["allocator"]) for r in sweep_config.expand(config)}
     assert pairs == {("easy", "ff"), ("easy", "balanced"), ("conservative", "ff")}
     config["exclude"] = ["conservative+*", "*+balanced"]
-    assert {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)} == {("easy", "ff")}
+    assert {(r["scheduler"], r["allocator"]) for r in sweep_config.expand(config)} == {("easy", "ff")}
 
 
 def test_the_default_bench_sweep_leaves_the_impossible_pairs_to_the_capabilities():
@@ -104,7 +105,7 @@ def test_the_default_bench_sweep_leaves_the_impossible_pairs_to_the_capabilities
     from schedbench import registry
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
-    pairs = {(r["scheduler"], r["allocator"]) for r in sweep.expand(config)}
+    pairs = {(r["scheduler"], r["allocator"]) for r in sweep_config.expand(config)}
     refused = set()
     for s, a in pairs:  # both default workloads need nodes (partial-node and GPU requests)
         try:
@@ -127,7 +128,7 @@ def test_the_default_bench_workloads_separate_the_allocators(tmp_path):
     for entry in config["workloads"]:
         assert entry.get("description"), entry["name"]  # the report says why each is there
         entry["jobs"] = min(entry["jobs"], 250)  # the same kinds of workload, fewer jobs: a fast test
-    counts = sweep.sweep(sweep.expand(config), tmp_path, jobs=1, progress=False)
+    counts = execute.sweep(sweep_config.expand(config), tmp_path, jobs=1, progress=False)
     assert counts["failed"] == 0
     runs = pl.read_parquet(tmp_path / "runs.parquet")
     assert runs["description"].null_count() == 0
@@ -138,9 +139,9 @@ def test_the_default_bench_workloads_separate_the_allocators(tmp_path):
 
 
 def test_description_is_shown_not_keyed(tmp_path):
-    plain = sweep.expand(sweep.load_config(write_config(tmp_path, tiny_config())), tmp_path)
+    plain = sweep_config.expand(sweep_config.load_config(write_config(tmp_path, tiny_config())), tmp_path)
     cfg = write_config(tmp_path, tiny_config(extra='description = "why: a small test"'))
-    described = sweep.expand(sweep.load_config(cfg), tmp_path)
+    described = sweep_config.expand(sweep_config.load_config(cfg), tmp_path)
     assert [r["key"] for r in plain] == [r["key"] for r in described]
     assert {r["description"] for r in described} == {"why: a small test"}
     out = tmp_path / "results"
@@ -151,15 +152,15 @@ def test_description_is_shown_not_keyed(tmp_path):
     assert again["ran"] == 0  # rewording reruns nothing ...
     assert set(pl.read_parquet(out / "runs.parquet")["description"]) == {"reworded"}  # ... but shows
     with pytest.raises(UsageError, match="description must be a string"):
-        sweep.expand(sweep.load_config(write_config(tmp_path, tiny_config(extra="description = 3"))), tmp_path)
+        sweep_config.expand(sweep_config.load_config(write_config(tmp_path, tiny_config(extra="description = 3"))), tmp_path)
 
 
 def test_key_depends_on_version(monkeypatch):
     cfg = {"workload": "w", "scheduler": "easy"}
-    key = sweep.run_key(cfg)
-    assert len(key) == 16 and key == sweep.run_key(dict(reversed(cfg.items())))
-    monkeypatch.setattr(sweep, "__version__", "999")
-    assert sweep.run_key(cfg) != key
+    key = sweep_config.run_key(cfg)
+    assert len(key) == 16 and key == sweep_config.run_key(dict(reversed(cfg.items())))
+    monkeypatch.setattr(sweep_config, "__version__", "999")
+    assert sweep_config.run_key(cfg) != key
 
 
 @pytest.mark.parametrize(
@@ -185,13 +186,13 @@ def test_key_depends_on_version(monkeypatch):
 )
 def test_expand_rejects_bad_configs(config, message):
     with pytest.raises(UsageError, match=None) as err:
-        sweep.expand(config)
+        sweep_config.expand(config)
     assert message in str(err.value)
 
 
 def test_option_names_with_dashes_and_traces(tmp_path):
     (tmp_path / "log.swf").write_text("")
-    runs = sweep.expand(
+    runs = sweep_config.expand(
         {
             "seeds": [1, 2],
             "schedulers": ["easy"],
@@ -375,8 +376,8 @@ def test_cli_usage_errors(tmp_path, capsys):
 def test_one_sweep_at_a_time(tmp_path):
     out = tmp_path / "results"
     out.mkdir()
-    with sweep._Lock(out), pytest.raises(UsageError, match="another sweep"):
-        with sweep._Lock(out):
+    with execute.SweepLock(out), pytest.raises(UsageError, match="another sweep"):
+        with execute.SweepLock(out):
             pass
 
 
@@ -402,6 +403,6 @@ def test_workload_labels_use_the_configs_own_keys():
     config = {"schedulers": ["easy"], "allocators": ["ff"], "period": [0, 5],
               "options": {"priority_type": ["basic", "multifactor"]},
               "workloads": [{"generator": "soner", "type": ["I", "II"], "jobs": 5}]}
-    runs = sweep.expand(config)
+    runs = sweep_config.expand(config)
     assert {r["workload"] for r in runs} == {"soner_type=I", "soner_type=II"}
     assert {r["period"] for r in runs} == {0, 5}

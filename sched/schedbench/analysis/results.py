@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,10 +31,8 @@ import polars as pl
 import pyarrow as pa
 
 from .. import __version__
-from .._jit import kernel
-from ..engine.prepare import STATUS_NAMES, ReplayResult, Status
-from ..io.machine import RESOURCE_NAMES
 from ..plan.accounts import DEFAULT_FACTOR, account_targets
+from ..schema import RESOURCE_NAMES, STATUS_NAMES, ReplayResult, Status
 from . import metrics
 
 
@@ -81,49 +80,54 @@ def fewest_nodes(capacity: np.ndarray, units: np.ndarray, request: tuple[np.ndar
     return out
 
 
-@kernel
-def _allocation_shape(log, ptr, count, mark, fragments, first, last):
-    """For every job j with count[j] > 0 nodes at log[ptr[j] : + count[j], 0] (log int32
-    (k, 2); ptr, count int64 (n,)): its fragments (blocks of consecutive node indices),
-    first and last node index, into the int64 (n,) outputs (0, -1, -1 for the others).
-    mark: int8 (n_nodes,) zeros, left zeroed."""
-    for j in range(ptr.shape[0]):
-        k = count[j]
-        fragments[j] = 0
-        first[j] = -1
-        last[j] = -1
-        if k <= 0:
-            continue
-        lo = np.iinfo(np.int64).max
-        hi = -1
-        for u in range(ptr[j], ptr[j] + k):
-            node = log[u, 0]
-            mark[node] = 1
-            lo = min(lo, node)
-            hi = max(hi, node)
-        blocks = 0
-        inside = False
-        for i in range(lo, hi + 1):
-            if mark[i]:
-                if not inside:
-                    blocks += 1
-                inside = True
-                mark[i] = 0
-            else:
-                inside = False
-        fragments[j] = blocks
-        first[j] = lo
-        last[j] = hi
+def _allocation_blocks(log: np.ndarray, ptr: np.ndarray, count: np.ndarray, n_nodes: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fragments, first, last), int64 (n,) each: for every job j with count[j] > 0 nodes
+    at log[ptr[j] : + count[j], 0] (log int32 (k, 2); ptr, count int64 (n,); the jobs'
+    row ranges do not overlap), its blocks of consecutive node indices and its lowest and
+    highest node index; 0, -1, -1 for the others.  ``n_nodes``: the machine's node count.
+
+    Numpy only, so that writing results does not load numba.  The log is read in place
+    when every job lists its nodes in ascending order (what the built-in allocators
+    write); otherwise each job's rows are gathered and sorted by node first.  A node
+    listed twice in a job counts once."""
+    n = count.shape[0]
+    fragments = np.zeros(n, dtype=np.int64)
+    first = np.full(n, -1, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    jobs = np.flatnonzero(count > 0)
+    if not jobs.size:
+        return fragments, first, last
+    lo = ptr[jobs]  # each job's first and last row
+    hi = lo + count[jobs] - 1
+    nodes = log[: int(hi.max()) + 1, 0]
+    opens = np.zeros(nodes.size, dtype=np.bool_)  # the rows where a job's rows begin
+    opens[lo] = True
+    step = np.diff(nodes)
+    if ((step < 0) & ~opens[1:]).any():  # some job's nodes out of order: sort each job's rows
+        k = count[jobs]
+        ends = np.cumsum(k)
+        rows = np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(lo - (ends - k), k)
+        owner = np.repeat(np.arange(jobs.size, dtype=np.int64) * n_nodes, k)
+        nodes = np.sort(owner + log[rows, 0]) - owner
+        lo, hi = ends - k, ends - 1
+        opens = np.zeros(nodes.size, dtype=np.bool_)
+        opens[lo] = True
+        step = np.diff(nodes)
+    # blocks[i]: blocks opened on rows 1 .. i (a new job, or a gap of more than one node)
+    blocks = np.concatenate(([0], np.cumsum(opens[1:] | (step > 1))))
+    fragments[jobs] = 1 + blocks[hi] - blocks[lo]
+    first[jobs] = nodes[lo]
+    last[jobs] = nodes[hi]
+    return fragments, first, last
 
 
 def allocation_shape(result: ReplayResult) -> dict[str, np.ndarray]:
     """Per job (int64 or float64 (n,); meaningful for started jobs only): fragments, spread
     and packing (see the module docstring)."""
-    n = result.table.n_jobs
-    fragments, first, last = (np.empty(n, dtype=np.int64) for _ in range(3))
     count = np.where(result.start >= 0, result.nodes_used, 0).astype(np.int64)
-    mark = np.zeros(result.machine.n_nodes, dtype=np.int8)
-    _allocation_shape(result.alloc_log, np.maximum(result.alloc_ptr, 0), count, mark, fragments, first, last)
+    fragments, first, last = _allocation_blocks(result.alloc_log, np.maximum(result.alloc_ptr, 0), count,
+                                                result.machine.n_nodes)
     t = result.table
     request = (t.unit_cores, t.unit_gpus, t.unit_mics, t.unit_mem)
     fewest = fewest_nodes(result.machine.capacity, t.units, request, t.req_nodes)
@@ -298,9 +302,19 @@ def _fairness(result: ReplayResult, jobs: pl.DataFrame) -> dict:
     return {"by": by, **metrics.per_account(jobs, by, targets)}
 
 
-def _write_parquet(df: pl.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    df.write_parquet(tmp, compression="zstd", compression_level=1, statistics=True)
+REPLAY_COMPRESSION_LEVEL = 1
+"""zstd level of the files of ``schedbench replay`` (:func:`write_run`); a sweep's parts
+and runs.parquet keep polars' default level."""
+
+
+def write_parquet(df: pl.DataFrame, path: Path, compression_level: int | None = None) -> None:
+    """Write ``df`` to ``path`` (its folder created), zstd at ``compression_level`` (None:
+    polars' default) with column statistics, under a temporary name renamed into place, so
+    that no reader sees half a file.  The temporary name is unique: a sweep's processes
+    write side by side.  The replay's files and the sweep's go through here."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    df.write_parquet(tmp, compression="zstd", compression_level=compression_level, statistics=True)
     os.replace(tmp, path)
 
 
@@ -319,11 +333,11 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-write") as pool:
         written = [pool.submit(_write_allocations, result, outdir / "allocations.parquet")]
         jobs = jobs_frame(result)
-        written.append(pool.submit(_write_parquet, jobs, outdir / "jobs.parquet"))
+        written.append(pool.submit(write_parquet, jobs, outdir / "jobs.parquet", REPLAY_COMPRESSION_LEVEL))
         timeline = timeline_frame(result)
-        written.append(pool.submit(_write_parquet, timeline, outdir / "timeline.parquet"))
+        written.append(pool.submit(write_parquet, timeline, outdir / "timeline.parquet", REPLAY_COMPRESSION_LEVEL))
         for name, table in (result.tables or {}).items():
-            written.append(pool.submit(_write_parquet, table, outdir / f"{name}.parquet"))
+            written.append(pool.submit(write_parquet, table, outdir / f"{name}.parquet", REPLAY_COMPRESSION_LEVEL))
         summary = summarize(result, jobs, timeline)
         del jobs, timeline
         for w in written:

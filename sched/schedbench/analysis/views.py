@@ -52,7 +52,8 @@ def compare(runs: list[str | os.PathLike]) -> str:
     scheduler+allocator), one row per metric, the best value of each row in bold."""
     if len(runs) < 1:
         raise UsageError("compare needs at least one replay output folder")
-    from .report import _best, markdown_table
+    from .report.model import best
+    from .report.render import markdown_table
 
     paths = [Path(r) for r in runs]
     summaries = [_summary(p) for p in paths]
@@ -63,11 +64,11 @@ def compare(runs: list[str | os.PathLike]) -> str:
                   for s in summaries]  # (older summaries have cores' utilisation only)
         if key.startswith("utilisation_") and all(v is None for v in values):
             continue  # a resource type none of the machines has
-        best = _best(values, better) if sum(v is not None for v in values) > 1 else None
+        top = best(values, better) if sum(v is not None for v in values) > 1 else None
         cells.append([f"{label} ({better} is better)"] + [
             "-" if v is None else (f"{v:,.3f}" if isinstance(v, float) and abs(v) < 10 else f"{v:,.0f}")
             for v in values])
-        flags.append([False] + [v is not None and v == best for v in values])
+        flags.append([False] + [v is not None and v == top for v in values])
     return markdown_table(header, cells, flags) + "\n"
 
 

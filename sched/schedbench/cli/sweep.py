@@ -13,7 +13,7 @@ def register(sub) -> None:
         description="Run every configuration of CONFIG.toml not yet finished in RESULTS/ and write "
         "RESULTS/runs.parquet (one row per run) and the hive-partitioned RESULTS/jobs/ and "
         "RESULTS/timeline/ datasets.  Finished runs are never recomputed: rerun the same command "
-        "to resume an interrupted sweep.  The config format is described in schedbench.sweep.run.",
+        "to resume an interrupted sweep.  The config format is described in schedbench.sweep.config.",
     )
     p.add_argument("config", metavar="CONFIG.toml")
     p.add_argument("-o", "--output", required=True, metavar="RESULTS", help="results directory")
@@ -34,23 +34,24 @@ def register(sub) -> None:
 
 def _run(args) -> int:
     # here, not at the top: every command would pay for its imports
-    from ..sweep import run as sweep_mod
+    from ..sweep import config as sweep_config
+    from ..sweep import execute
 
     if args.jobs is not None and args.jobs < 1:
         from ..errors import UsageError
 
         raise UsageError("--jobs must be at least 1")
     path = Path(args.config)
-    config = sweep_mod.load_config(path)
-    runs = sweep_mod.expand(config, path.parent)
+    config = sweep_config.load_config(path)
+    runs = sweep_config.expand(config, path.parent)
     if args.dry_run:
-        done = sweep_mod.finished(args.output)
+        done = execute.finished(args.output)
         for r in runs:
             state = done.get(r["key"], {}).get("status", "todo")
             print(f"{r['key']}  {state:<6}  {r['workload']}  {r['scheduler']}+{r['allocator']}  "
                   f"{r['predictor']}  seed={r['seed']}  machine={r['machine']}")
         return 0
-    counts = sweep_mod.sweep(
+    counts = execute.sweep(
         runs, args.output, jobs=args.jobs, dask_address=args.dask, retry_failed=args.retry_failed,
         progress=False if args.quiet else None, config_text=path.read_text(),
     )

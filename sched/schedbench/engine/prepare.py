@@ -8,7 +8,6 @@ replay (:mod:`schedbench.engine.replay`) and the step-by-step one (:mod:`schedbe
 
 from __future__ import annotations
 
-import enum
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,56 +38,10 @@ from ..core.state import C_LOG, C_TL
 from ..errors import UsageError
 from ..io.jobs import JobTable, digest
 from ..io.machine import Machine
+from ..schema import STATUS_NAMES, ReplayResult, Status  # noqa: F401 - re-exported: the engine hands them back
 
 if TYPE_CHECKING:
     from ..plan.site import Site
-
-
-class Status(enum.IntEnum):
-    """Per-job outcome written to ``jobs.parquet`` (lower-case names)."""
-
-    REPLAYED = 0
-    DROPPED_NO_RUNTIME = 1
-    DROPPED_NO_SIZE = 2
-    DROPPED_TOO_WIDE = 3
-    NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
-    REJECTED_BY_LIMIT = 5  # a site policy refuses it for ever (schedbench.plan.site)
-
-
-STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
-
-
-class ReplayResult(NamedTuple):
-    """Outcome of one replay.  Per-job arrays follow the input table's row order; start and
-    end are -1 for jobs that did not run.  ``timeline``: dict of arrays (time, queue,
-    running, used (k, 4)).  ``alloc_ptr`` int64 (n,) and ``alloc_log`` int32 (rows, 2):
-    job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``,
-    jobs in the order they started.
-    ``options``: every setting that can change the schedule (provenance).  ``policy`` and
-    ``tables``: what a Python policy's ``report()`` gives (see :mod:`schedbench.engine.simulation`)."""
-
-    table: JobTable
-    machine: Machine
-    scheduler: str
-    allocator: str
-    predictor: str
-    start: np.ndarray
-    end: np.ndarray
-    pred: np.ndarray
-    nodes_used: np.ndarray
-    status: np.ndarray
-    timeline: dict
-    simulate_s: float
-    passes: int
-    alloc_ptr: np.ndarray
-    alloc_log: np.ndarray
-    options: dict
-    policy: dict | None = None  # a Python policy's own summary (solver, settings), if it gives one
-    tables: dict | None = None  # a Python policy's extra tables, written as NAME.parquet
-
-    @property
-    def label(self) -> str:
-        return f"{self.scheduler}+{self.allocator}"
 
 
 def screen(table: JobTable, machine: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.layout import J_GROUP, J_USER
 from ..errors import UsageError
+from ..schema import Status
 
 DEFAULT_FACTOR = 2.0
 """An account's target occupancy over its ideal share of the machine's use, unless the
@@ -26,6 +26,9 @@ def accounts(J: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
     user ("user") numbers, sorted."""
     if by not in ("group", "user"):
         raise UsageError(f"account must be 'group' or 'user', not {by!r}")
+    # imported here: writing results (account_targets) must not load the numba core
+    from ..core.layout import J_GROUP, J_USER
+
     ids, index = np.unique(J[:, J_GROUP if by == "group" else J_USER], return_inverse=True)
     return ids, index.astype(np.int64)
 
@@ -69,12 +72,10 @@ def allocations(submit: np.ndarray, run: np.ndarray, units: np.ndarray, live: np
 def account_targets(table, status: np.ndarray, by: str = "group", path: str | None = None,
                     factor: float = DEFAULT_FACTOR) -> dict[int, float]:
     """{account id: target occupancy (units)} of a replayed table, as priority and sfs
-    compute them (``status``: the replay's per-job :class:`schedbench.engine.prepare.Status`;
+    compute them (``status``: the replay's per-job :class:`schedbench.schema.Status`;
     dropped jobs do not count)."""
     column = table.group if by == "group" else table.user
     ids, index = np.unique(column, return_inverse=True)
-    from ..engine.prepare import Status
-
     live = ~np.isin(status, (Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE, Status.DROPPED_TOO_WIDE))
     target, _, _ = allocations(table.submit, table.run, table.units, live, ids, index, path, factor)
     return {int(i): float(t) for i, t in zip(ids, target, strict=True)}

@@ -1,0 +1,82 @@
+"""Where a sweep's runs execute: in this process, on a pool of local processes, or on a
+Dask cluster.  An executor takes calls ``(function, args)`` and hands each result to
+``record`` as it comes; it knows nothing of runs (:mod:`schedbench.sweep.execute`), so
+the functions must be importable by name in the workers (module-level functions).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import DataError, UsageError
+
+Call = tuple[Callable[..., Any], tuple]
+"""A function and its positional arguments."""
+
+
+def default_jobs() -> int:
+    """The cores this process may use (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover
+        return max(1, os.cpu_count() or 1)
+
+
+def _mp_context():
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def in_process(calls: Sequence[Call], record: Callable[[Any], None]) -> None:
+    """Make ``calls`` one after the other in this process."""
+    for fn, args in calls:
+        record(fn(*args))
+
+
+def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], first: Sequence[Call] = ()) -> None:
+    """Make ``calls`` on ``n`` local worker processes, recording results as they complete.
+    ``first``: calls made before them, in parallel, whose failures are ignored (warm-ups:
+    a failing one's calls will fail themselves and say why).  A worker that dies raises
+    DataError; an interruption cancels the calls not started."""
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context()) as pool:
+        for fut in [pool.submit(fn, *args) for fn, args in first]:
+            try:
+                fut.result()
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
+        futures = [pool.submit(fn, *args) for fn, args in calls]
+        try:
+            for fut in cf.as_completed(futures):
+                try:
+                    row = fut.result()
+                except cf.process.BrokenProcessPool:
+                    raise DataError("a worker process died; rerun the sweep to resume") from None
+                record(row)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None]) -> None:
+    """Make ``calls`` on the Dask cluster whose scheduler is at ``address``."""
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise UsageError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        client = Client(address, timeout="20s", set_as_default=False)
+    except OSError as exc:
+        raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    with client:
+        futures = [client.submit(fn, *args, pure=False) for fn, args in calls]
+        try:
+            for fut in as_completed(futures, loop=client.loop):
+                record(fut.result())
+        except BaseException:
+            client.cancel(futures)
+            raise
