@@ -122,7 +122,7 @@ LAYER_OF = {
 # errors, registry, _jit, _startup, __version__, schema); a policy is found through the registry
 MAY_IMPORT = {
     "io": {"io"},
-    "analysis": {"analysis", "io"},
+    "analysis": {"analysis", "io", "plan.accounts"},  # account shares: numpy only, shared with fair share
     "core": {"core", "io"},
     "plan": {"plan", "core", "io"},
     "policy": {"policy", "core", "plan", "io", "engine.policy"},
