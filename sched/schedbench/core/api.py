@@ -10,16 +10,17 @@ State and layout
 
 Hooks (:mod:`schedbench.core.hooks`)
     :func:`implements` registers a kernel for a state class; :func:`schedule` and
-    :func:`choose` are required, the others optional.
+    :func:`choose` are required, the others optional.  A jitted scheduler is its state
+    class, its pass (``@implements(schedule, State)``), the optional hooks it needs and a
+    factory returning :class:`schedbench.core.JittedScheduler`: the core's one replay
+    loop (:mod:`schedbench.core.loop`) runs it.
 
 Kernels
     ``advance(core, pred, sched, alloc) -> now``: process events up to the next decision
     point (inline): its time, -1 at the end, -2 when the allocation log needs room.
-    ``record(timeline, scal, now)``: the timeline row of a decision point (inline).  Each
-    scheduler writes its own ``_run(core, pred, sched, alloc, max_passes)`` kernel: a loop
-    of advance, its pass and record (see :func:`schedbench.core.steps._advance`; written
-    out rather than a shared inline loop: each level of inlining costs a second of
-    compile).
+    ``record(timeline, scal, now)``: the timeline row of a decision point (inline).  The
+    core's loop (:mod:`schedbench.core.loop`) calls advance, the ``schedule`` hook and
+    record; schedulers call neither (:class:`Simulation` steps them one by one).
     ``try_start(core, alloc, j, now) -> bool``: offer queued job j to the allocator and
     start it if it fits (inline).
     ``commit(core, alloc, j, now, used)``: start job j on the placement in core.work.
@@ -60,6 +61,7 @@ from .hooks import (
     plan_order,
     predict,
     sched_enqueued,
+    sched_has_room,
     sched_released,
     sched_started_outside,
     sched_wake,
@@ -109,6 +111,6 @@ __all__ = [
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
-    "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
+    "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "skip_idle_ticks", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

@@ -51,10 +51,10 @@ def implements(hook, state_class: type):
     return register
 
 
-def _dispatch(hook, required: bool) -> None:
+def _dispatch(hook, required: bool, inline: str = "never") -> None:
     """Make ``hook`` callable from jitted code: numba compiles the kernel registered for
     the class of its first argument in its place (the hook's own body, a no-op, when none
-    is and the hook is optional)."""
+    is and the hook is optional); ``inline="always"`` splices it into the caller."""
     name = hook.__name__
 
     def typing(*args):
@@ -71,7 +71,7 @@ def _dispatch(hook, required: bool) -> None:
 
     # numba wants the typing function's parameters to be the hook's, by name
     typing.__signature__ = inspect.signature(hook)
-    overload(hook, jit_options=_JIT_OPTIONS, inline="always" if name == "choose" else "never")(typing)
+    overload(hook, jit_options=_JIT_OPTIONS, inline=inline)(typing)
 
 
 # --------------------------------------------------------------------------- schedulers
@@ -92,6 +92,14 @@ def sched_started_outside(sched, core, j):
 
 def sched_released(sched, core, j, now):
     """Scheduler hook: running job ``j`` has just ended at ``now`` (its resources are free)."""
+
+
+def sched_has_room(sched, core):
+    """Scheduler hook: whether the scheduler's arrays have room for the next pass (and no
+    pass left an error to report).  False makes the replay loop return to Python, where
+    the scheduler's ``grow`` (:class:`schedbench.core.JittedScheduler`) enlarges them, or
+    raises the error, before the loop goes on."""
+    return True
 
 
 def sched_wake(sched, core):
@@ -163,8 +171,13 @@ def counts_attempts(alloc):
     return False
 
 
-for _hook in (schedule, choose, predict):
-    _dispatch(_hook, required=True)
+# Inlined: the pass and the allocator's choice (once per decision point, once per start;
+# as the core's steps, see schedbench._jit), and the room test (a constant True for most
+# schedulers, which the loop then folds away).
+_dispatch(schedule, required=True, inline="always")
+_dispatch(choose, required=True, inline="always")
+_dispatch(predict, required=True)
+_dispatch(sched_has_room, required=False, inline="always")
 for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, plan_order, alloc_enqueued, alloc_committed,
               alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False)

@@ -1,7 +1,8 @@
 """Replay a job table on a machine with a registered ``scheduler+allocator`` pair.
 
-:func:`replay` runs a jitted scheduler's compiled loop (:mod:`schedbench.core`) or, for a
-Python policy, :class:`schedbench.engine.simulation.Simulation`; either way it returns a
+:func:`replay` runs the core's replay loop compiled for a jitted scheduler
+(:mod:`schedbench.core.loop`) or, for a Python policy,
+:class:`schedbench.engine.simulation.Simulation`; either way it returns a
 :class:`schedbench.engine.prepare.ReplayResult`.
 """
 
@@ -107,11 +108,11 @@ def replay(
                           maintenance=windows)
         core.arm(c)
         args = (c, prep.pred, jitted.state, prep.alloc)
-        jitted.loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
+        core.loop_for(jitted.state).compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
         prov = provenance(table, machine, scheduler, allocator, predictor, period, sched_opts, alloc_opts,
                           input_digest.result(), site)
     t0 = time.perf_counter()
-    c, passes = core.run(jitted.loop, c, prep.pred, jitted.state, prep.alloc, progress,
+    c, passes = core.run(c, prep.pred, jitted.state, prep.alloc, progress,
                          chunk=100_000 if progress else 1 << 62, grow=jitted.grow)
     simulate_s = time.perf_counter() - t0
     return result(c, prep.status, table, machine, scheduler, allocator, predictor, simulate_s, passes, prov)

@@ -2,7 +2,7 @@
 (EASY backfilling) and :mod:`.prb` (Netti et al.'s PRB).
 
 A scheduler is a namedtuple state class whose pass kernel implements the
-:func:`schedbench.core.hooks.schedule` hook, a ``_run`` kernel looping over the core's
-``advance``, its pass and ``record`` (seven lines, see :mod:`.inorder`), and a factory
-``build(setup, **options) -> JittedScheduler`` listed in :mod:`schedbench.registry`.
+:func:`schedbench.core.hooks.schedule` hook (plus the optional hooks it needs) and a
+factory ``build(setup, **options) -> JittedScheduler`` listed in
+:mod:`schedbench.registry`; the core's replay loop (:mod:`schedbench.core.loop`) runs it.
 """

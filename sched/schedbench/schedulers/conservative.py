@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba.extending import overload
 
-from .._jit import inline_kernel, internal_kernel, kernel
+from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_QH,
@@ -44,14 +44,13 @@ from ..core.api import (
     C_RN,
     W_COUNT,
     W_NODE,
-    advance,
     commit,
     implements,
     place,
     plan_order,
     queue_tidy,
-    record,
     sched_enqueued,
+    sched_has_room,
     sched_released,
     sched_wake,
     schedule,
@@ -1028,31 +1027,21 @@ del _cls
 
 
 @inline_kernel
-def _room(sched, core):
-    """Whether every plan vector has room for the next pass: a vector holds at most 2b + 1
-    rows for b bookings, and an operation needs as many again."""
+def _has_room(sched, core):
+    """Whether every plan vector has room for the next pass (a vector holds at most 2b + 1
+    rows for b bookings, and an operation needs as many again) and no pass left an error
+    for :func:`_grow` to raise (sched.scal[S_GROW] < 0)."""
     need = 4 * (core.scal[C_QN] + core.scal[C_RN] + sched.scal[S_AMAX]) + 16
     if need > sched.slots.shape[1]:  # every vector has the same rows
         sched.scal[S_CAP_NEED] = need
         sched.scal[S_GROW] = 1
         return False
-    return True
+    return sched.scal[S_GROW] >= 0
 
 
-@kernel
-def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for conservative backfilling (either state class)."""
-    passes = 0
-    while passes < max_passes:
-        if not _room(sched, core) or sched.scal[S_GROW] < 0:
-            break
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
+for _cls in (ConservativePool, ConservativeNodes):
+    implements(sched_has_room, _cls)(_has_room)
+del _cls
 
 
 def _grow_vectors(a: np.ndarray, new_cap: int) -> None:
@@ -1154,7 +1143,7 @@ def conservative(setup) -> JittedScheduler:
     )
     if ptype is not None:
         slots, meta = _vectors(capacity.sum(axis=0), cap)
-        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), _run, grow=_grow)
+        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)
     m = capacity.shape[0]
     totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])
     slots, meta = _vectors(totals, cap)
@@ -1165,4 +1154,4 @@ def conservative(setup) -> JittedScheduler:
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
         order=np.arange(m, dtype=np.int64), key=np.zeros(m), tmp=np.zeros(m, dtype=np.int64),
     )
-    return JittedScheduler(state, _run, grow=_grow)
+    return JittedScheduler(state, grow=_grow)
