@@ -39,7 +39,8 @@ Kernels
     ``host(free, node, req) -> units`` a node can host (inline).
     ``queue_tidy(jobs, queue, scal) -> j or -1``: the queue's head, skipping started jobs
     (inline); ``queue_compact(jobs, queue, scal)``: drop the holes of started jobs.
-    ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing.
+    ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing;
+    ``sort_in_place(a, m)``: sort the int64 a[:m] in place, allocating nothing.
 
 For :class:`schedbench.engine.simulation.Simulation` (called from Python)
     ``advance``; ``pass_at(core, pred, sched, alloc, now)``; ``start_from_policy(core,
@@ -75,6 +76,7 @@ from .placement import _place_in_order as place_in_order
 from .queue import _queue_compact as queue_compact
 from .queue import _queue_tidy as queue_tidy
 from .sort import _argsort_stable as argsort_stable
+from .sort import _heapsort as sort_in_place
 from .state import (
     C_CAP,
     C_ENDED,
@@ -112,5 +114,5 @@ __all__ = [
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "skip_idle_ticks", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
+    "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]
