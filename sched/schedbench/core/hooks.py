@@ -11,14 +11,15 @@ implement some of the hooks below for that namedtuple class::
 
 A hook is called from jitted code with the state as its first argument; which kernel
 runs is decided when numba compiles the caller, from the state's class (an ``@overload``
-keyed on it).  So a replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
+keyed on it).  So the replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
 and First-Fit's kernels and nothing else, and numba caches it on disk like any kernel:
 its signature holds only namedtuple and array types (a loop that took the kernels as
 first-class function arguments could not be cached).
 
-Hooks a state class does not implement are no-ops (their own bodies), except
-:func:`schedule` and :func:`choose`, which every scheduler and every allocator must
-implement.  An implementing kernel takes the hook's parameters by the same names.
+Hooks a state class does not implement are no-ops (their own bodies; for
+:func:`sched_has_room`, True), except :func:`schedule` and :func:`choose`, which every
+scheduler and every allocator must implement.  An implementing kernel takes the hook's
+parameters by the same names.
 """
 
 from __future__ import annotations
