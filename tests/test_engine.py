@@ -228,3 +228,20 @@ def test_a_pool_of_a_billion_cores_needs_a_small_allocation_log():
     assert new_core(layout.job_matrix(t, np.zeros(2, bool)), cap).log.shape[0] < 100
     res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), "easy", "ff")
     assert res.start.tolist() == [0, 5]
+
+
+def test_one_replay_loop_compiled_and_cached_per_scheduler_module():
+    """Every jitted scheduler runs the core's loop; its state classes of one module share
+    one dispatcher (one numba cache index), another module gets its own, so loading a
+    replay's cached loop never imports (nor depends on) the other schedulers' classes."""
+    from schedbench.core import loop_for
+    from schedbench.schedulers import easy, inorder
+    from schedbench.schedulers.conservative import ConservativeNodes, ConservativePool
+
+    pool = easy.EasyPool(None, None, None)
+    assert loop_for(easy.Easy(None, None, None)) is loop_for(pool)
+    assert loop_for(ConservativePool(*[None] * 11)) is loop_for(ConservativeNodes(*[None] * 18))
+    loops = [loop_for(pool), loop_for(inorder.InOrder(None)), loop_for(ConservativePool(*[None] * 11))]
+    names = {loop._cache._cache_file._index_name for loop in loops}
+    assert len(names) == 3
+    assert all(loop.py_func.__code__ is loops[0].py_func.__code__ for loop in loops)  # one source
