@@ -52,6 +52,11 @@ def implements(hook, state_class: type):
     return register
 
 
+def implementation(hook, state_class: type):
+    """The kernel registered for ``hook`` and ``state_class``, or None."""
+    return _IMPLS.get((hook.__name__, state_class))
+
+
 def _dispatch(hook, required: bool, inline: str = "never") -> None:
     """Make ``hook`` callable from jitted code: numba compiles the kernel registered for
     the class of its first argument in its place (the hook's own body, a no-op, when none
@@ -172,14 +177,12 @@ def counts_attempts(alloc):
     return False
 
 
-# Inlined: the pass and the allocator's choice (once per decision point, once per start;
-# as the core's steps, see schedbench._jit), and the room test (a constant True for most
-# schedulers, which the loop then folds away).
-_dispatch(schedule, required=True, inline="always")
+# choose is inlined (once per start, as the core's steps, see schedbench._jit); the replay
+# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).
+_dispatch(schedule, required=True)
 _dispatch(choose, required=True, inline="always")
 _dispatch(predict, required=True)
-_dispatch(sched_has_room, required=False, inline="always")
-for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, plan_order, alloc_enqueued, alloc_committed,
-              alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
+for _hook in (learn, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
+              alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False)
 del _hook
