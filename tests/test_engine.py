@@ -228,3 +228,20 @@ def test_a_pool_of_a_billion_cores_needs_a_small_allocation_log():
     assert new_core(layout.job_matrix(t), cap).log.shape[0] < 100
     res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), "easy", "ff")
     assert res.start.tolist() == [0, 5]
+
+
+def test_one_replay_loop_compiled_and_cached_per_scheduler_class():
+    """Every jitted scheduler runs the core's loop (one source), compiled with its class's
+    pass bound in, as a dispatcher with a numba cache index of its own: loading a
+    replay's cached loop never imports (nor depends on) the other schedulers' classes."""
+    from schedbench.core import loop_for
+    from schedbench.schedulers import easy, inorder
+    from schedbench.schedulers.conservative import ConservativeNodes, ConservativePool
+
+    states = [easy.Easy(None, None, None), easy.EasyPool(None, None, None), inorder.InOrder(None),
+              ConservativePool(*[None] * 11), ConservativeNodes(*[None] * 18)]
+    loops = [loop_for(s) for s in states]
+    assert loop_for(inorder.InOrder(None)) is loops[2]
+    assert len({loop._cache._cache_file._index_name for loop in loops}) == len(states)
+    assert all(loop.py_func.__code__ is loops[0].py_func.__code__ for loop in loops)
+    assert loops[1].py_func.__globals__["_pass"] is easy._pass_pool

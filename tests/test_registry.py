@@ -1,7 +1,10 @@
 """The registry: a scheduler registered from outside the package (this file) runs through
 ``replay`` (API and CLI) and a sweep like a built-in one; Python policies and predictors
 too.  Capabilities refuse impossible pairs before any replay work; every declared option
-is a ``schedbench replay`` flag."""
+is a ``schedbench replay`` flag.
+
+The toy jitted scheduler is all a plug-in writes: its state (a namedtuple of arrays), its
+pass (``@implements(schedule, State)``) and a factory; the core's replay loop runs it."""
 
 from __future__ import annotations
 
@@ -23,11 +26,9 @@ from schedbench.core import JittedScheduler
 from schedbench.core.api import (
     C_QH,
     C_QN,
-    advance,
     fits_now,
     implements,
     queue_compact,
-    record,
     schedule,
     try_start,
 )
@@ -65,21 +66,13 @@ def _largest_first(sched, core, pred, alloc, now):
         try_start(core, alloc, best, now)
 
 
-@numba.njit(cache=True, _nrt=False)
-def _run(core, pred, sched, alloc, max_passes):
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _largest_first(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
+_BUILT: list[LargestFirst] = []  # the states the factory built, newest last
 
 
 def largest_first(setup):
-    return JittedScheduler(LargestFirst(np.zeros(1, dtype=np.int64)), _run)
+    """The factory: the state, and nothing else (no loop: the core's runs the pass)."""
+    _BUILT.append(LargestFirst(np.zeros(1, dtype=np.int64)))
+    return JittedScheduler(_BUILT[-1])
 
 
 class PyLargestFirst:
@@ -122,6 +115,8 @@ def test_jitted_toy_equals_its_python_reference(allocator):
     # not FCFS in disguise: the rule changes the schedule
     assert not np.array_equal(got.start, replay.replay(table, mach, "fcfs", allocator).start)
     assert got.options["scheduler"] == "ljf" and ref.label == f"py-ljf+{allocator}"
+    # the core's loop ran the toy's pass once per decision point
+    assert got.passes > 0 and _BUILT[-1].passes[0] == got.passes
 
 
 def test_toy_runs_from_the_command_line(tmp_path, capsys):

@@ -12,15 +12,17 @@ drops the zero-division checks of integer divisions, which kernels guard themsel
 kernels costs tens of nanoseconds: numba passes every array as its unpacked struct (seven
 to nine machine words) and a namedtuple state as all of its arrays, so a call taking the
 core costs about as much as the work of a small step.  The steps run at every event or
-start are therefore inlined into each scheduler's loop: advancing to the next decision
-point (heap pop and push included), the fit test, the allocator's ``choose`` (its hook is
-inlined) and the timeline row.  Inlining copies a function's IR at each call site, once
+start are therefore inlined into the replay loop (:mod:`schedbench.core.loop`): advancing
+to the next decision point (heap pop and push included), the scheduler's pass (bound into
+the loop), the allocator's ``choose`` (its hook is inlined), the fit test and the timeline
+row.  Inlining copies a function's IR at each call site, once
 per level of nesting, and numba's compile time grows with the copies, so the rest stays in
 separate kernels: ``_commit`` (a start), the queue insertion, EASY's backfill scans, the
 allocators' orderings and the placement scan.  Kernels only other kernels call are
 ``internal_kernel``: numba skips their Python wrapper, which costs as much to compile as a
-small kernel.  Each scheduler's loop is its own cached kernel, so a run compiles only its
-scheduler, allocator and predictor (:mod:`schedbench.core.hooks`).
+small kernel.  The replay loop is one source compiled and cached per scheduler state class,
+so a run compiles (or loads) only its scheduler, allocator and predictor
+(:mod:`schedbench.core.hooks`, :func:`schedbench.core.loop.loop_for`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ totals (``Core.scal``, ``Easy.scal``, ...) and float64 arrays for real-valued we
 keys (``Weighted.weights``, ``Prb.qkey``, ...); nothing is shared through the core.
 
 Python side: :func:`new_core` builds the state, :func:`arm` pushes its first events and
-:func:`run` drives a scheduler's compiled loop to the end.
+:func:`run` drives the replay loop (:mod:`schedbench.core.loop`) compiled for a
+scheduler to the end.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from .heap import Event, event_key
 from .layout import J_STATE, JobState
+from .loop import loop_for
 from .state import (
     C_DONE,
     C_HN,
@@ -67,15 +69,15 @@ class Setup(NamedTuple):
 
 class JittedScheduler(NamedTuple):
     """What a jitted scheduler's factory returns: its ``state`` (a namedtuple whose class
-    implements :func:`schedbench.core.hooks.schedule`), its compiled ``loop`` (the
-    module's ``_run`` kernel, see :func:`schedbench.core.steps._advance`) and the
-    ``queue_order`` (:class:`QueueOrder`) the core must keep.  A scheduler whose arrays
-    can fill up gives ``grow(state, core)``: its loop returns early when they might, and
-    :func:`run` calls ``grow`` to enlarge them in place before calling the loop again
-    (:class:`schedbench.engine.simulation.Simulation` calls it before every pass it steps)."""
+    implements :func:`schedbench.core.hooks.schedule`; the core's replay loop,
+    :mod:`schedbench.core.loop`, runs it) and the ``queue_order`` (:class:`QueueOrder`)
+    the core must keep.  A scheduler whose arrays can fill up implements
+    :func:`schedbench.core.hooks.sched_has_room` and gives ``grow(state, core)``: the
+    loop returns when they might fill, and :func:`run` calls ``grow`` to enlarge them in
+    place before calling the loop again (:class:`schedbench.engine.simulation.Simulation`
+    calls it before every pass it steps)."""
 
     state: Any
-    loop: Any
     queue_order: int = QueueOrder.FIFO
     grow: Any = None
 
@@ -95,13 +97,14 @@ def arm(core: Core) -> None:
     scal[C_HN] = scal[C_SEQ] = 1 if scal[C_PERIOD] > 0 else 0
 
 
-def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
+def run(core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
         grow=None) -> tuple[Core, int]:
-    """Drive ``loop`` (a scheduler's compiled ``_run(core, pred, sched, alloc,
-    max_passes)``) to the end of the replay; returns the core (its allocation log may have
-    been replaced by a larger one) and the passes run.  With a ``progress(started_jobs)``
-    callback, the loop returns to Python every ``chunk`` passes to report; ``grow`` is
-    the scheduler's (see :class:`JittedScheduler`)."""
+    """Replay to the end with the core's loop compiled for ``sched``
+    (:func:`schedbench.core.loop.loop_for`); returns the core (its allocation log may
+    have been replaced by a larger one) and the passes run.  With a
+    ``progress(started_jobs)`` callback, the loop returns to Python every ``chunk``
+    passes to report; ``grow`` is the scheduler's (see :class:`JittedScheduler`)."""
+    loop = loop_for(sched)
     total = 0
     while True:
         total += loop(core, pred, sched, alloc, chunk)
@@ -117,4 +120,4 @@ def run(loop, core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 6
             grow(sched, core)
 
 
-__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "new_core", "run"]
+__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "run"]

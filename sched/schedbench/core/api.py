@@ -10,16 +10,17 @@ State and layout
 
 Hooks (:mod:`schedbench.core.hooks`)
     :func:`implements` registers a kernel for a state class; :func:`schedule` and
-    :func:`choose` are required, the others optional.
+    :func:`choose` are required, the others optional.  A jitted scheduler is its state
+    class, its pass (``@implements(schedule, State)``), the optional hooks it needs and a
+    factory returning :class:`schedbench.core.JittedScheduler`: the core's one replay
+    loop (:mod:`schedbench.core.loop`) runs it.
 
 Kernels
     ``advance(core, pred, sched, alloc) -> now``: process events up to the next decision
     point (inline): its time, -1 at the end, -2 when the allocation log needs room.
-    ``record(timeline, scal, now)``: the timeline row of a decision point (inline).  Each
-    scheduler writes its own ``_run(core, pred, sched, alloc, max_passes)`` kernel: a loop
-    of advance, its pass and record (see :func:`schedbench.core.steps._advance`; written
-    out rather than a shared inline loop: each level of inlining costs a second of
-    compile).
+    ``record(timeline, scal, now)``: the timeline row of a decision point (inline).  The
+    core's loop (:mod:`schedbench.core.loop`) calls advance, the ``schedule`` hook and
+    record; schedulers call neither (:class:`Simulation` steps them one by one).
     ``try_start(core, alloc, j, now) -> bool``: offer queued job j to the allocator and
     start it if it fits (inline).
     ``commit(core, alloc, j, now, used)``: start job j on the placement in core.work.
@@ -38,7 +39,8 @@ Kernels
     ``host(free, node, req) -> units`` a node can host (inline).
     ``queue_tidy(jobs, queue, scal) -> j or -1``: the queue's head, skipping started jobs
     (inline); ``queue_compact(jobs, queue, scal)``: drop the holes of started jobs.
-    ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing.
+    ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing;
+    ``sort_in_place(a, m)``: sort the int64 a[:m] in place, allocating nothing.
 
 For :class:`schedbench.engine.simulation.Simulation` (called from Python)
     ``advance``; ``pass_at(core, pred, sched, alloc, now)``; ``start_from_policy(core,
@@ -60,6 +62,7 @@ from .hooks import (
     plan_order,
     predict,
     sched_enqueued,
+    sched_has_room,
     sched_released,
     sched_started_outside,
     sched_wake,
@@ -73,6 +76,7 @@ from .placement import _place_in_order as place_in_order
 from .queue import _queue_compact as queue_compact
 from .queue import _queue_tidy as queue_tidy
 from .sort import _argsort_stable as argsort_stable
+from .sort import _heapsort as sort_in_place
 from .state import (
     C_CAP,
     C_ENDED,
@@ -109,6 +113,6 @@ __all__ = [
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
-    "queue_tidy", "record", "sched_enqueued", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "skip_idle_ticks", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
+    "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
+    "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

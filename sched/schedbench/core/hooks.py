@@ -11,14 +11,15 @@ implement some of the hooks below for that namedtuple class::
 
 A hook is called from jitted code with the state as its first argument; which kernel
 runs is decided when numba compiles the caller, from the state's class (an ``@overload``
-keyed on it).  So a replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
+keyed on it).  So the replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
 and First-Fit's kernels and nothing else, and numba caches it on disk like any kernel:
 its signature holds only namedtuple and array types (a loop that took the kernels as
 first-class function arguments could not be cached).
 
-Hooks a state class does not implement are no-ops (their own bodies), except
-:func:`schedule` and :func:`choose`, which every scheduler and every allocator must
-implement.  An implementing kernel takes the hook's parameters by the same names.
+Hooks a state class does not implement are no-ops (their own bodies; for
+:func:`sched_has_room`, True), except :func:`schedule` and :func:`choose`, which every
+scheduler and every allocator must implement.  An implementing kernel takes the hook's
+parameters by the same names.
 """
 
 from __future__ import annotations
@@ -51,10 +52,15 @@ def implements(hook, state_class: type):
     return register
 
 
-def _dispatch(hook, required: bool) -> None:
+def implementation(hook, state_class: type):
+    """The kernel registered for ``hook`` and ``state_class``, or None."""
+    return _IMPLS.get((hook.__name__, state_class))
+
+
+def _dispatch(hook, required: bool, inline: str = "never") -> None:
     """Make ``hook`` callable from jitted code: numba compiles the kernel registered for
     the class of its first argument in its place (the hook's own body, a no-op, when none
-    is and the hook is optional)."""
+    is and the hook is optional); ``inline="always"`` splices it into the caller."""
     name = hook.__name__
 
     def typing(*args):
@@ -71,7 +77,7 @@ def _dispatch(hook, required: bool) -> None:
 
     # numba wants the typing function's parameters to be the hook's, by name
     typing.__signature__ = inspect.signature(hook)
-    overload(hook, jit_options=_JIT_OPTIONS, inline="always" if name == "choose" else "never")(typing)
+    overload(hook, jit_options=_JIT_OPTIONS, inline=inline)(typing)
 
 
 # --------------------------------------------------------------------------- schedulers
@@ -92,6 +98,14 @@ def sched_started_outside(sched, core, j):
 
 def sched_released(sched, core, j, now):
     """Scheduler hook: running job ``j`` has just ended at ``now`` (its resources are free)."""
+
+
+def sched_has_room(sched, core):
+    """Scheduler hook: whether the scheduler's arrays have room for the next pass (and no
+    pass left an error to report).  False makes the replay loop return to Python, where
+    the scheduler's ``grow`` (:class:`schedbench.core.JittedScheduler`) enlarges them, or
+    raises the error, before the loop goes on."""
+    return True
 
 
 def sched_wake(sched, core):
@@ -163,9 +177,12 @@ def counts_attempts(alloc):
     return False
 
 
-for _hook in (schedule, choose, predict):
-    _dispatch(_hook, required=True)
-for _hook in (learn, sched_enqueued, sched_started_outside, sched_released, sched_wake, plan_order, alloc_enqueued, alloc_committed,
-              alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
+# choose is inlined (once per start, as the core's steps, see schedbench._jit); the replay
+# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).
+_dispatch(schedule, required=True)
+_dispatch(choose, required=True, inline="always")
+_dispatch(predict, required=True)
+for _hook in (learn, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
+              alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False)
 del _hook

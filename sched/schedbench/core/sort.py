@@ -1,8 +1,9 @@
-"""A stable argsort that allocates nothing (kernels run without numba's runtime)."""
+"""Sorts that allocate nothing (kernels run without numba's runtime): a stable argsort
+and an in-place sort of int64 values."""
 
 from __future__ import annotations
 
-from .._jit import kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 
 
 @kernel
@@ -44,3 +45,32 @@ def _argsort_stable(key, order, tmp):
     if in_tmp:
         for i in range(n):
             order[i] = tmp[i]
+
+
+@internal_kernel
+def _heapsort(a, m):
+    """Sort a[:m] (int64 (>= m,)) in place, ascending, in O(m log m) without allocating
+    (numba's sort needs its runtime); not stable, which equal integers do not need."""
+    for i in range(m // 2 - 1, -1, -1):
+        _sift(a, m, i)
+    for end in range(m - 1, 0, -1):
+        tmp = a[0]
+        a[0] = a[end]
+        a[end] = tmp
+        _sift(a, end, 0)
+
+
+@inline_kernel
+def _sift(a, m, i):
+    while True:
+        c = 2 * i + 1
+        if c >= m:
+            return
+        if c + 1 < m and a[c + 1] > a[c]:
+            c += 1
+        if a[c] <= a[i]:
+            return
+        tmp = a[i]
+        a[i] = a[c]
+        a[c] = tmp
+        i = c

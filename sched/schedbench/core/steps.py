@@ -1,4 +1,4 @@
-"""The engine's steps: arrivals, starts, ends, decision points, the timeline, the loop.
+"""The engine's steps: arrivals, starts, ends, decision points, the timeline.
 
 Every function here takes the :class:`schedbench.core.state.Core` (or the arrays of it
 that it touches) and the states of the run's predictor, scheduler and allocator, which it
@@ -364,15 +364,7 @@ def _advance(core, pred, sched, alloc):
     instant of the last pass again when zero-length jobs end there; so is every instant
     the scheduler asks for (:func:`schedbench.core.hooks.sched_wake`).
 
-    Each scheduler's ``_run`` kernel loops over it (see :mod:`schedbench.core.api`)::
-
-        while passes < max_passes:
-            now = advance(core, pred, sched, alloc)
-            if now < 0:
-                break
-            <the scheduler's pass at now>
-            record(core.timeline, core.scal, now)
-            passes += 1
+    The replay loop (:mod:`schedbench.core.loop`) calls it before each pass.
     """
     heap = core.heap
     scal = core.scal

@@ -113,7 +113,7 @@ class PolicyDriven(NamedTuple):
 class Run(NamedTuple):
     """A run ready for its first event: the ``setup`` its factories saw, the ``core``
     (armed), the predictor's, scheduler's and allocator's states, the status of every job
-    (int8 (n,), :class:`Status`), the jitted scheduler (its loop and ``grow``; None when a
+    (int8 (n,), :class:`Status`), the jitted scheduler (its queue order and ``grow``; None when a
     Python policy decides), the resolved options and the run's provenance."""
 
     setup: core_mod.Setup

@@ -1,7 +1,8 @@
 """Replay a job table on a machine with a registered ``scheduler+allocator`` pair.
 
-:func:`replay` runs a jitted scheduler's compiled loop (:mod:`schedbench.core`) or, for a
-Python policy, :class:`schedbench.engine.simulation.Simulation`; either way it returns a
+:func:`replay` runs the core's replay loop compiled for a jitted scheduler
+(:mod:`schedbench.core.loop`) or, for a Python policy,
+:class:`schedbench.engine.simulation.Simulation`; either way it returns a
 :class:`schedbench.engine.prepare.ReplayResult`.
 """
 
@@ -73,11 +74,10 @@ def replay(
                        progress=False if progress is None else (lambda now, started: progress(started)))
     run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,
                     site=site)
-    loop = run.jitted.loop
     args = (run.core, run.pred, run.sched, run.alloc)
-    loop.compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
+    core.loop_for(run.sched).compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
     t0 = time.perf_counter()
-    c, passes = core.run(loop, *args, progress, chunk=100_000 if progress else 1 << 62, grow=run.jitted.grow)
+    c, passes = core.run(*args, progress, chunk=100_000 if progress else 1 << 62, grow=run.jitted.grow)
     simulate_s = time.perf_counter() - t0
     return result(c, run.status, table, machine, scheduler, allocator, predictor, simulate_s, passes,
                   run.provenance)

@@ -4,12 +4,12 @@
 Steffen's Simultaneous Fair-Share).
 
 A scheduler is a namedtuple state class whose pass kernel implements the
-:func:`schedbench.core.hooks.schedule` hook, a ``_run`` kernel looping over the core's
-``advance``, its pass and ``record`` (see :mod:`.inorder`), and a factory
-``factory(setup, **options) -> JittedScheduler`` taking exactly the options declared
-below.  :data:`DECLARATIONS` is each scheduler's whole description (name, factory,
-options with defaults and help, capabilities); :mod:`schedbench.registry` registers them.
-It lives here, not in the kernel modules, so that listing the registry imports no kernels.
+:func:`schedbench.core.hooks.schedule` hook (plus the optional hooks it needs) and a
+factory ``factory(setup, **options) -> JittedScheduler`` taking exactly the options declared
+below; the core's replay loop (:mod:`schedbench.core.loop`) runs it.  :data:`DECLARATIONS`
+is each scheduler's whole description (name, factory, options with defaults and help,
+capabilities); :mod:`schedbench.registry` registers them.  It lives here, not in the
+kernel modules, so that listing the registry imports no kernels.
 """
 
 from ..declarations import Capabilities, Entry, Kind, Option, boolean

@@ -29,7 +29,7 @@ skip are reported as failed attempts only to allocators whose ``counts_attempts`
 (the others never see them, so their scans keep the pruning and the pass reuse).
 
 When every job of the table is of that single-type kind, the replay uses :class:`EasyPool`,
-whose loop leaves out the node-feasible code (same schedule, less to compile).
+whose pass leaves out the node-feasible code (same schedule, less to compile).
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from ..core.api import (
     W_IDENT,
     W_NODE,
     W_NODE2,
-    advance,
     attempt_failed,
     attempt_succeeded,
     choose,
@@ -62,7 +61,6 @@ from ..core.api import (
     fits_now,
     implements,
     mask_maintenance,
-    record,
     sched_started_outside,
     schedule,
     unmask_maintenance,
@@ -146,7 +144,7 @@ def easy(setup) -> JittedScheduler:
         scratch=np.empty((0 if pool else setup.machine.n_nodes, N_RES), np.int64),
         scal=scal,
     )
-    return JittedScheduler(state, _run_pool if pool else _run)
+    return JittedScheduler(state)
 
 
 # --------------------------------------------------------------------------- the min-tree
@@ -475,34 +473,6 @@ def _pass_pool(sched, core, pred, alloc, now):
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         _backfill_pool(sched, core, alloc, now, head, np.int64(_pool_type(core.jobs, head)))
-
-
-@kernel
-def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for EASY (see :func:`schedbench.schedulers.inorder._run`)."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
-
-
-@kernel
-def _run_pool(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for EASY on single-type jobs."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass_pool(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
 
 
 for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):

@@ -56,17 +56,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, internal_kernel, kernel
+from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
     C_QH,
     C_QN,
     C_RN,
-    advance,
     implements,
     queue_compact,
-    record,
     sched_released,
     sched_started_outside,
     schedule,
@@ -315,20 +313,6 @@ def _started_outside(sched, core, j):
     sched.occ[sched.acct[j]] += core.jobs[j, J_UNITS]
 
 
-@kernel
-def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for priority / sfs."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
-
-
 # --------------------------------------------------------------------------- Python side
 
 
@@ -399,7 +383,7 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
         qkey=np.zeros(n), jtype=jtype, slots=np.zeros((N_RES, rows, 3), dtype=np.int64), meta=meta,
         tmp=np.zeros((2, N_RES), dtype=np.int64),
     )
-    return JittedScheduler(state, _run)
+    return JittedScheduler(state)
 
 
 # Factories: the options and their defaults are declared in schedbench.schedulers.

@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel
 from ..core import JittedScheduler, QueueOrder
-from ..core.api import advance, implements, queue_tidy, record, schedule, try_start
+from ..core.api import implements, queue_tidy, schedule, try_start
 
 
 class InOrder(NamedTuple):
@@ -46,23 +46,8 @@ def _pass(sched, core, pred, alloc, now):
     _start_in_order(core, alloc, now)
 
 
-@kernel
-def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for FCFS / SJF: advance, pass, record (returns the passes
-    run; see :func:`schedbench.core.steps._advance`)."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
-
-
 def _build(order: int) -> JittedScheduler:
-    return JittedScheduler(InOrder(np.array([order], dtype=np.int64)), _run, order)
+    return JittedScheduler(InOrder(np.array([order], dtype=np.int64)), order)
 
 
 def fcfs(setup) -> JittedScheduler:

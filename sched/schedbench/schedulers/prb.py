@@ -27,10 +27,8 @@ from ..core.api import (
     C_QH,
     C_QSPAN,
     C_STARTED,
-    advance,
     counts_attempts,
     implements,
-    record,
     schedule,
     try_start,
 )
@@ -185,34 +183,6 @@ def _pass_blocking(sched, core, pred, alloc, now):
     _start_in_order(core, alloc, now)
 
 
-@kernel
-def _run(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for PRB (see :func:`schedbench.schedulers.inorder._run`)."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
-
-
-@kernel
-def _run_blocking(core, pred, sched, alloc, max_passes):
-    """The replay loop compiled for blocking PRB."""
-    passes = 0
-    while passes < max_passes:
-        now = advance(core, pred, sched, alloc)
-        if now < 0:
-            break
-        _pass_blocking(sched, core, pred, alloc, now)
-        record(core.timeline, core.scal, now)
-        passes += 1
-    return passes
-
-
 def _buffers(setup) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n = setup.table.n_jobs
     return (expected_queue_wait(setup.table, setup.meta), np.zeros(n), np.zeros(n, np.int64),
@@ -220,8 +190,8 @@ def _buffers(setup) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def prb(setup) -> JittedScheduler:
-    return JittedScheduler(Prb(*_buffers(setup)), _run)
+    return JittedScheduler(Prb(*_buffers(setup)))
 
 
 def prb_blocking(setup) -> JittedScheduler:
-    return JittedScheduler(PrbBlocking(*_buffers(setup)), _run_blocking)
+    return JittedScheduler(PrbBlocking(*_buffers(setup)))

@@ -1,0 +1,99 @@
+"""The replay loop: advance to the next decision point, the scheduler's pass, the timeline.
+
+Every jitted scheduler runs this one loop.  It reaches the scheduler through two hooks
+(:mod:`schedbench.core.hooks`): :func:`~schedbench.core.hooks.schedule`, the pass, and
+:func:`~schedbench.core.hooks.sched_has_room`, whether the scheduler's arrays can take
+another pass (a scheduler that never fills them leaves it out: the test is a constant
+True that numba folds away).
+
+:func:`loop_for` compiles the loop once per scheduler state class, with that class's two
+kernels bound in place of ``_pass`` and ``_has_room``: numba then inlines the pass before
+typing, exactly as when each scheduler wrote its own loop.  Calling the hooks' overloads
+instead cost compile time (the first KTH easy+ff replay with an empty cache: 8 s with
+bound kernels, 9.7 s through an overload compiled apart, 14 s through one inlined after
+typing, which types the pass twice).  A dispatcher per class also gives each its own numba
+cache index: an index shared by every scheduler would import, when loaded, the state
+class of every scheduler ever replayed with the cache, and would be dropped whole, every
+loop recompiled, when one of them cannot be imported (a test's plug-in, from the command
+line).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import types
+from pathlib import Path
+
+from .._jit import _PACKAGE_DIR, inline_kernel, kernel
+from .hooks import implementation, sched_has_room, schedule
+from .steps import _advance, _record
+
+
+@inline_kernel
+def _has_room(sched, core):
+    """What :func:`loop_for` binds for a class without a ``sched_has_room`` kernel."""
+    return True
+
+
+def _pass(sched, core, pred, alloc, now):
+    """Placeholder for the class's ``schedule`` kernel, which :func:`loop_for` binds."""
+    raise NotImplementedError
+
+
+def _run(core, pred, sched, alloc, max_passes):
+    """Replay from the core's current state: up to ``max_passes`` decision points, each
+    an advance, the scheduler's pass and its timeline row; returns the passes run.  It
+    returns early at the end of the replay (core.scal[C_DONE] set), when the allocation
+    log needs room (:func:`schedbench.core.steps._advance` returns -2) and when the
+    scheduler's arrays do (``sched_has_room``): the Python side
+    (:func:`schedbench.core.run`) grows them and calls again."""
+    passes = 0
+    while passes < max_passes and _has_room(sched, core):
+        now = _advance(core, pred, sched, alloc)
+        if now < 0:
+            break
+        _pass(sched, core, pred, alloc, now)
+        _record(core.timeline, core.scal, now)
+        passes += 1
+    return passes
+
+
+_LOOPS: dict[type, object] = {}
+
+
+def _outside_digest(*objects) -> str:
+    """A digest of the source files of ``objects`` that lie outside the package ("" when
+    none do).  numba keys a cached loop on this file alone, and the package's cache folder
+    on the package's sources: a plug-in's edited pass must not be served from a loop
+    compiled with its old one."""
+    files = sorted({Path(inspect.getfile(o)).resolve() for o in objects})
+    outside = [f for f in files if not f.is_relative_to(_PACKAGE_DIR)]
+    if not outside:
+        return ""
+    digest = hashlib.sha1()
+    for f in outside:
+        digest.update(f.read_bytes())
+    return "_" + digest.hexdigest()[:12]
+
+
+def loop_for(sched):
+    """The compiled replay loop for the scheduler state ``sched``: :func:`_run` with the
+    kernels its class implements ``schedule`` and ``sched_has_room`` with bound in, a
+    dispatcher (and a numba cache index) of its own per class."""
+    cls = type(sched)
+    loop = _LOOPS.get(cls)
+    if loop is None:
+        one_pass = implementation(schedule, cls)
+        if one_pass is None:
+            raise TypeError(f"no kernel implements schedule() for {cls.__qualname__}: decorate one with "
+                            f"@implements(schedule, {cls.__name__})")
+        has_room = implementation(sched_has_room, cls) or _has_room
+        names = dict(_run.__globals__, _pass=one_pass, _has_room=has_room)
+        func = types.FunctionType(_run.__code__, names, _run.__name__)
+        # numba names the cache index after the qualname
+        func.__qualname__ = (f"_run_for_{cls.__module__}_{cls.__qualname__}".replace(".", "_")
+                             + _outside_digest(cls, one_pass.py_func, has_room.py_func))
+        func.__doc__ = _run.__doc__
+        loop = _LOOPS[cls] = kernel(func)
+    return loop

@@ -1,0 +1,63 @@
+"""The factory: conservative backfilling's state for a run (pool or nodes)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core import JittedScheduler
+from ...core.layout import J_REQ, J_REQ_NODES, J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
+from .growth import _grow
+from .site import _site_plan
+from .state import N_SCAL, S_AMAX, S_NOW, S_SITE, ConservativeNodes, ConservativePool, _vectors
+
+
+def _pool_types(J: np.ndarray) -> np.ndarray | None:
+    """Each job's resource type when every job is single units of one type spread freely,
+    else None."""
+    req = J[:, J_REQ : J_REQ + N_RES]
+    if not np.all((J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) <= 1) & (req.max(axis=1) <= 1)):
+        return None
+    return np.argmax(req > 0, axis=1).astype(np.int64)
+
+
+def _most_arrivals(J: np.ndarray) -> int:
+    live = J[J[:, J_STATE] != JobState.DROPPED, J_SUBMIT]
+    if live.size == 0:
+        return 0
+    return int(np.unique(live, return_counts=True)[1].max())
+
+
+def conservative(setup) -> JittedScheduler:
+    J = setup.jobs
+    n = J.shape[0]
+    capacity = setup.machine.capacity
+    arrays = getattr(setup, "site", None)
+    ptype = _pool_types(J)
+    if arrays is not None and (arrays.mwin.size or (arrays.gpu_node_cores and (capacity[:, 1] > 0).any())):
+        ptype = None  # windows and kept cores are per node: bookings must hold nodes
+    cap = 64
+    scal = np.zeros(N_SCAL, dtype=np.int64)
+    scal[S_NOW] = -1
+    scal[S_AMAX] = _most_arrivals(J)
+    site = _site_plan(arrays, n, capacity.shape[0], cap)
+    scal[S_SITE] = int(site.crow.shape[0] > 0)
+    common = dict(
+        book=np.full((n, 4), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
+        size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
+        arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
+        pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
+    )
+    if ptype is not None:
+        slots, meta = _vectors(capacity.sum(axis=0), cap)
+        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)
+    m = capacity.shape[0]
+    totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])
+    slots, meta = _vectors(totals, cap)
+    nslots, nmeta = _vectors(capacity.reshape(-1), cap)
+    rows = 2 * int(np.minimum(J[:, J_UNITS], m).clip(min=1).sum()) + 64
+    state = ConservativeNodes(
+        slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
+        bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
+        order=np.arange(m, dtype=np.int64), key=np.zeros(m), tmp=np.zeros(m, dtype=np.int64),
+    )
+    return JittedScheduler(state, grow=_grow)

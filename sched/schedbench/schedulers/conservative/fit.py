@@ -1,0 +1,214 @@
+"""The earliest fit of a queued job: on the totals, on the nodes (the allocator's order
+over each node's least free amount over the window), on the site's constraints, and
+before its current booking (compression); and booking a job at its earliest fit."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import inline_kernel, internal_kernel
+from ...core.api import W_COUNT, W_NODE, place, plan_order, window_meets
+from ...core.layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
+from ...plan.rusv import (
+    INF,
+    M_N,
+    S_START,
+    kernel_earliest_fit,
+    kernel_first_stop_after,
+    kernel_max_in,
+)
+from .bookings import _book_new, _book_nodes, _pool_add, _set_booking
+from .pruning import _build_pmf, _most_free_before
+from .site import _constraints_fit
+from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_USED, _by_state, _d
+
+
+@inline_kernel
+def _totals_fit(sched, jobs, j, t, limit, ex0, ex1):
+    """Earliest t' >= t at which job j's total demand of every type fits the totals over
+    [t', t' + d), counting its own booking [ex0, ex1) as absent; -1 when none before
+    ``limit``.  (Pool jobs have one type; node jobs may have several: iterate to the
+    first instant all agree on.)"""
+    d = _d(jobs, j)
+    while True:
+        moved = False
+        for k in range(N_RES):
+            r = jobs[j, J_REQ + k]
+            if r == 0:
+                continue
+            size = r * jobs[j, J_UNITS]
+            ex = size if ex1 > ex0 else 0
+            t2 = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, t, limit, ex0, ex1, ex)
+            if t2 < 0:
+                return -1
+            if t2 != t:
+                t = t2
+                moved = True
+        if not moved:
+            return t
+
+
+@inline_kernel
+def _next_end_after(sched, t):
+    """The first booking or maintenance-window end > t (the ends vector covers exactly
+    the booking ends), or -1."""
+    slots = sched.slots[N_RES]
+    n = sched.meta[N_RES, M_N]
+    i = kernel_first_stop_after(slots, n, t + 1)
+    nxt = -1 if i >= n else max(slots[i, S_START], t + 1)
+    mends = sched.site.mends
+    lo, hi = 0, mends.shape[0]
+    while lo < hi:  # first window end > t
+        mid = (lo + hi) >> 1
+        if mends[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < mends.shape[0] and (nxt < 0 or mends[lo] < nxt):
+        nxt = mends[lo]
+    return nxt
+
+
+@internal_kernel
+def _nodes_at(sched, core, alloc, j, t):
+    """Whether the allocator places job j on the nodes' least free amounts over [t, t +
+    d) (into core.work; the nodes used in sched.scal[S_USED])."""
+    jobs = core.jobs
+    d = _d(jobs, j)
+    wfree = sched.wfree
+    cap = core.cap
+    site = sched.site
+    keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
+    for node in range(wfree.shape[0]):
+        down = window_meets(site.mspan, site.mwin, node, t, t + d)
+        for k in range(N_RES):
+            v = node * N_RES + k
+            if cap[node, k] == 0 or down:
+                wfree[node, k] = 0
+            else:
+                wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+    if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
+        sched.scal[S_GROW] = -2  # the allocator gives no planning order
+        return False
+    used = place(wfree, sched.order, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                 jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT])
+    sched.scal[S_USED] = used
+    return used >= 0
+
+
+@internal_kernel
+def _node_fit(sched, core, alloc, j, now, limit):
+    """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
+    at which the nodes take the job, skipping candidates the totals rule out; -1 when
+    none before ``limit``.  The placement is left in core.work."""
+    jobs = core.jobs
+    t = now
+    while True:
+        t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
+        if t < 0:
+            return -1
+        # an instant the totals allow is a candidate: the totals only fall at booking ends
+        if _nodes_at(sched, core, alloc, j, t):
+            return t
+        if sched.scal[S_GROW] == -2:
+            return -1
+        t = _next_end_after(sched, t)
+        if t < 0 or t >= limit:
+            return -1
+
+
+def _plan_fit(sched, core, alloc, j, t, limit):
+    """Earliest fit of queued job j at or after t on the plan alone (its own booking not
+    in the plan); -1 when none before ``limit``."""
+
+
+@inline_kernel
+def _plan_fit_pool(sched, core, alloc, j, t, limit):
+    k = sched.ptype[j]
+    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), t, limit,
+                               np.int64(0), np.int64(0), np.int64(0))
+
+
+@inline_kernel
+def _plan_fit_nodes(sched, core, alloc, j, t, limit):
+    return _node_fit(sched, core, alloc, j, t, limit)
+
+
+_by_state(_plan_fit, _plan_fit_pool, _plan_fit_nodes)
+
+
+@inline_kernel
+def _fit_before(sched, core, alloc, j, now, limit):
+    """Earliest fit of queued job j at or after now on the plan and the site's
+    constraints, -1 when none before ``limit``: the plan's earliest fit and the
+    constraints' take turns until they agree (each returns the first instant >= its
+    argument that it allows, so none skips the first instant both allow)."""
+    t = now
+    while True:
+        t = _plan_fit(sched, core, alloc, j, t, limit)
+        if t < 0:
+            return -1
+        t2 = _constraints_fit(sched, core.jobs, j, t, limit)
+        if t2 == t or t2 < 0:
+            return t2
+        t = t2
+
+
+@inline_kernel
+def _fit(sched, core, alloc, j, now):
+    """Earliest fit of queued job j at or after now (its own booking not in the plan)."""
+    return _fit_before(sched, core, alloc, j, now, INF)
+
+
+def _earlier_fit(sched, core, alloc, j, now, b0, e0):
+    """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1; the
+    plan is unchanged (node placement left in core.work)."""
+
+
+@inline_kernel
+def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
+    k = sched.ptype[j]
+    sc = sched.scal
+    if sc[S_PMF_OK] == 0 or sc[S_PMF_TYPE] != k:
+        _build_pmf(sched.slots[k], sched.meta[k], sched.pmf, sc, now)
+        sc[S_PMF_TYPE] = k
+    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
+        return -1  # no instant before its booking has its size free
+    if sched.site.cptr[j] == sched.site.cptr[j + 1]:
+        return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, b0, b0, e0,
+                                   sched.size[j])
+    pmf_ok = sc[S_PMF_OK]
+    _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
+    t = _fit_before(sched, core, alloc, j, now, b0)
+    _pool_add(sched, j, b0, e0, 1)
+    sc[S_PMF_OK] = pmf_ok  # the plan is as it was
+    return t
+
+
+@inline_kernel
+def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
+    jobs = core.jobs
+    if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
+        return -1
+    _book_nodes(sched, core, j, b0, e0, -1)
+    t = _fit_before(sched, core, alloc, j, now, b0)
+    # put the booking back as it was (the caller moves it when t >= 0); the placement
+    # found stays in core.work: booking rows come from bnodes, not from work
+    _book_nodes(sched, core, j, b0, e0, 1)
+    return t
+
+
+_by_state(_earlier_fit, _earlier_fit_pool, _earlier_fit_nodes)
+
+
+@inline_kernel
+def _book_at_fit(sched, core, alloc, j, now):
+    """Book job j (unbooked) at its earliest fit."""
+    t = _fit(sched, core, alloc, j, now)
+    if t < 0:  # only when the allocator gives no planning order (reported by _grow)
+        return
+    end = t + _d(core.jobs, j)
+    _book_new(sched, core, j, t, end)
+    _set_booking(core.jobs, sched, j, t, end)

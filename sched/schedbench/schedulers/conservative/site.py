@@ -1,0 +1,69 @@
+"""The site policies on conservative's plan (:mod:`schedbench.plan.site`): each
+consumer's usage vectors (items limits), the earliest instant a job's constraints
+(limits, FreePools) all hold, and the scheduler's view of the site's arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..._jit import inline_kernel
+from ...core.layout import J_REQ, J_UNITS
+from ...plan.rusv import kernel_add, kernel_earliest_fit_valid
+from .state import SitePlan, _d, _vectors
+
+
+@inline_kernel
+def _consumer_add(site, j, k, lo, end, amount):
+    """Add ``amount`` items of type k over [lo, end) to the usage vectors of job j's
+    consumers that have an items limit on type k."""
+    for r in range(site.jvptr[j], site.jvptr[j + 1]):
+        if site.jvrow[r, 1] == k:
+            v = site.jvrow[r, 0]
+            kernel_add(site.lslots[v], site.lmeta[v], lo, end, amount)
+
+
+@inline_kernel
+def _constraints_fit(sched, jobs, j, t, limit):
+    """Earliest t' >= t at which job j's site constraints (limits, FreePools) all hold
+    over [t', t' + d), or -1 when none before ``limit`` (each constraint gives its own
+    earliest instant; iterate to the first all agree on)."""
+    site = sched.site
+    c0 = site.cptr[j]
+    c1 = site.cptr[j + 1]
+    if c0 == c1:
+        return t
+    d = _d(jobs, j)
+    while True:
+        moved = False
+        for c in range(c0, c1):
+            vec = site.crow[c, 0]
+            s = site.crow[c, 2]
+            k = site.crow[c, 3]
+            size = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+            valid = site.valid[site.vptr[s] : site.vptr[s + 1]]
+            if vec >= 0:
+                t2 = kernel_earliest_fit_valid(site.lslots[vec], site.lmeta[vec], size, d, t, limit, site.crow[c, 1], valid)
+            else:
+                t2 = kernel_earliest_fit_valid(sched.slots[-vec - 1], sched.meta[-vec - 1], size, d, t, limit,
+                                               site.crow[c, 1], valid)
+            if t2 < 0:
+                return -1
+            if t2 != t:
+                t = t2
+                moved = True
+        if not moved:
+            return t
+
+
+def _site_plan(arrays, n: int, m: int, cap: int) -> SitePlan:
+    """The scheduler's view of the site's arrays (:func:`schedbench.plan.site.compile_site`);
+    empty arrays when there is no site."""
+    i64 = np.int64
+    if arrays is None:
+        e2 = np.zeros((0, 2), dtype=i64)
+        lslots, lmeta = _vectors(np.zeros(0, dtype=i64), cap)
+        return SitePlan(e2, np.zeros(1, i64), np.zeros(n + 1, i64), np.zeros((0, 4), i64), np.zeros(n + 1, i64), e2,
+                        lslots, lmeta, np.zeros((m, 2), i64), e2.copy(), np.zeros(0, i64), np.zeros(1, i64))
+    lslots, lmeta = _vectors(np.full(arrays.nvec, np.iinfo(np.int64).max >> 2, dtype=i64), cap)
+    return SitePlan(arrays.valid, arrays.vptr, arrays.cptr, arrays.crow, arrays.jvptr, arrays.jvrow, lslots, lmeta,
+                    arrays.mspan, arrays.mwin, arrays.mends, np.array([arrays.gpu_node_cores], dtype=i64))

@@ -1,0 +1,145 @@
+"""Conservative backfilling's state: the scheduler's scalars (``S_*``), the booking
+columns (``B_*``), the two state classes and the site's arrays on the plan; and
+:func:`_by_state`, which compiles a kernel stub to its pool or its node variant."""
+
+from __future__ import annotations
+
+import inspect
+from typing import NamedTuple
+
+import numpy as np
+from numba.extending import overload
+
+from ..._jit import inline_kernel
+from ...core.layout import J_PRED
+from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, Kind
+
+# Slots of the scheduler's scal, int64 (N_SCAL,)
+S_WN = 0  # wake-heap entries
+S_NARR = 1  # arrivals of this instant (in sched.arrivals)
+S_RELEASE = 2  # a booking reaching past now was removed at this instant
+S_EXTENDED = 3  # a booking was extended at this instant
+S_NOW = 4  # the instant the flags above belong to
+S_TRIM = 5  # plan rows ending at or before this instant have been dropped
+S_AMAX = 6  # most arrivals at one instant (sizes the room check)
+S_GROW = 7  # the loop returned for more room
+S_CAP_NEED = 8  # rows every vector needs before the next pass
+S_NSTART = 9  # candidates in sched.starting
+S_PMF_OK = 10  # sched.pmf describes the plan as it is
+S_PMF_N = 11
+S_PMF_TYPE = 12  # the resource type sched.pmf was built for
+S_USED = 13  # nodes of the last node fit's placement
+S_BN = 14  # rows used in sched.bnodes
+S_SITE = 15  # 1 when some job has site constraints (limits, FreePools)
+N_SCAL = 16
+
+# Columns of sched.book, int64 (n, 4): booking begin and end (s; -1 when none), first row
+# and row count of the booked nodes in sched.bnodes (node mode).
+B_BEGIN, B_END, B_PTR, B_COUNT = range(4)
+
+
+class SitePlan(NamedTuple):
+    """The site policies on the plan (:mod:`schedbench.plan.site`, :class:`SiteArrays` for
+    the arrays' meaning), plus lslots int64 (nvec, cap, 3) and lmeta int64 (nvec, 5): one
+    used RUSV per consumer and resource type that has an items limit (Keller's usdRS),
+    holding that consumer's bookings.  ``gpu`` int64 (1,): cores of a GPU node kept for
+    GPU jobs."""
+
+    valid: np.ndarray
+    vptr: np.ndarray
+    cptr: np.ndarray
+    crow: np.ndarray
+    jvptr: np.ndarray
+    jvrow: np.ndarray
+    lslots: np.ndarray
+    lmeta: np.ndarray
+    mspan: np.ndarray
+    mwin: np.ndarray
+    mends: np.ndarray
+    gpu: np.ndarray
+
+
+class ConservativePool(NamedTuple):
+    """Conservative backfilling on resource totals.
+
+    slots int64 (N_RES, cap, 3) and meta int64 (N_RES, 5): the plan, one used RUSV per
+    resource type; book int64 (n, 4): each job's booking (``B_*``); ptype int64 (n,): the
+    job's resource type and size int64 (n,): its units; wake int64 (2n + 16, 2): lazy
+    min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
+    of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2, cap): the
+    plan's prefix maximum of free items (stop, max free over [now, stop)); scal int64
+    (N_SCAL,); site: :class:`SitePlan`."""
+
+    slots: np.ndarray
+    meta: np.ndarray
+    book: np.ndarray
+    ptype: np.ndarray
+    size: np.ndarray
+    wake: np.ndarray
+    arrivals: np.ndarray
+    starting: np.ndarray
+    pmf: np.ndarray
+    scal: np.ndarray
+    site: SitePlan
+
+
+class ConservativeNodes(NamedTuple):
+    """Conservative backfilling with node bookings.  As :class:`ConservativePool`, plus:
+    slots/meta hold N_RES + 1 vectors, the last counting the bookings that end at each
+    instant (its covered seconds are exactly the booking ends, the candidate starts);
+    nslots int64 (m * N_RES, cap, 3) and nmeta int64 (m * N_RES, 5): one used RUSV per
+    node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
+    (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
+    wfree int64 (m, N_RES): each node's least free amount over a candidate window; order,
+    tmp int64 (m,) and key float64 (m,): the allocator's order over it."""
+
+    slots: np.ndarray
+    meta: np.ndarray
+    book: np.ndarray
+    ptype: np.ndarray
+    size: np.ndarray
+    wake: np.ndarray
+    arrivals: np.ndarray
+    starting: np.ndarray
+    pmf: np.ndarray
+    scal: np.ndarray
+    site: SitePlan
+    nslots: np.ndarray
+    nmeta: np.ndarray
+    bnodes: np.ndarray
+    wfree: np.ndarray
+    order: np.ndarray
+    key: np.ndarray
+    tmp: np.ndarray
+
+
+_OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+def _by_state(stub, pool_impl, node_impl):
+    """Make ``stub`` callable from kernels: it compiles to ``pool_impl`` or ``node_impl``
+    by the class of its first argument (as the core's hooks do)."""
+
+    def typing(*args):
+        cls = getattr(args[0], "instance_class", None)
+        return (node_impl if cls is ConservativeNodes else pool_impl).py_func
+
+    typing.__signature__ = inspect.signature(stub)
+    overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing)
+    return stub
+
+
+def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty used vectors, one per entry of ``avl``: slots (v, cap, 3), meta (v, 5)."""
+    meta = np.zeros((avl.size, 5), dtype=np.int64)
+    meta[:, M_MAX_AVL] = avl
+    meta[:, M_AVL] = avl
+    meta[:, M_MIN_DIST] = 1
+    meta[:, M_KIND] = int(Kind.USED)
+    return np.zeros((avl.size, cap, 3), dtype=np.int64), meta
+
+
+@inline_kernel
+def _d(jobs, j):
+    """The booking length of job j: max(pred, 1)."""
+    return max(jobs[j, J_PRED], 1)
