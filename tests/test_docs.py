@@ -164,7 +164,16 @@ def run_markdown(path: Path, folder: Path, monkeypatch) -> dict:
 
 @pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_runs(path, tmp_path, monkeypatch):
-    counts = run_markdown(path, tmp_path, monkeypatch)
+    from schedbench import registry
+
+    tables = (registry.SCHEDULERS, registry.ALLOCATORS, registry.PREDICTORS)
+    before = [dict(t) for t in tables]  # examples register plug-ins: leave the registry as it was
+    try:
+        counts = run_markdown(path, tmp_path, monkeypatch)
+    finally:
+        for table, saved in zip(tables, before, strict=True):
+            table.clear()
+            table.update(saved)
     assert counts["skipped"] == EXPECTED_SKIPS.get(str(path.relative_to(ROOT)), 0)
     if path.name == "user-guide.md":  # the Python API example wrote its runs
         for run in ("api-easy-ff", "api-py-fcfs"):

@@ -218,15 +218,22 @@ def test_check_pair_lets_possible_pairs_through(scheduler, allocator, workload):
     registry.check_pair(scheduler, allocator, workload=workload)
 
 
-def test_workload_shape_follows_the_planners_own_tests():
-    # conservative plans on pools when every job, dropped ones too, is <= 1 unit of <= 1 type
-    # spread freely; priority and sfs when every replayed job is exactly one unit of one type
-    req = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]])
-    assert registry.workload_shape(req, np.zeros(3), np.array([True, True, False])) == (False, True)
-    assert registry.workload_shape(req, np.zeros(3), np.array([True, True, True])) == (False, False)
-    assert registry.workload_shape(req, np.array([0, 2, 0]), np.array([True, False, False])) == (True, True)
-    assert registry.workload_shape(req[:2] * 2, np.zeros(2), np.ones(2, bool)) == (True, False)
-    assert registry.workload_shape(req[:2], np.zeros(2), np.ones(2, bool), per_node_site=True) == (True, True)
+def test_workload_shape_follows_the_setups_pool_types():
+    # every replayed job a pool job: pool plans (on nodes only for per-node site rules)
+    assert registry.workload_shape(True) == (False, True)
+    assert registry.workload_shape(False) == (True, False)
+    assert registry.workload_shape(True, per_node_site=True) == (True, True)
+
+
+def test_a_dropped_job_does_not_decide_the_plan():
+    # one job asks for two units per node but is too wide to run: the others plan on a pool
+    t = jobs.from_columns(submit=np.array([0, 0, 1]), run=np.array([10, 10, 10]), procs_req=np.array([1, 64, 1]),
+                          req_nodes=np.array([-1, 32, -1]))
+    from schedbench.engine.prepare import start_run
+
+    run = start_run(t, machine.from_spec("4x(cores=2)"), "conservative", "weighted")
+    assert run.setup.pool_type.tolist() == [0, -1, 0] and run.setup.all_pool
+    assert run.status.tolist()[1] != 0  # dropped
 
 
 def test_a_site_feature_the_scheduler_does_not_honour_is_refused():

@@ -211,33 +211,21 @@ class Impossible(UsageError):
 
 class Workload(NamedTuple):
     """What capabilities ask of a workload (:func:`workload_shape`).  ``on_nodes``: a
-    plan's bookings must hold nodes (some job, dropped ones included, asks for more than
-    single units of one type spread freely, or the site has per-node windows or kept cores
-    on a machine with GPU nodes); ``pool``: every replayed job is single units of one type
-    spread freely."""
+    plan's bookings must hold nodes (some replayed job asks for more than single units of
+    one type spread freely, or the site has per-node windows or kept cores on a machine
+    with GPU nodes); ``pool``: every replayed job is single units of one type spread
+    freely."""
 
     on_nodes: bool
     pool: bool
 
 
-def workload_shape(request, req_nodes, live, per_node_site: bool = False) -> Workload:
-    """The :class:`Workload` of a job matrix's columns: ``request`` int64 (n, types), the
-    amount of each type per unit; ``req_nodes`` int64 (n,), the node count asked (<= 0:
-    any); ``live`` bool (n,), the jobs that are replayed; ``per_node_site``: the site has
-    maintenance windows, or kept cores and the machine GPU nodes."""
-    import numpy as np  # here: listing the registry needs no numpy
-
-    request = np.asarray(request)
-    free = np.asarray(req_nodes) <= 0
-    kinds = (request > 0).sum(axis=1)
-    largest = request.max(axis=1) if request.size else np.zeros(len(free), dtype=np.int64)
-    # the same tests as conservative._pool_types (every job) and fairshare._pool_types (live jobs)
-    at_most_one = free & (kinds <= 1) & (largest <= 1)
-    exactly_one = free & (kinds == 1) & (largest == 1)
-    return Workload(
-        on_nodes=bool(per_node_site or not np.all(at_most_one)),
-        pool=bool(np.all(exactly_one[np.asarray(live, dtype=bool)])),
-    )
+def workload_shape(all_pool: bool, per_node_site: bool = False) -> Workload:
+    """The :class:`Workload` of a run whose replayed jobs are all pool jobs or not
+    (``all_pool``: :attr:`schedbench.core.Setup.all_pool`, from each job's pool type, the
+    one test every planner uses); ``per_node_site``: the site has maintenance windows, or
+    kept cores and the machine GPU nodes."""
+    return Workload(on_nodes=bool(per_node_site or not all_pool), pool=bool(all_pool))
 
 
 def site_features(site) -> frozenset[str]:

@@ -119,17 +119,3 @@ def pool_type(J, j):
                 return -1
             kind = k
     return kind
-
-
-@inline_kernel
-def request_shape(J, j):
-    """(the number of resource types job j of the job matrix ``J`` asks per unit, the
-    largest per-unit amount): a job is *single units of one type* when this is (1, 1)
-    and it fixes no node count (J_REQ_NODES <= 0)."""
-    kinds = 0
-    largest = 0
-    for k in range(N_RES):
-        r = J[j, J_REQ + k]
-        kinds += r > 0
-        largest = max(largest, r)
-    return kinds, largest

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import marshal
 import types
 from pathlib import Path
 
@@ -66,15 +67,26 @@ def _outside_digest(*objects) -> str:
     """A digest of the source files of ``objects`` that lie outside the package ("" when
     none do).  numba keys a cached loop on this file alone, and the package's cache folder
     on the package's sources: a plug-in's edited pass must not be served from a loop
-    compiled with its old one."""
-    files = sorted({Path(inspect.getfile(o)).resolve() for o in objects})
-    outside = [f for f in files if not f.is_relative_to(_PACKAGE_DIR)]
-    if not outside:
-        return ""
+    compiled with its old one.  A function defined where no file holds it (a notebook, an
+    ``exec``) is keyed on its compiled code instead; a class without a file adds nothing
+    (its name is in the loop's)."""
     digest = hashlib.sha1()
-    for f in outside:
-        digest.update(f.read_bytes())
-    return "_" + digest.hexdigest()[:12]
+    outside = False
+    for o in objects:
+        try:
+            path = Path(inspect.getfile(o)).resolve()
+        except (TypeError, OSError):
+            path = None
+        if path is not None and path.is_relative_to(_PACKAGE_DIR):
+            continue
+        if path is not None and path.is_file():
+            digest.update(path.read_bytes())
+        elif hasattr(o, "__code__"):
+            digest.update(marshal.dumps(o.__code__))
+        else:
+            continue
+        outside = True
+    return "_" + digest.hexdigest()[:12] if outside else ""
 
 
 def loop_for(sched):

@@ -22,7 +22,6 @@ from ..core.layout import (
     J_PRED,
     J_PTR,
     J_REQ,
-    J_REQ_NODES,
     J_START,
     J_STATE,
     J_UNITS,
@@ -202,7 +201,7 @@ def start_run(
         J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
         setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types)
         if jitted_entry:  # a policy's pair on its workload is the policy's own business
-            registry.check_pair(scheduler, allocator, site=site, workload=workload_of(setup, status))
+            registry.check_pair(scheduler, allocator, site=site, workload=workload_of(setup))
         pred = registry.predictor(predictor).load()(table, meta)
         alloc = alloc_entry.load()(setup, **alloc_opts)
         if jitted_entry:
@@ -221,17 +220,15 @@ def start_run(
     return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
 
 
-def workload_of(setup, status) -> registry.Workload:
+def workload_of(setup) -> registry.Workload:
     """What the registry's capabilities ask of a prepared run (:func:`registry.workload_shape`):
-    its job matrix's requests, the jobs replayed (``status``), and whether the site's
-    windows or kept cores make bookings per node (as the conservative factory decides)."""
-    J = setup.jobs
+    whether its replayed jobs are all pool jobs, and whether the site's windows or kept
+    cores make bookings per node (as the conservative factory decides)."""
     arrays = setup.site
     per_node = arrays is not None and bool(
         arrays.mwin.size or (arrays.gpu_node_cores and (setup.machine.capacity[:, 1] > 0).any())
     )
-    return registry.workload_shape(J[:, J_REQ : J_REQ + N_RES], J[:, J_REQ_NODES], status == Status.REPLAYED,
-                                   per_node)
+    return registry.workload_shape(setup.all_pool, per_node)
 
 
 def result(core, status, table, machine, scheduler, allocator, predictor, simulate_s, passes, options) -> ReplayResult:

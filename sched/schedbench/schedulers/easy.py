@@ -28,7 +28,7 @@ a successful one, reported after its nodes were chosen.  Jobs the min-tree lets 
 skip are reported as failed attempts only to allocators whose ``counts_attempts`` is True
 (the others never see them, so their scans keep the pruning and the pass reuse).
 
-When every job of the table is of that single-type kind, the replay uses :class:`EasyPool`,
+When every job the replay keeps is of that single-type kind (``Setup.all_pool``), the replay uses :class:`EasyPool`,
 whose pass leaves out the node-feasible code (same schedule, less to compile).
 """
 
@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, internal_kernel, kernel
+from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_ENDED,
@@ -75,7 +75,7 @@ from ..core.layout import (
     J_UNITS,
     N_RES,
     JobState,
-    request_shape,
+    pool_type,
 )
 from .inorder import _start_in_order
 
@@ -118,17 +118,6 @@ class EasyPool(NamedTuple):
     scal: np.ndarray
 
 
-@kernel
-def _all_pool_type(J):
-    """Whether every job of the job matrix ``J`` (int64 (n, N_JCOLS)) is single units of
-    at most one type, spread freely."""
-    for j in range(J.shape[0]):
-        kinds, largest = request_shape(J, j)
-        if J[j, J_REQ_NODES] > 0 or kinds > 1 or largest > 1:
-            return False
-    return True
-
-
 def easy(setup) -> JittedScheduler:
     n = setup.table.n_jobs
     size = 1
@@ -138,7 +127,7 @@ def easy(setup) -> JittedScheduler:
     scal[E_STARTED] = -1  # no pass to reuse yet
     site = getattr(setup, "site", None)
     # maintenance windows hide nodes per job: the backfill must test each fit on nodes
-    pool = _all_pool_type(setup.jobs) and (site is None or site.mwin.size == 0)
+    pool = setup.all_pool and (site is None or site.mwin.size == 0)
     state = (EasyPool if pool else Easy)(
         tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
         scratch=np.empty((0 if pool else setup.machine.n_nodes, N_RES), np.int64),
@@ -246,21 +235,6 @@ def _tree_next(tree, cscal, lo, kind, extra, horizon):
 
 
 @inline_kernel
-def _pool_type(jobs, j):
-    """The resource type of a job made of single units of one type spread freely (its
-    placement is decided by that type's total), else -1."""
-    if jobs[j, J_REQ_NODES] > 0:
-        return -1
-    kind = -1
-    for k in range(N_RES):
-        if jobs[j, J_REQ + k] > 0:
-            if kind >= 0 or jobs[j, J_REQ + k] != 1:
-                return -1
-            kind = k
-    return kind
-
-
-@inline_kernel
 def _add_to_scratch(jobs, j, nodes, counts, first, n, scratch, totals, sign):
     """Add (sign 1) or take away (sign -1) job ``j``'s units ``counts[first:first + n]``
     on nodes ``nodes[first:first + n]`` to the shadow-time resources (scratch, (m, 4), and
@@ -284,7 +258,7 @@ def _head_fits_scratch(jobs, scratch, totals, work, head):
 @inline_kernel
 def _shadow_pool(core, head, now, kind):
     """Shadow time of a ``head`` made of single units of resource ``kind`` (see
-    :func:`_pool_type`): release running jobs in (predicted end, index) order, a whole
+    :func:`schedbench.core.layout.pool_type`): release running jobs in (predicted end, index) order, a whole
     group of equal predicted ends at a time, until that type's free total covers the
     head; returns (shadow, extra), extra = free units of that type then minus the head's."""
     jobs = core.jobs
@@ -460,7 +434,7 @@ def _pass(sched, core, pred, alloc, now):
     _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
-        kind = np.int64(_pool_type(core.jobs, head))  # not a literal: one compiled version
+        kind = np.int64(pool_type(core.jobs, head))  # not a literal: one compiled version
         if kind >= 0 and core.scal[C_MAINT] == 0:  # windows hide nodes per job: test fits on nodes
             _backfill_pool(sched, core, alloc, now, head, kind)
         else:
@@ -472,7 +446,7 @@ def _pass_pool(sched, core, pred, alloc, now):
     _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
-        _backfill_pool(sched, core, alloc, now, head, np.int64(_pool_type(core.jobs, head)))
+        _backfill_pool(sched, core, alloc, now, head, np.int64(pool_type(core.jobs, head)))
 
 
 for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):

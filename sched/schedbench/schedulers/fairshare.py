@@ -72,8 +72,6 @@ from ..core.api import (
 )
 from ..core.layout import (
     J_PRED,
-    J_REQ,
-    J_REQ_NODES,
     J_RUN,
     J_START,
     J_STATE,
@@ -340,19 +338,6 @@ def parse_weights(text) -> dict[str, float]:
     return out
 
 
-def _pool_types(J: np.ndarray) -> np.ndarray:
-    req = J[:, J_REQ : J_REQ + N_RES]
-    live = J[:, J_STATE] != JobState.DROPPED
-    single = (J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) == 1) & (req.max(axis=1) == 1)
-    if not np.all(single[live]):
-        raise UsageError(
-            "priority and sfs plan on jobs of single units of one resource type spread freely "
-            "(SWF logs, whole-node jobs on a pool of nodes); node-level reservations for jobs "
-            "with a node count or several types per unit are not implemented"
-        )
-    return np.argmax(req > 0, axis=1).astype(np.int64)
-
-
 def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill):
     J = setup.jobs
     n = J.shape[0]
@@ -364,7 +349,13 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
         w = parse_weights(priority_weights)
     except ValueError as exc:
         raise UsageError(f"priority_weights: {exc}") from None
-    jtype = _pool_types(J)
+    if not setup.all_pool:
+        raise UsageError(
+            "priority and sfs plan on jobs of single units of one resource type spread freely "
+            "(SWF logs, whole-node jobs on a pool of nodes); node-level reservations for jobs "
+            "with a node count or several types per unit are not implemented"
+        )
+    jtype = np.maximum(setup.pool_type, 0)  # each job's resource type (dropped jobs: any, never read)
     ids, index = accounts(J, account)
     live = J[:, J_STATE] != JobState.DROPPED
     target, shares, _ = allocations(J[:, J_SUBMIT], J[:, J_RUN], J[:, J_UNITS], live, ids, index,

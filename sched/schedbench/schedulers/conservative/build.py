@@ -5,19 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...core import JittedScheduler
-from ...core.layout import J_REQ, J_REQ_NODES, J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
+from ...core.layout import J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
 from .growth import _grow
 from .site import _site_plan
 from .state import N_SCAL, S_AMAX, S_NOW, S_SITE, ConservativeNodes, ConservativePool, _vectors
-
-
-def _pool_types(J: np.ndarray) -> np.ndarray | None:
-    """Each job's resource type when every job is single units of one type spread freely,
-    else None."""
-    req = J[:, J_REQ : J_REQ + N_RES]
-    if not np.all((J[:, J_REQ_NODES] <= 0) & ((req > 0).sum(axis=1) <= 1) & (req.max(axis=1) <= 1)):
-        return None
-    return np.argmax(req > 0, axis=1).astype(np.int64)
 
 
 def _most_arrivals(J: np.ndarray) -> int:
@@ -32,7 +23,7 @@ def conservative(setup) -> JittedScheduler:
     n = J.shape[0]
     capacity = setup.machine.capacity
     arrays = getattr(setup, "site", None)
-    ptype = _pool_types(J)
+    ptype = np.maximum(setup.pool_type, 0) if setup.all_pool else None  # a pool plan books by type
     if arrays is not None and (arrays.mwin.size or (arrays.gpu_node_cores and (capacity[:, 1] > 0).any())):
         ptype = None  # windows and kept cores are per node: bookings must hold nodes
     cap = 64
