@@ -27,7 +27,7 @@ test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchm
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; a few minutes)
-	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/test_conservative_oracle.py tests/test_fairshare.py -k shared_logs
+	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q tests/schedulers/test_conservative_oracle.py tests/schedulers/test_fairshare.py -k shared_logs
 
 # make test skips the browser test when no Chromium is installed; this target installs
 # Debian's (as root, or through sudo) and makes the test required.
@@ -35,7 +35,7 @@ report-check: $(STAMP) ## open a report in headless Chromium and check that ever
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
 	  echo "report-check: installing Debian's chromium"; \
 	  $(if $(filter 0,$(shell id -u)),,sudo) sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium'; }
-	SCHEDBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_report_browser.py
+	SCHEDBENCH_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/analysis/test_report_browser.py
 
 # Benchmarks: the default sweep and report (bench), hot-path timings (bench-perf) and a
 # baseline of them (bench-save, bench-check; see bench/check.py for the noise band).

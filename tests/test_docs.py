@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pytest
 
+from repo_paths import ROOT
 from schedbench.cli.main import build_parser, main
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SPEC = ROOT.parent / "shared" / "spec" / "replay-semantics.md"
 if not SPEC.is_file():

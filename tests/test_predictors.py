@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
+from repo_paths import KTH
 from schedbench import predictors
 from schedbench.cli.main import main
 from schedbench.engine.replay import replay
 from schedbench.io import jobs
 from schedbench.io.machine import from_spec
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 needs_kth = pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
 
 

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 from typing import NamedTuple
 
 import numba
@@ -20,6 +19,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from repo_paths import ROOT
 from schedbench import predictors, registry
 from schedbench.cli import main as cli
 from schedbench.core import JittedScheduler
@@ -171,7 +171,6 @@ def test_an_implementation_must_use_the_hooks_parameter_names():
 
 # --------------------------------------------------------------------------- capabilities
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_capabilities_of_the_built_ins():

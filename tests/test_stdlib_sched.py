@@ -4,6 +4,8 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from repo_paths import ROOT
+
 
 def test_import_sched_is_the_standard_library():
     import sched
@@ -16,5 +18,5 @@ def test_import_sched_is_the_standard_library():
 
 
 def test_source_root_has_no_init():
-    root = Path(__file__).resolve().parents[1] / "sched"
+    root = ROOT / "sched"
     assert not (root / "__init__.py").exists()

@@ -6,15 +6,12 @@ Property tests (hypothesis) check invariants on random traces and that node repl
 1-core units equals pool replay.
 """
 
-import os
-import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from naive import NaiveResult, replay_nodes, replay_pool  # noqa: E402
+from naive import NaiveResult, replay_nodes, replay_pool
 
 
 def pool(jobs, machine, scheduler):

@@ -8,12 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repo_paths import EURORA
 from schedbench.errors import DataError
 from schedbench.io import eurora
 from schedbench.io.machine import from_spec
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-EURORA = SHARED / "traces" / "eurora"
 INSTANCES = EURORA / "job_instances"
 
 needs_shared = pytest.mark.skipif(

@@ -4,7 +4,7 @@ equality, and engine == tests/naive_fairshare.py job by job."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,12 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_fairshare as nf
+from repo_paths import SWF_LOGS
 from schedbench.engine import replay
 from schedbench.errors import UsageError
 from schedbench.io import jobs, machine, swf
+from strategies import pool_traces as _pool_traces
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
+LOGS = SWF_LOGS
 N_JOBS = int(os.environ.get("SCHEDBENCH_ORACLE_JOBS", "3000"))
 STATUS = {s.value: s.name.lower() for s in replay.Status}
 
@@ -116,18 +117,7 @@ def test_engine_equals_oracle_on_shared_logs(log, scheduler, weights, depth):
            scheduler, weights, depth)
 
 
-@st.composite
-def pool_traces(draw):
-    procs = draw(st.integers(1, 10))
-    n = draw(st.integers(1, 30))
-    submit = np.sort(np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))))
-    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
-    size = np.array(draw(st.lists(st.integers(0, procs + 1), min_size=n, max_size=n)))
-    est = np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
-    group = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
-    table = jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, procs_req=size,
-                              procs_alloc=size, time_req=est, group=group)
-    return table, procs
+pool_traces = partial(_pool_traces, max_procs=10, max_jobs=30, max_submit=40, min_size=0, size_over=1, min_est=0, groups=True)
 
 
 @settings(max_examples=200, deadline=None)

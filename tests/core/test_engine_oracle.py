@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
+from repo_paths import SWF_LOGS
 from schedbench.engine import replay
 from schedbench.io import jobs, machine, swf
+from strategies import node_traces, pool_traces
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
+LOGS = SWF_LOGS
 STATUS = {s.value: s.name.lower() for s in replay.Status}
 
 
@@ -68,23 +67,6 @@ def test_engine_equals_oracle_with_actual_runtimes(first_20k):
 # --------------------------------------------------------------------------- generated
 
 
-@st.composite
-def pool_traces(draw):
-    procs = draw(st.integers(1, 12))
-    n = draw(st.integers(1, 40))
-    submit = np.sort(np.array(draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))))
-    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
-    size = np.array(draw(st.lists(st.integers(-1, procs + 2), min_size=n, max_size=n)))
-    est = np.array(draw(st.lists(st.integers(-1, 40), min_size=n, max_size=n)))
-    ids = np.array(draw(st.permutations(range(1, n + 1))))
-    order = np.lexsort((ids, submit))
-    table = jobs.from_columns(
-        job_id=ids[order], submit=submit[order], run=run[order], procs_req=size[order],
-        procs_alloc=size[order], time_req=est[order],
-    )
-    return table, procs
-
-
 @settings(max_examples=300)
 @given(pool_traces(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_on_generated_pools(trace, scheduler, predictor):
@@ -98,28 +80,6 @@ def test_engine_equals_oracle_on_generated_pools(trace, scheduler, predictor):
             r = replay.replay(table, machine.from_spec(spec), scheduler, allocator, predictor)
             np.testing.assert_array_equal(r.start, expected, err_msg=f"{spec} {allocator}")
             assert [STATUS[s] for s in r.status] == nv.status
-
-
-@st.composite
-def node_traces(draw):
-    m = draw(st.integers(1, 5))
-    nodes = [
-        (draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.sampled_from([0, 16, 32])))
-        for _ in range(m)
-    ]
-    n = draw(st.integers(1, 25))
-    rows = []
-    for _ in range(n):
-        unit = (draw(st.integers(0, 3)), draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.sampled_from([0, 0, 8])))
-        if sum(unit[:3]) == 0:
-            unit = (1, unit[1], unit[2], unit[3])
-        units = draw(st.integers(0, 6))
-        req_nodes = -1
-        if units > 0 and draw(st.booleans()):
-            req_nodes = draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0]))
-        rows.append((draw(st.integers(0, 40)), draw(st.integers(-1, 25)), draw(st.integers(1, 30)), units, unit, req_nodes))
-    rows.sort(key=lambda r: r[0])
-    return nodes, rows
 
 
 @settings(max_examples=300)

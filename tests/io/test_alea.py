@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import polars as pl
 import pytest
 
+from repo_paths import SHARED
 from schedbench.cli.main import main
 from schedbench.errors import DataError
 from schedbench.io import alea, machine
 from schedbench.io import load as workload_io
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces" / "alea"
+SHARED = SHARED / "traces" / "alea"
 LOG = SHARED / "wagap-2013-first1500.swf"
 MACHINES = SHARED / "wagap-2013.swf.machines"
 needs_alea = pytest.mark.skipif(not LOG.exists(), reason="shared Alea log not present")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from repo_paths import KTH
 from schedbench.analysis import results
 from schedbench.core import layout
 from schedbench.engine import replay
@@ -17,9 +16,6 @@ from schedbench.io import jobs, machine
 from schedbench.io import load as workload_io
 from schedbench.schedulers.easy import E_HEAD, E_SHADOW, E_STARTED
 from schedbench.workloads import eurora_like
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 
 
 class PythonFCFS:

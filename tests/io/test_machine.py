@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from schedbench.errors import DataError, UsageError
 from schedbench.io import machine
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-NODES64 = SHARED / "traces" / "eurora" / "system_configs" / "nodes_#64"
 
 
 def test_spec_with_two_node_kinds():
@@ -33,9 +28,8 @@ def test_bad_specs_are_usage_errors(bad):
         machine.parse(bad)
 
 
-@pytest.mark.skipif(not NODES64.exists(), reason="shared Eurora configs not present")
-def test_eurora_node_file():
-    m = machine.parse(str(NODES64))
+def test_eurora_node_file(shared_traces):
+    m = machine.parse(str(shared_traces / "eurora" / "system_configs" / "nodes_#64"))
     assert m.n_nodes == 64
     assert m.totals.tolist() == [1024, 64, 64, 64 * 32 * 1024]
     assert (m.capacity[:32, 2] == 2).all() and (m.capacity[32:, 1] == 2).all()

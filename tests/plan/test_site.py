@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_site
+from repo_paths import ROOT
 from schedbench.engine import replay
 from schedbench.errors import UsageError
 from schedbench.io import jobs, machine
@@ -74,9 +75,8 @@ def test_missing_site_file_is_one_line(tmp_path):
 
 
 def test_the_commented_template_is_a_valid_site():
-    from pathlib import Path
 
-    s = site.load(Path(__file__).resolve().parents[1] / "traces" / "site-template.toml")
+    s = site.load(ROOT / "traces" / "site-template.toml")
     assert s.limits and s.freepools and s.maintenance and s.gpu_node_cores
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repo_paths import SHARED
 from schedbench.errors import DataError
 from schedbench.io import jobs, swf
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 SHARED_SWF = SHARED / "traces" / "swf"
 
 # file -> (jobs, MaxProcs)

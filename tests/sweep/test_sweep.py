@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from repo_paths import ROOT
 from schedbench.cli import main as cli
 from schedbench.errors import UsageError
 from schedbench.registry import ALLOCATORS, SCHEDULERS
@@ -100,11 +101,10 @@ def test_exclude_leaves_pairs_out():
 
 def test_the_default_bench_sweep_leaves_the_impossible_pairs_to_the_capabilities():
     import tomllib
-    from pathlib import Path
 
     from schedbench import registry
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
+    config = tomllib.loads((ROOT / "bench" / "default.toml").read_text())
     pairs = {(r["scheduler"], r["allocator"]) for r in sweep_config.expand(config)}
     refused = set()
     for s, a in pairs:  # both default workloads need nodes (partial-node and GPU requests)
@@ -123,7 +123,7 @@ def test_the_default_bench_workloads_separate_the_allocators(tmp_path):
     seed 1: the cheapest scheduler that shows it)."""
     import tomllib
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / "bench" / "default.toml").read_text())
+    config = tomllib.loads((ROOT / "bench" / "default.toml").read_text())
     config.update(schedulers=["fcfs"], allocators="all", seeds=[1], exclude=[])
     for entry in config["workloads"]:
         assert entry.get("description"), entry["name"]  # the report says why each is there

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import test_fetch as served
+
 from schedbench.cli.main import main
 from schedbench.io import fetch
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from repo_paths import ROOT
 from schedbench.cli.main import main
 
-TINY = str(Path(__file__).resolve().parents[1] / "traces" / "tiny.swf")
+TINY = str(ROOT / "traces" / "tiny.swf")
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,15 @@ import gzip
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
 
+from repo_paths import KTH
 from schedbench.cli.main import main
 from schedbench.io import jobs
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-KTH = SHARED / "traces" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
 needs_kth = pytest.mark.skipif(not KTH.exists(), reason="shared KTH log not present")
 
 

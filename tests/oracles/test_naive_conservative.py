@@ -7,14 +7,11 @@ candidates (now, then booking ends after now).  A few small property tests cross
 the pool, totals and node code paths against each other.
 """
 
-import os
-import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from naive_conservative import replay_nodes, replay_pool  # noqa: E402
+from naive_conservative import replay_nodes, replay_pool
 
 
 def pool(rows, machine=10, predictor="estimate"):

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from repo_paths import SHARED
 from schedbench.errors import DataError, UsageError
 from schedbench.io import catalog, fetch
 
-SHARED_SWF = Path(__file__).resolve().parents[2] / "shared" / "traces" / "swf"
+SHARED_SWF = SHARED / "traces" / "swf"
 KTH = "KTH-SP2-1996-2.1-cln"
 KTH_FILE = f"{KTH}.swf.gz"
 

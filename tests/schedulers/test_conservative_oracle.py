@@ -10,7 +10,7 @@ The shared logs run their first ``SCHEDBENCH_ORACLE_JOBS`` jobs (default 3,000, 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
@@ -18,13 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_conservative as nc
+from repo_paths import EURORA, SWF_LOGS
 from schedbench.engine import replay
 from schedbench.io import eurora, jobs, machine, swf
 from schedbench.workloads import esp, eurora_like
+from strategies import node_traces as _node_traces
+from strategies import pool_traces as _pool_traces
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-LOGS = sorted((SHARED / "traces" / "swf").glob("*.swf.gz")) if SHARED.exists() else []
-EURORA = SHARED / "traces" / "eurora"
+LOGS = SWF_LOGS
 N_JOBS = int(os.environ.get("SCHEDBENCH_ORACLE_JOBS", "3000"))
 STATUS = {s.value: s.name.lower() for s in replay.Status}
 
@@ -90,23 +91,7 @@ def test_engine_equals_oracle_on_shared_logs(first_jobs, predictor):
 # --------------------------------------------------------------------------- generated pools
 
 
-@st.composite
-def pool_traces(draw):
-    """Small pools with equal submit times, zero-length jobs, runs longer than the estimate
-    (bookings expire and double), zero estimates and jobs the machine cannot hold."""
-    procs = draw(st.integers(1, 10))
-    n = draw(st.integers(1, 35))
-    submit = np.sort(np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))))
-    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
-    size = np.array(draw(st.lists(st.integers(0, procs + 1), min_size=n, max_size=n)))
-    est = np.array(draw(st.lists(st.integers(-1, 30), min_size=n, max_size=n)))
-    ids = np.array(draw(st.permutations(range(1, n + 1))))
-    order = np.lexsort((ids, submit))
-    table = jobs.from_columns(
-        job_id=ids[order], submit=submit[order], run=run[order], procs_req=size[order],
-        procs_alloc=size[order], time_req=est[order],
-    )
-    return table, procs
+pool_traces = partial(_pool_traces, max_procs=10, max_jobs=35, max_submit=40, min_size=0, size_over=1, max_est=30)
 
 
 @settings(max_examples=300)
@@ -152,28 +137,7 @@ def _check_nodes(table, mach, allocator, predictor="requested"):
     return r, nv
 
 
-@st.composite
-def node_traces(draw):
-    m = draw(st.integers(1, 5))
-    nodes = [
-        (draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.sampled_from([0, 16, 32])))
-        for _ in range(m)
-    ]
-    n = draw(st.integers(1, 25))
-    rows = []
-    for _ in range(n):
-        unit = (draw(st.integers(0, 3)), draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.sampled_from([0, 0, 8])))
-        if sum(unit[:3]) == 0:
-            unit = (1, unit[1], unit[2], unit[3])
-        units = draw(st.integers(0, 6))
-        req_nodes = -1
-        if units > 0 and draw(st.booleans()):
-            req_nodes = draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0]))
-        # run may exceed the estimate: bookings expire on nodes too
-        rows.append((draw(st.integers(0, 40)), draw(st.integers(-1, 25) | st.just(0)), draw(st.integers(0, 30)),
-                     units, unit, req_nodes))
-    rows.sort(key=lambda r: r[0])
-    return nodes, rows
+node_traces = partial(_node_traces, zero_runs=True, min_est=0)  # runs past the estimate: bookings expire on nodes too
 
 
 @settings(max_examples=200)

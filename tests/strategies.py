@@ -1,0 +1,64 @@
+"""Hypothesis strategies shared by the engine's, the planners' and the fair-share oracle tests.
+
+Each test module picks its ranges through the parameters (the defaults are the engine
+oracle's); a strategy used by one module only stays in that module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from schedbench.io import jobs
+
+
+@st.composite
+def pool_traces(draw, max_procs=12, max_jobs=40, max_submit=60, min_size=-1, size_over=2, min_est=-1, max_est=40,
+                groups=False):
+    """(job table sorted by (submit, id), processors) of a pool: equal submit times,
+    zero-length jobs, runs longer than the estimate, missing estimates and sizes the
+    machine cannot hold (sizes from ``min_size`` to processors + ``size_over``);
+    ``groups``: 1-3 SWF groups, ids in submit order (else permuted ids)."""
+    procs = draw(st.integers(1, max_procs))
+    n = draw(st.integers(1, max_jobs))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, max_submit), min_size=n, max_size=n))))
+    run = np.array(draw(st.lists(st.integers(-1, 30) | st.just(0), min_size=n, max_size=n)))
+    size = np.array(draw(st.lists(st.integers(min_size, procs + size_over), min_size=n, max_size=n)))
+    est = np.array(draw(st.lists(st.integers(min_est, max_est), min_size=n, max_size=n)))
+    if groups:
+        group = np.array(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
+        return jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, procs_req=size,
+                                 procs_alloc=size, time_req=est, group=group), procs
+    ids = np.array(draw(st.permutations(range(1, n + 1))))
+    order = np.lexsort((ids, submit))
+    table = jobs.from_columns(
+        job_id=ids[order], submit=submit[order], run=run[order], procs_req=size[order],
+        procs_alloc=size[order], time_req=est[order],
+    )
+    return table, procs
+
+
+@st.composite
+def node_traces(draw, zero_runs=False, min_est=1):
+    """(nodes, rows) of a small heterogeneous machine: nodes (cores, GPUs, MICs, MiB);
+    rows (submit, run, estimate, units, per-unit request, req_nodes) sorted by submit, with
+    fixed node counts that divide the units; ``zero_runs``: more zero-length jobs."""
+    m = draw(st.integers(1, 5))
+    nodes = [
+        (draw(st.integers(1, 8)), draw(st.integers(0, 2)), draw(st.integers(0, 2)), draw(st.sampled_from([0, 16, 32])))
+        for _ in range(m)
+    ]
+    n = draw(st.integers(1, 25))
+    rows = []
+    runs = st.integers(-1, 25) | st.just(0) if zero_runs else st.integers(-1, 25)
+    for _ in range(n):
+        unit = (draw(st.integers(0, 3)), draw(st.integers(0, 1)), draw(st.integers(0, 1)), draw(st.sampled_from([0, 0, 8])))
+        if sum(unit[:3]) == 0:
+            unit = (1, unit[1], unit[2], unit[3])
+        units = draw(st.integers(0, 6))
+        req_nodes = -1
+        if units > 0 and draw(st.booleans()):
+            req_nodes = draw(st.sampled_from([d for d in range(1, units + 1) if units % d == 0]))
+        rows.append((draw(st.integers(0, 40)), draw(runs), draw(st.integers(min_est, 30)), units, unit, req_nodes))
+    rows.sort(key=lambda r: r[0])
+    return nodes, rows
