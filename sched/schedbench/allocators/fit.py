@@ -1,4 +1,4 @@
-"""First-Fit and Best-Fit (``../shared/spec/replay-semantics.md``, "Heterogeneous machines").
+"""First-Fit and Best-Fit (``docs/reference/replay-contract.md`` §8).
 
 * **ff** (First-Fit): node index order.
 * **bf** (Best-Fit): non-decreasing free computing resources (cores + GPUs + MICs; memory

@@ -26,7 +26,7 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
     w_k is never 0 on a type the machine has: accelerators stay weighted when no queued
     job asks for them (the text's rule gives 0 there).  The default because it is the
     rule the paper's figures came from and, measured on the Eurora-like generator
-    (README, "Netti et al.'s allocators"), it does not leave placements to the node
+    (``docs/studies/netti-allocators.md``), it does not leave placements to the node
     order as often (the text's all-zero weights fall back on index order).
 
 * **priority-weighted**: weighted (either rule) with w_k multiplied by p_k for critical

@@ -45,7 +45,7 @@ RESOURCES: tuple[str, ...] = ("cores", "gpus", "mics", "mem")
 column of type k is ``used_<k>``."""
 
 BSLD_THRESHOLD = 10
-"""Bounded-slowdown threshold in seconds (spec: replay-semantics.md, "What a replay writes")."""
+"""Bounded-slowdown threshold in seconds (docs/reference/replay-contract.md §5)."""
 
 P95 = 0.95
 QUANTILE_METHOD = "linear"
@@ -180,7 +180,7 @@ def bounded_slowdown(jobs: pl.DataFrame, threshold: int = BSLD_THRESHOLD) -> flo
 
         bsld_j = max(1, (w_j + r_j) / max(r_j, threshold)),  threshold = 10 s,
 
-    the definition of the spec (replay-semantics.md, "What a replay writes").  None when J
+    the definition of the replay contract (docs/reference/replay-contract.md §5).  None when J
     is empty.
     """
     r = pl.col("run")

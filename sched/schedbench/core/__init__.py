@@ -1,6 +1,6 @@
 """The engine core: jobs, queue, running list, event heap, allocation log, nodes, timeline.
 
-The core replays events (``../shared/spec/replay-semantics.md``) and knows no policy:
+The core replays events (the replay contract, ``docs/reference/replay-contract.md``) and knows no policy:
 schedulers, allocators and predictors own namedtuples of their own and plug in through
 the hooks of :mod:`schedbench.core.hooks`.  Their kernels use :mod:`schedbench.core.api`.
 

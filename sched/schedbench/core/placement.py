@@ -1,5 +1,5 @@
-"""The spec's allocation rule (``../shared/spec/replay-semantics.md``, "Heterogeneous
-machines"), shared by every allocator and by every fit test.
+"""The spec's allocation rule (``docs/reference/replay-contract.md`` §8, "Machines
+with nodes and several resource types"), shared by every allocator and by every fit test.
 
 An allocation visits nodes in some order and gives each node as many of the job's
 remaining units as it can host (``min`` over requested types of ``free // per-unit

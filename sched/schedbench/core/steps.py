@@ -4,7 +4,7 @@ Every function here takes the :class:`schedbench.core.state.Core` (or the arrays
 that it touches) and the states of the run's predictor, scheduler and allocator, which it
 reaches only through :mod:`schedbench.core.hooks`.  At one instant every ending job frees
 its resources first, then every arriving job joins the queue in (submit, id) order, then
-one scheduling pass runs (``../shared/spec/replay-semantics.md``).  A job of run time 0
+one scheduling pass runs (``docs/reference/replay-contract.md`` §3).  A job of run time 0
 ends at its start instant through a new END event at that instant, which is processed,
 with another pass, right after the pass that started it.
 

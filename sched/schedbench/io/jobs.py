@@ -22,7 +22,7 @@ Columns, in order:
   ``--contiguous``; only AUCSCHED honours it, placing such a job with its type A or B
   bids), otherwise 0 or -1 (no constraint).
 
-For an SWF job (see ``../shared/spec/replay-semantics.md``) ``units`` is the requested
+For an SWF job (see ``docs/reference/replay-contract.md`` §1) ``units`` is the requested
 processor count when positive, else the allocated one, each unit is one core, and
 ``estimate`` is field 9 when positive, else the actual run time.
 """

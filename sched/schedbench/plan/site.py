@@ -31,8 +31,8 @@ whose t = 0 is ``[clock] start`` (default ``"Mon 00:00"``; Keller's cron validit
 
 Limits, FreePools and kept cores act on the plan of the ``conservative`` scheduler
 (Keller's planning); maintenance windows bind every jitted scheduler (the core hides a
-node from a job whose predicted run meets one of its windows).  See README, "Site
-policies".  :func:`load` reads and checks a file;
+node from a job whose predicted run meets one of its windows).  See
+``docs/reference/site-file.md``.  :func:`load` reads and checks a file;
 :func:`compile_site` turns it into the arrays the scheduler's kernels read.
 """
 

@@ -3,7 +3,7 @@ EASY backfilling over a priority order, with the run's allocator placing the job
 (``-a bf``: Best-Fit, SLURM's select/cons_res choice).
 
 The pass is the replay spec's "EASY on nodes" with the queue visited in priority order
-instead of (submit, id) order (``../shared/spec/replay-semantics.md``):
+instead of (submit, id) order (the replay contract, ``docs/reference/replay-contract.md``):
 
 1. start jobs in priority order while they fit (on the allocator's nodes);
 2. the first that does not fit, the head, gets a reservation: release the running jobs in

@@ -1,5 +1,5 @@
 """EASY backfilling (Lifka; Mu'alem and Feitelson), exactly as
-``../shared/spec/replay-semantics.md`` says ("EASY", and "EASY on nodes").
+the replay contract says (``docs/reference/replay-contract.md`` §4 and §8).
 
 On heterogeneous nodes (the rule implemented, from the spec):
 

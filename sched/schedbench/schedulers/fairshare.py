@@ -40,7 +40,7 @@ does nothing):
   list is the backfill pass, in priority order).  ``depth = 1`` with only the age weight is
   EASY (tests check it job by job).  ``backfill=false`` makes pass 2 strict: it stops at
   the first job that cannot start (no reservation matters then); Steffen's §9 linear
-  scheduler behaves so (see the README's study).
+  scheduler behaves so (see ``docs/studies/steffen-sfs.md``).
 
 The plan needs single units of one type spread freely (every SWF job, and whole-node jobs
 on a pool of nodes), the jobs being placed by the run's allocator when they start;

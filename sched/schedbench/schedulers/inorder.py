@@ -1,4 +1,4 @@
-"""FCFS and SJF (``../shared/spec/replay-semantics.md``, "The queue and the policies").
+"""FCFS and SJF (the replay contract, ``docs/reference/replay-contract.md`` §4, "The queue and the three base policies").
 
 * **fcfs**: start queued jobs in queue order ((submit, id)) while the next one fits; stop
   at the first that does not fit.

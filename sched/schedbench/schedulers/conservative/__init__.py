@@ -1,6 +1,6 @@
 """Conservative backfilling on a plan of resource usage vectors (Keller's OpenCCS; Mu'alem
-and Feitelson), exactly as ``../shared/spec/replay-semantics.md`` says ("Conservative
-backfilling").
+and Feitelson), exactly as the replay contract says (``docs/reference/replay-contract.md`` §7,
+"Conservative backfilling: planning with bookings").
 
 Every queued job holds a booking ``[begin, end)`` in a plan of the future, ``d(j) =
 max(pred(j), 1)`` long, and starts exactly when its booking begins.  The plan is one
