@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from schedbench import predictors
+from schedbench import registry
 from schedbench.analysis import metrics, results
 from schedbench.engine import replay
 from schedbench.io import eurora, machine
@@ -197,7 +197,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=2, help="generated instances per load level (default 2)")
     ap.add_argument("--loads", default="0.6,1.2", help="load levels of the generator (default 0.6,1.2)")
     ap.add_argument("--burstiness", type=float, default=2.0)
-    default_pred = "user-profile" if "user-profile" in predictors.PREDICTORS else "requested"
+    default_pred = "user-profile" if "user-profile" in registry.predictor_names() else "requested"
     ap.add_argument("--predictor", default=default_pred)
     ap.add_argument("--presets", default=",".join(MONTHS),
                     help="generator month presets to run (comma-separated; '' for none; default all four)")
