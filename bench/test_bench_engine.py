@@ -133,7 +133,8 @@ def alloc_case():
         c = core.new_core(J.copy(), cap)
         c.free[:] = free0
         c.scal[C_FREE : C_FREE + N_RES] = free0.sum(axis=0)
-        alloc = registry.allocator(name).load()(setup)
+        entry = registry.allocator(name)
+        alloc = entry.load()(setup, **entry.resolve({}))
         if hasattr(alloc, "sums"):
             alloc.sums[0] = J[:, layout.J_PRED].sum()
             alloc.sums[1:] = (J[:, layout.J_UNITS, None] * J[:, layout.J_REQ : layout.J_REQ + N_RES]

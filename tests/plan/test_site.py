@@ -470,3 +470,37 @@ def test_skipping_idle_ticks_keeps_the_schedule(trace, allocator, period):
     assert skipping.nodes_used.tolist() == every.nodes_used.tolist()
     assert skipping.status.tolist() == every.status.tolist()
     assert n_skipping <= n_every
+
+
+def test_a_periodic_replay_past_the_last_submission_keeps_every_decision_point():
+    """Both jobs are submitted at 0 and wait for node 0's window to end at 24: the periodic
+    mode decides at every tick up to 25, more instants than the trace has events.  The
+    timeline grows instead of dropping rows, and the pass that the zero-length job's end
+    at 24 calls for (the last pass's instant) happens whether idle ticks are skipped or
+    not (it did not when the timeline was full: 25 instead of 24)."""
+    from schedbench.engine.simulation import Simulation
+
+    t = jobs.from_columns(job_id=[1, 2], submit=[0, 0], run=[0, 0], estimate=[1, 1], units=[2, 2],
+                          unit_cores=[1, 1], unit_gpus=[0, 0], unit_mics=[0, 0], unit_mem=[0, 0], req_nodes=[1, 1])
+    cap = np.array([(2, 0, 0, 0), (1, 0, 0, 0)], dtype=np.int64)
+    mach = machine.Machine(cap, machine.spec_of(cap))
+    s = site.parse(_maintenance_toml([[(0, 24)], [(0, 1)]]))
+    for waits in (False, True):
+        sim = Simulation(t, mach, allocator="ff", site=s, period=1)
+
+        class PythonFCFS:
+            waits_for_events = waits
+
+            def decide(self, view, sim=sim):
+                for j in view.queue:
+                    if not sim.fits(j):
+                        return
+                    yield int(j)
+
+        r = sim.run(PythonFCFS())
+        assert r.start.tolist() == [24, 24], waits
+        times = r.timeline["time"].tolist()
+        assert times[-1] >= 24 and (waits or times == list(range(times[-1] + 1)))  # no decision point lost
+    jitted = replay.replay(t, mach, "fcfs", "ff", site=s, period=1)
+    times = jitted.timeline["time"].tolist()
+    assert jitted.start.tolist() == [24, 24] and times == list(range(times[-1] + 1)) and times[-1] >= 24

@@ -55,7 +55,8 @@ def _allocate(name, cap, free, req, units, req_nodes, weights):
     c = core.new_core(J, cap)
     c.free[:] = free
     c.scal[C_FREE : C_FREE + N] = free.sum(axis=0)
-    alloc = registry.allocator(name).load()(core.Setup(table, mach, J, {}))
+    entry = registry.allocator(name)
+    alloc = entry.load()(core.Setup(table, mach, J, {}), **entry.resolve({}))  # the declared defaults
     prio, sums = weights
     if hasattr(alloc, "sums"):
         alloc.sums[:] = sums

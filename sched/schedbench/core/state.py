@@ -148,8 +148,17 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
 
 def grow_log(core: Core, in_place: bool = False) -> Core:
     """``core`` with an allocation log half as large again (at least one pass's worth
-    more).  ``in_place``: resize the array itself (``realloc``: no second copy in memory),
-    which is only safe while nothing else holds a view of it."""
+    more) when it is short, and a timeline half as large again when it is full (the
+    periodic mode can decide at more instants than the trace has events: jobs wait and
+    run past the last submission).  ``in_place``: resize the log itself (``realloc``: no
+    second copy in memory), which is only safe while nothing else holds a view of it."""
+    if int(core.scal[C_TL]) >= core.timeline.shape[1]:
+        fill = int(core.scal[C_TL])
+        timeline = np.empty((core.timeline.shape[0], fill * 3 // 2 + 16), np.int64)
+        timeline[:, :fill] = core.timeline[:, :fill]
+        core = core._replace(timeline=timeline)
+    if int(core.scal[C_LOG]) + int(core.scal[C_LIVE]) <= core.log.shape[0]:
+        return core
     rows = max(core.log.shape[0] * 3 // 2, int(core.scal[C_LOG]) + int(core.scal[C_LIVE]))
     if in_place and core.log.flags.owndata:
         core.log.resize((rows, 2), refcheck=False)
@@ -161,5 +170,7 @@ def grow_log(core: Core, in_place: bool = False) -> Core:
 
 
 def log_room(core: Core) -> bool:
-    """Whether the allocation log can take one more pass (Python-side check)."""
-    return int(core.scal[C_LOG]) + int(core.scal[C_LIVE]) <= core.log.shape[0]
+    """Whether the allocation log and the timeline can take one more pass (Python-side
+    check; :func:`grow_log` makes room)."""
+    return (int(core.scal[C_LOG]) + int(core.scal[C_LIVE]) <= core.log.shape[0]
+            and int(core.scal[C_TL]) < core.timeline.shape[1])

@@ -359,7 +359,8 @@ def _maintenance_wake(core, wake):
 def _advance(core, pred, sched, alloc):
     """Process events up to the next decision point; returns its time, -1 when the replay
     is over (and sets scal[C_DONE]), or -2, before any event, when the allocation log
-    could overflow in the next pass (the Python side grows it and calls again).  Every
+    could overflow in the next pass or the timeline has no row left for it (the Python
+    side grows them, :func:`schedbench.core.state.grow_log`, and calls again).  Every
     event instant is a decision point, or, in the periodic mode, every tick plus the
     instant of the last pass again when zero-length jobs end there; so is every instant
     the scheduler asks for (:func:`schedbench.core.hooks.sched_wake`).
@@ -368,7 +369,7 @@ def _advance(core, pred, sched, alloc):
     """
     heap = core.heap
     scal = core.scal
-    if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0]:
+    if scal[C_LOG] + scal[C_LIVE] > core.log.shape[0] or scal[C_TL] >= core.timeline.shape[1]:
         return -2
     periodic = scal[C_PERIOD] > 0
     jobs = core.jobs
@@ -411,18 +412,18 @@ def _advance(core, pred, sched, alloc):
 def _record(timeline, scal, now):
     """One timeline row per decision instant (a later pass at the same instant overwrites
     it): queue length, running jobs and the used amount of each resource."""
+    scal[C_LAST_PASS] = now  # the zero-length-job rule of the periodic mode reads it
     row = scal[C_TL]
     if row > 0 and timeline[0, row - 1] == now:
         row -= 1
     elif row >= timeline.shape[1]:
-        return  # sized from the trace: every row is a distinct event instant
+        return  # never in a replay: _advance asks for a larger timeline first
     timeline[0, row] = now
     timeline[1, row] = scal[C_QN]
     timeline[2, row] = scal[C_RN]
     for k in range(N_RES):
         timeline[3 + k, row] = scal[C_CAP + k] - scal[C_FREE + k]
     scal[C_TL] = row + 1
-    scal[C_LAST_PASS] = now
     scal[C_PASSES] += 1
 
 
