@@ -62,3 +62,18 @@ def node_traces(draw, zero_runs=False, min_est=1):
         rows.append((draw(st.integers(0, 40)), draw(runs), draw(st.integers(min_est, 30)), units, unit, req_nodes))
     rows.sort(key=lambda r: r[0])
     return nodes, rows
+
+
+def node_case(nodes, rows):
+    """(job table, machine) of a :func:`node_traces` example (job ids 1..n in row order)."""
+    from schedbench.io import machine
+
+    n = len(rows)
+    table = jobs.from_columns(
+        job_id=np.arange(1, n + 1), submit=[r[0] for r in rows], run=[r[1] for r in rows],
+        estimate=[r[2] for r in rows], units=[r[3] for r in rows], unit_cores=[r[4][0] for r in rows],
+        unit_gpus=[r[4][1] for r in rows], unit_mics=[r[4][2] for r in rows], unit_mem=[r[4][3] for r in rows],
+        req_nodes=[r[5] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    return table, machine.Machine(cap, machine.spec_of(cap))

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 import naive
 from repo_paths import SWF_LOGS
 from schedbench.engine import replay
-from schedbench.io import jobs, machine, swf
-from strategies import node_traces, pool_traces
+from schedbench.io import machine, swf
+from strategies import node_case, node_traces, pool_traces
 
 LOGS = SWF_LOGS
 STATUS = {s.value: s.name.lower() for s in replay.Status}
@@ -86,21 +86,7 @@ def test_engine_equals_oracle_on_generated_pools(trace, scheduler, predictor):
 @given(node_traces(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["ff", "bf"]))
 def test_engine_equals_oracle_on_generated_nodes(trace, scheduler, allocator):
     nodes, rows = trace
-    n = len(rows)
-    table = jobs.from_columns(
-        job_id=np.arange(1, n + 1),
-        submit=[r[0] for r in rows],
-        run=[r[1] for r in rows],
-        estimate=[r[2] for r in rows],
-        units=[r[3] for r in rows],
-        unit_cores=[r[4][0] for r in rows],
-        unit_gpus=[r[4][1] for r in rows],
-        unit_mics=[r[4][2] for r in rows],
-        unit_mem=[r[4][3] for r in rows],
-        req_nodes=[r[5] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    mach = machine.Machine(cap, machine.spec_of(cap))
+    table, mach = node_case(nodes, rows)
     nv = naive.replay_nodes(
         [
             dict(job_id=i + 1, submit=r[0], run=r[1], pred=r[2], units=r[3], unit=r[4], req_nodes=r[5])

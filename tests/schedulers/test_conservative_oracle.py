@@ -22,6 +22,7 @@ from repo_paths import EURORA, SWF_LOGS
 from schedbench.engine import replay
 from schedbench.io import eurora, jobs, machine, swf
 from schedbench.workloads import esp, eurora_like
+from strategies import node_case
 from strategies import node_traces as _node_traces
 from strategies import pool_traces as _pool_traces
 
@@ -144,21 +145,8 @@ node_traces = partial(_node_traces, zero_runs=True, min_est=0)  # runs past the 
 @given(node_traces(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_on_generated_nodes(trace, allocator, predictor):
     nodes, rows = trace
-    n = len(rows)
-    table = jobs.from_columns(
-        job_id=np.arange(1, n + 1),
-        submit=[r[0] for r in rows],
-        run=[r[1] for r in rows],
-        estimate=[r[2] for r in rows],
-        units=[r[3] for r in rows],
-        unit_cores=[r[4][0] for r in rows],
-        unit_gpus=[r[4][1] for r in rows],
-        unit_mics=[r[4][2] for r in rows],
-        unit_mem=[r[4][3] for r in rows],
-        req_nodes=[r[5] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    _, nv = _check_nodes(table, machine.Machine(cap, machine.spec_of(cap)), allocator, predictor)
+    table, mach = node_case(nodes, rows)
+    _, nv = _check_nodes(table, mach, allocator, predictor)
     if predictor == "actual":
         first = _first_bookings(nv)
         assert all(s is None or s <= first[j] for j, s in zip(nv.job_id, nv.start, strict=True))
