@@ -1,4 +1,4 @@
-"""Allocators and PRB against the references of tests/naive_alloc.py (written from Netti
+"""Allocators (and every queue scheduler with them, PRB included) against the references of tests/naive_alloc.py (written from Netti
 et al.), through whole replays: the reference dispatcher places every job explicitly via the
 decision interface, the jitted pair places them itself; the schedules must be identical."""
 
@@ -15,7 +15,6 @@ from schedbench.core import layout
 from schedbench.engine import replay
 from schedbench.engine.simulation import Simulation
 from schedbench.io import jobs, machine
-from schedbench.io.jobs import expected_queue_wait
 from schedbench.workloads import eurora_like
 
 ALLOCS = ["ff", "bf", "balanced", "weighted", "priority-weighted"]
@@ -96,18 +95,6 @@ def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, alloc_r
     got = replay.replay(table, mach, scheduler, allocator, **_options(allocator, rule, window))
     np.testing.assert_array_equal(got.start, expected.start)
     np.testing.assert_array_equal(got.nodes_used, expected.nodes_used)
-
-
-def test_prb_expected_waits_from_eurora_queues_and_from_the_trace():
-    table, mach, meta = _workload(100, 1, 1.0)
-    waits = expected_queue_wait(table, meta)
-    codes = meta["queues"]
-    for name, seconds in meta["queue_expected_wait"].items():
-        if name in codes:
-            assert (waits[table.queue == codes[name]] == max(1, seconds)).all()
-    t = jobs.from_columns(submit=np.arange(4), run=np.ones(4), procs_req=np.ones(4),
-                          queue=np.array([1, 1, 2, 3]), wait=np.array([10, 30, -1, 4]))
-    assert expected_queue_wait(t).tolist() == [20, 20, 15, 4]
 
 
 def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
@@ -200,17 +187,6 @@ def test_priority_weighted_counts_a_backfill_refused_by_the_reservation():
     w = (40 + 500 + 50) / 560 * (3 / 4) / 4
     w *= 3
     assert sim.alloc.weights[1] == w
-
-
-@pytest.mark.parametrize(("scheduler", "starts"), [("prb", [0, 100, 2]), ("prb-blocking", [0, 100, 100])])
-def test_prb_skips_jobs_that_do_not_fit_and_prb_blocking_stops(scheduler, starts):
-    """One node of 4 cores.  J0 (3 cores) runs 0-100.  At t=2 PRB's order is J1 (waited
-    1 s, 2 cores: does not fit), then J2 (1 core).  prb skips J1 and starts J2 at 2;
-    prb-blocking stops at J1, and J2 waits for it."""
-    table = jobs.from_columns(submit=np.array([0, 1, 2]), run=np.array([100, 10, 10]), procs_req=np.array([3, 2, 1]),
-                              estimate=np.array([100, 10, 10]))
-    m = machine.from_spec("1x(cores=4)")
-    assert replay.replay(table, m, scheduler, "ff").start.tolist() == starts
 
 
 @pytest.mark.parametrize(("rule", "node"), [("text", 0), ("authors", 1)])
