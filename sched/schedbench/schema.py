@@ -30,6 +30,7 @@ class Status(enum.IntEnum):
     DROPPED_TOO_WIDE = 3
     NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
     REJECTED_BY_LIMIT = 5  # a site policy refuses it for ever (schedbench.plan.site)
+    DROPPED_NO_SUBMIT = 6  # a negative (unknown) submit time: the first reason tested; last for stable codes
 
 
 STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)

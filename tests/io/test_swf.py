@@ -291,3 +291,22 @@ def test_shared_log_round_trip(name, tmp_path):
     assert t2.equals(table)
     assert h2 == header
     assert h2.raw == header.raw  # the verbatim header text, which equality ignores
+
+
+def test_negative_submit_lines_are_counted_with_the_first(tmp_path):
+    # issue 31: such jobs are left out of a replay, and the replay names the first line
+    text = "; MaxProcs: 8\n" + line(1, submit=0) + line(2, submit=-5) + line(3, submit=4) + line(4, submit=-1)
+    table, h = swf.read(write_text(tmp_path, text))
+    assert h.negative_submits == (2, 3, -5)
+    assert table.submit.tolist() == [-5, -1, 0, 4]
+    _, h = swf.read(write_text(tmp_path, line(1), "clean.swf"))
+    assert h.negative_submits is None
+
+
+def test_lines_with_a_nonzero_fraction_are_counted_with_the_first(tmp_path):
+    text = line(1, run="12.0") + line(2, run="123.7") + line(3) + line(4, submit="3.05")
+    table, h = swf.read(write_text(tmp_path, text))
+    assert h.fractions == (2, 2)  # 12.0 loses nothing
+    assert table.run.tolist() == [12, 123, 10, 10] and table.submit.tolist() == [0, 0, 0, 3]
+    _, h = swf.read(write_text(tmp_path, line(1, run="12.000"), "whole.swf"))
+    assert h.fractions is None

@@ -37,6 +37,7 @@ STATUSES: tuple[str, ...] = (
     "dropped_too_wide",
     "not_started",
     "rejected_by_limit",
+    "dropped_no_submit",
 )
 """Every value the ``status`` column may take."""
 
@@ -121,9 +122,9 @@ def _time_weighted_mean(timeline: pl.DataFrame, value: pl.Expr) -> float | None:
 def counts(jobs: pl.DataFrame) -> dict[str, int]:
     """Number of jobs by outcome.
 
-    ``input`` = all rows; ``replayed``; ``dropped_no_runtime``, ``dropped_no_size``,
-    ``dropped_too_wide`` (left out of the replay, spec "Jobs that are not simulated");
-    ``dropped`` = the sum of the three; ``not_started`` (queued when the replay ended);
+    ``input`` = all rows; ``replayed``; ``dropped_no_submit``, ``dropped_no_runtime``,
+    ``dropped_no_size``, ``dropped_too_wide`` (left out of the replay, contract §2);
+    ``dropped`` = the sum of the four; ``not_started`` (queued when the replay ended);
     ``rejected_by_limit`` (a site policy refuses the job for ever, :mod:`schedbench.plan.site`).
     Raises ValueError on a status outside :data:`STATUSES`.
     """

@@ -21,6 +21,7 @@ files.
 from __future__ import annotations
 
 import json
+import math
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -318,6 +319,19 @@ def write_parquet(df: pl.DataFrame, path: Path, compression_level: int | None = 
     os.replace(tmp, path)
 
 
+def finite_or_null(value):
+    """``value`` (dicts, lists and tuples of numbers, strings, ...) with every float that is
+    NaN or infinite replaced by None: JSON has no such numbers, and most parsers refuse the
+    ``NaN`` and ``Infinity`` Python's json module writes by default."""
+    if isinstance(value, float):  # numpy's float64 is a float too
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
+
+
 def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | None = None, extra: dict | None = None) -> dict:
     """Write the four files of a run into ``outdir`` (created), and a Python policy's own
     tables (``decisions.parquet`` of ipsched and aucsched), and return the summary."""
@@ -345,7 +359,8 @@ def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | N
     summary["timings"].update(timings or {})
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})
+    summary = finite_or_null(summary)
     tmp = outdir / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False) + "\n")
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False, allow_nan=False) + "\n")
     os.replace(tmp, outdir / "summary.json")
     return summary

@@ -14,7 +14,7 @@ from .. import registry
 from .._jit import notify_compiles
 from .._startup import startup_phase
 from ..engine.replay import replay
-from ..errors import DataError
+from ..errors import DataError, UsageError
 from ..io import load as workload_io
 
 
@@ -123,6 +123,42 @@ def options_of(args) -> dict:
     return options
 
 
+def refuse_options_the_pair_does_not_take(args, options: dict) -> None:
+    """A usage error naming the first option (as it was given: ``-O NAME=...`` or its
+    flag) that neither the run's scheduler nor its allocator takes: a replay would ignore
+    it silently.  (A sweep's runs keep ignoring them: one config spans several pairs.)"""
+    sched, alloc = registry.scheduler(args.scheduler), registry.allocator(args.allocator)
+    taken = set(sched.option_names()) | set(alloc.option_names())
+    from_flags = {dest[len(_OPTION_DEST):] for dest, value in vars(args).items()
+                  if dest.startswith(_OPTION_DEST) and value is not None}
+    for name in options:
+        if name in taken:
+            continue
+        flag = registry.declared_options()[name].flag
+        given = flag if name in from_flags else f"-O {name}=..."
+        takes = "; ".join(f"{e.name} takes {', '.join(e.option_names()) or 'no options'}" for e in (sched, alloc))
+        raise UsageError(f"{given}: not an option of {sched.name}+{alloc.name} ({takes})")
+
+
+def print_notices(lines) -> None:
+    """What the reading guessed or left out, and what the run would do silently: one
+    warning line on stderr each (also with --quiet, which silences success only)."""
+    for line in lines:
+        print(f"schedbench: warning: {line}", file=sys.stderr)
+
+
+def fair_share_notices(args, options: dict, table) -> list[str]:
+    """:func:`schedbench.plan.accounts.notices` for a scheduler that charges jobs to
+    accounts (one declaring the ``account`` option); none for the others."""
+    sched = registry.scheduler(args.scheduler)
+    if "account" not in sched.option_names():
+        return []
+    from ..plan import accounts
+
+    resolved = sched.resolve({k.replace("-", "_"): v for k, v in options.items()})
+    return accounts.notices(table, resolved["account"], resolved.get("accounts") or None)
+
+
 def _run(args) -> int:
     _freeze_heap_at_exit()
     # schedbench.analysis.results brings in polars and pyarrow (0.1-0.15 s), which only the writing
@@ -133,6 +169,8 @@ def _run(args) -> int:
     results = preload.submit(importlib.import_module, "schedbench.analysis.results")
     preload.shutdown(wait=False)
     options = options_of(args)
+    registry.check_option_names(options)  # an unknown name first: it names every known one
+    refuse_options_the_pair_does_not_take(args, options)
     if args.site:
         from ..plan.site import load as load_site
 
@@ -145,6 +183,7 @@ def _run(args) -> int:
             table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
         if table.n_jobs == 0:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
+        print_notices(meta.get("notices", ()) + fair_share_notices(args, options, table))
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
             result = replay(

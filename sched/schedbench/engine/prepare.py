@@ -45,8 +45,8 @@ if TYPE_CHECKING:
 
 def screen(table: JobTable, machine: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The job matrix of ``table`` (every job PENDING), the status of every job before the
-    replay (int8 (n,): jobs with a negative run time, no size or a request no empty
-    machine can host are left out, in that order of reasons) and each job's pool type
+    replay (int8 (n,): jobs with a negative submit time, a negative run time, no size or
+    a request no empty machine can host are left out, in that order of reasons) and each job's pool type
     (int64 (n,), :func:`schedbench.core.layout.pool_type`), from one pass over the table;
     only the jobs that are not pool jobs are then tested against the nodes."""
     n = table.n_jobs
@@ -60,8 +60,9 @@ def screen(table: JobTable, machine: Machine) -> tuple[np.ndarray, np.ndarray, n
     return J, status, pool
 
 
-_REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME = (
-    int(s) for s in (Status.REPLAYED, Status.DROPPED_TOO_WIDE, Status.DROPPED_NO_SIZE, Status.DROPPED_NO_RUNTIME)
+_REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME, _NO_SUBMIT = (
+    int(s) for s in (Status.REPLAYED, Status.DROPPED_TOO_WIDE, Status.DROPPED_NO_SIZE, Status.DROPPED_NO_RUNTIME,
+                     Status.DROPPED_NO_SUBMIT)
 )
 
 
@@ -69,7 +70,9 @@ _REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME = (
 def _fill_and_screen(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue,
                      total, status, pool):
     """Per job of the table's int64 (n,) columns: its row of the job matrix ``J`` (int64
-    (n, N_JCOLS)); into ``status`` (int8 (n,)) DROPPED_NO_RUNTIME (run < 0), else
+    (n, N_JCOLS)); into ``status`` (int8 (n,)) DROPPED_NO_SUBMIT (submit < 0: the core's
+    clock reads a negative time as "no event", so such a job would end the replay before
+    any other), else DROPPED_NO_RUNTIME (run < 0), else
     DROPPED_NO_SIZE (no units, or no cores, GPUs nor MICs per unit), else DROPPED_TOO_WIDE
     (``req_nodes`` not dividing the units, or more of a type than the machine's ``total``
     (int64 (4,))), else REPLAYED; into ``pool`` (int64 (n,)) its pool type, for which the
@@ -85,7 +88,9 @@ def _fill_and_screen(J, submit, run, estimate, units, cores, gpus, mics, mem, re
         pool[j] = pool_type(J, j)
         pools += pool[j] >= 0
         no_size = n_units <= 0 or (J[j, J_REQ] <= 0 and J[j, J_REQ + 1] <= 0 and J[j, J_REQ + 2] <= 0)
-        if run[j] < 0:
+        if submit[j] < 0:
+            status[j] = _NO_SUBMIT
+        elif run[j] < 0:
             status[j] = _NO_RUNTIME
         elif no_size:
             status[j] = _NO_SIZE

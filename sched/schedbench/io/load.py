@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UsageError
+from ..errors import DataError, UsageError
 from . import alea, jobs, machine, swf
 
 
@@ -20,15 +20,23 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
     recorded in a Parquet table's metadata, else the SWF header's (see
     :func:`schedbench.io.machine.from_swf_header`).  ``limit`` keeps the first N jobs in
     (submit, id) order.
+
+    ``meta["notices"]`` lists, one line each, what the reading guessed or will leave out
+    (jobs without a submit time, truncated fractions, a machine sized to the widest job),
+    for the command line to print; a Parquet table without a ``submit`` column is a
+    :class:`DataError`.
     """
     if limit is not None and limit <= 0:
         raise UsageError("--limit must be a positive number of jobs")
     path = _resolve(trace)
     t0 = time.perf_counter()
     meta: dict = {"trace": str(path)}
+    notices: list[str] = []
     if path.suffix == ".parquet":
         table, file_meta = jobs.read_parquet(path)
         meta.update(file_meta)
+        if table.n_jobs and table.submit.min() < 0:  # rows still in the file's order
+            notices.append(_parquet_submit_notice(path, table.submit))
         if not _sorted(table):
             table = table.take(np.lexsort((table.job_id, table.submit)))
         default = file_meta.get("machine")
@@ -42,15 +50,61 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
         else:
             table, header = swf.read(path)
         meta["header_out_of_order"] = header.out_of_order
+        notices += _swf_notices(path, header)
         if machine_arg:
             mach = machine.parse(machine_arg)
         else:
             widest = int(table.units.max()) if table.n_jobs else 0
             mach = machine.from_swf_header(header.max_procs, header.max_nodes, widest)
+            if header.machine_procs() is None:
+                notices.append(f"{path}: no MaxProcs or MaxNodes in the header: the machine is one pool as wide as "
+                               f"the widest job ({widest:,} processors); give --machine to size it")
+    meta["notices"] = notices
     parse_s = time.perf_counter() - t0
     if limit is not None:
         table = table.head(limit)
     return table, mach, meta, parse_s
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count:,} {one if count == 1 else many}"
+
+
+def _swf_notices(path: Path, header) -> list[str]:
+    """One line for the jobs without a submit time and one for the truncated fractions
+    of an SWF reading (:class:`schedbench.io.swf.SWFHeader`), naming the first line."""
+    out = []
+    negative = getattr(header, "negative_submits", None)
+    if negative:
+        count, line, value = negative
+        more = f" (and {_plural(count - 1, 'more line', 'more lines')})" if count > 1 else ""
+        out.append(f"{path}:{line}: negative submit time {value}{more}: left out of the replay as dropped_no_submit")
+    fractions = getattr(header, "fractions", None)
+    if fractions:
+        count, line = fractions
+        what = ("a data line holds a number with a fraction" if count == 1 else
+                f"{count:,} data lines hold numbers with a fraction (the first here)")
+        out.append(f"{path}:{line}: {what}, truncated toward zero")
+    return out
+
+
+def _parquet_submit_notice(path: Path, submit: np.ndarray) -> str:
+    """The line naming a Parquet table's jobs without a submit time (nulls, read as -1, and
+    negative values; rows counted from 1 in the file's order), or a :class:`DataError`
+    when the table has no submit column at all (no job could be replayed)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if "submit" not in pq.read_schema(path).names:
+        raise DataError(f"{path}: no column submit (every job needs its submit time)")
+    null = np.asarray(pc.is_null(pq.read_table(path, columns=["submit"]).column(0)), dtype=bool)
+    parts = []
+    for rows, one, many in ((np.flatnonzero(null), "null value", "null values"),
+                            (np.flatnonzero(~null & (submit < 0)), "negative value", "negative values")):
+        if rows.size:
+            shown = ", ".join(str(r + 1) for r in rows[:5]) + (", ..." if rows.size > 5 else "")
+            parts.append(f"{_plural(rows.size, one, many)} ({'row' if rows.size == 1 else 'rows'} {shown})")
+    return f"{path}: column submit: {' and '.join(parts)}: left out of the replay as dropped_no_submit"
 
 
 def _resolve(trace: str) -> Path:

@@ -49,8 +49,11 @@ class SWFHeader:
     ``raw`` keeps each keyword's full original text (for instance ``MaxNodes: 400 (48
     interactive, ...)``) so that writing a header loses nothing.
 
-    ``out_of_order`` (data lines whose submit time is earlier than the previous line's) and
-    ``path`` describe one reading of a file and take no part in equality.
+    ``out_of_order`` (data lines whose submit time is earlier than the previous line's),
+    ``negative_submits`` ((lines, first line, its value) of the data lines whose submit
+    time is negative, None when there is none), ``fractions`` ((lines, first line) of the
+    data lines holding a number with a non-zero fraction, truncated; None when there is
+    none) and ``path`` describe one reading of a file and take no part in equality.
     """
 
     version: str | None = None
@@ -80,6 +83,8 @@ class SWFHeader:
     extra: dict[str, str] = field(default_factory=dict)
     raw: dict[str, str] = field(default_factory=dict, compare=False)
     out_of_order: int = field(default=0, compare=False)
+    negative_submits: tuple[int, int, int] | None = field(default=None, compare=False)
+    fractions: tuple[int, int] | None = field(default=None, compare=False)
     path: str | None = field(default=None, compare=False)
 
     def machine_procs(self) -> int | None:
@@ -274,14 +279,18 @@ def _parse_kernel(buf, out, line_of):
     buf: uint8[n_bytes], the whole decompressed file.
     out: int64[18, max_records], filled column-major (field, record).
     line_of: int64[max_records], receives the 1-based line number of each record.
-    Returns (n_records, error_code, error_line, error_offset): error_offset is the byte
-    offset of the offending line's start.  Comment lines (first non-blank byte ';') and blank
-    lines are skipped; decimals are truncated toward zero.
+    Returns (n_records, error_code, error_line, error_offset, fraction_lines,
+    first_fraction_line): error_offset is the byte offset of the offending line's start;
+    fraction_lines counts the data lines holding a number with a non-zero fraction (the
+    first is first_fraction_line, 0 when there is none).  Comment lines (first non-blank
+    byte ';') and blank lines are skipped; decimals are truncated toward zero.
     """
     n = buf.shape[0]
     i = 0
     line = 0
     rec = 0
+    fraction_lines = 0
+    first_fraction = 0
     while i < n:
         line += 1
         start = i
@@ -298,6 +307,7 @@ def _parse_kernel(buf, out, line_of):
             i += 1
             continue
         f = 0
+        fraction = False
         while True:
             while i < n and (buf[i] == 32 or buf[i] == 9 or buf[i] == 13):
                 i += 1
@@ -320,21 +330,26 @@ def _parse_kernel(buf, out, line_of):
             if i < n and buf[i] == 46:  # '.': fractional part, truncated
                 i += 1
                 while i < n and buf[i] >= 48 and buf[i] <= 57:
+                    fraction |= buf[i] != 48
                     digits += 1
                     i += 1
             if too_long or digits == 0 or (
                 i < n and buf[i] != 32 and buf[i] != 9 and buf[i] != 13 and buf[i] != 10
             ):
-                return rec, _BAD_TOKEN, line, start
+                return rec, _BAD_TOKEN, line, start, fraction_lines, first_fraction
             if f < 18:
                 out[f, rec] = -val if neg else val
             f += 1
         if f != 18:
-            return rec, _BAD_COUNT, line, start
+            return rec, _BAD_COUNT, line, start, fraction_lines, first_fraction
+        if fraction:
+            if fraction_lines == 0:
+                first_fraction = line
+            fraction_lines += 1
         line_of[rec] = line
         rec += 1
         i += 1
-    return rec, _OK, 0, 0
+    return rec, _OK, 0, 0, fraction_lines, first_fraction
 
 
 _PARSE_TYPES = tuple(
@@ -386,7 +401,7 @@ def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWF
     max_records = int(np.count_nonzero(buf == 10)) + 1
     out = np.empty((N_FIELDS, max_records), dtype=np.int64)
     line_of = np.empty(max_records, dtype=np.int64)
-    n, err, err_line, err_offset = _parse_kernel(buf, out, line_of)
+    n, err, err_line, err_offset, fraction_lines, first_fraction = _parse_kernel(buf, out, line_of)
     if err != _OK:
         what = "a non-numeric token" if err == _BAD_TOKEN else "the wrong number of fields"
         if err == _BAD_COUNT:
@@ -398,6 +413,11 @@ def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWF
 
     submit, job_id = columns["submit"], columns["job_id"]
     header.out_of_order = int(np.count_nonzero(submit[1:] < submit[:-1])) if n > 1 else 0
+    if fraction_lines:
+        header.fractions = (int(fraction_lines), int(first_fraction))
+    if n and submit.min() < 0:  # such jobs are left out of a replay (contract §2): say where they are
+        negative = np.flatnonzero(submit < 0)
+        header.negative_submits = (int(negative.size), int(line_of[negative[0]]), int(submit[negative[0]]))
 
     # Real logs almost always list ids increasing and submits non-decreasing: those checks
     # are linear, and the sorts (a third of the time on a million lines) are only paid when

@@ -8,6 +8,7 @@ scheduler.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 
@@ -76,9 +77,29 @@ def account_targets(table, status: np.ndarray, by: str = "group", path: str | No
     dropped jobs do not count)."""
     column = table.group if by == "group" else table.user
     ids, index = np.unique(column, return_inverse=True)
-    live = ~np.isin(status, (Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE, Status.DROPPED_TOO_WIDE))
+    live = ~np.isin(status, (Status.DROPPED_NO_SUBMIT, Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE,
+                             Status.DROPPED_TOO_WIDE))
     target, _, _ = allocations(table.submit, table.run, table.units, live, ids, index, path, factor)
     return {int(i): float(t) for i, t in zip(ids, target, strict=True)}
+
+
+def notices(table, by: str, path: str | None = None) -> list[str]:
+    """What a fair-share run of ``table`` with accounts ``by`` ("group" or "user") and the
+    accounts file at ``path`` would do silently, one line each: every job in the one
+    account -1 (unknown), and accounts of the file that no job of the trace belongs to."""
+    column = table.group if by == "group" else table.user
+    out = []
+    if column.size and bool((column == -1).all()):
+        other = "user" if by == "group" else "group"
+        hint = f"; account={other} charges jobs to their {other}s" if (getattr(table, other) != -1).any() else ""
+        out.append(f"every job's {by} is -1 (unknown): fair share sees a single account and shares nothing{hint}")
+    if path:
+        present = set(np.unique(column).tolist())
+        unknown = sorted(set(_read_accounts(path)) - present)
+        if unknown:
+            shown = ", ".join(map(str, unknown[:10])) + (", ..." if len(unknown) > 10 else "")
+            out.append(f"{path}: {len(unknown):,} account(s) match no {by} of the trace, ignored: {shown}")
+    return out
 
 
 def _read_accounts(path) -> dict[int, dict]:
@@ -104,7 +125,8 @@ def _read_accounts(path) -> dict[int, dict]:
                 ("target" in row) == ("allocation" in row):
             raise UsageError(f"{p}: [accounts.{key}] takes target = U or allocation = U*s, and an optional factor")
         for name, value in row.items():
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise UsageError(f"{p}: [accounts.{key}] {name} must be a number >= 0")
+            # TOML reads 1e400 as inf and takes nan: neither is a target (summary.json would hold them)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) or value < 0:
+                raise UsageError(f"{p}: [accounts.{key}] {name} must be a finite number >= 0")
         out[ident] = row
     return out
