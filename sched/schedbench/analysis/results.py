@@ -160,6 +160,7 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
 
     wait = result.start - t.submit
     shape = allocation_shape(result)
+    killed = _killed(result)
     return pl.DataFrame(
         [
             col("job_id", t.job_id),
@@ -167,7 +168,7 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             masked("start", result.start),
             masked("end", result.end),
             masked("wait", wait),
-            col("run", t.run),
+            col("run", np.where(killed, t.estimate, t.run)),  # a killed job ran its request
             col("size", t.units),
             col("cores", t.unit_cores),
             col("gpus", t.unit_gpus),
@@ -186,8 +187,16 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             masked("fragments", shape["fragments"]),
             masked("spread", shape["spread"], pl.Float64),
             masked("packing", shape["packing"], pl.Float64),
+            masked("killed", killed, pl.Boolean),
         ]
     )
+
+
+def _killed(result: ReplayResult) -> np.ndarray:
+    """bool (n,): the jobs the replay ended at their request (``on_overrun`` "kill")."""
+    if result.killed is None:
+        return np.zeros(result.table.n_jobs, dtype=np.bool_)
+    return result.killed
 
 
 ALLOCATIONS_SCHEMA = {"job_id": pl.Int64, "node": pl.Int32, "units": pl.Int32}
@@ -274,10 +283,12 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "jobs_dropped": {k: v for k, v in counts.items() if k.startswith("dropped")},
         "jobs_not_started": counts["not_started"],
         "jobs_rejected_by_limit": counts["rejected_by_limit"],
+        "jobs_killed": int(np.count_nonzero(_killed(result))),
         "passes": int(result.passes),
         "period": result.options.get("period"),
         "scheduler_options": result.options.get("scheduler_options"),
         "allocator_options": result.options.get("allocator_options"),
+        "on_overrun": result.options.get("on_overrun", "run"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
         "metrics": scalars,

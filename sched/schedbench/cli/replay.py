@@ -188,6 +188,7 @@ def format_summary(summary: dict) -> str:
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
+        *([("killed at their request", f"{summary['jobs_killed']:,}")] if summary.get("on_overrun") == "kill" else []),
         ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),
         ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),
         ("utilisation", num(m.get("utilisation"), "{:.3f}")),
