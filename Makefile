@@ -72,7 +72,11 @@ study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench
 
-clean: ## remove the environment, caches (numba's compiled kernels included) and generated results
-	-test -x $(BIN)/python && rm -rf "$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')"
+# The cache folder holds numba's compiled kernels (numba-<digest> subfolders) and the logs
+# `schedbench traces fetch` downloaded, side by side: clean deletes the kernels only (a
+# trace is a download to repeat; delete one with rm when you mean it).
+clean: ## remove .venv, numba's compiled kernels (the cache's numba-* folders; downloaded traces are kept) and local generated files
+	-test -x $(BIN)/python && root="$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')" \
+	  && test -n "$$root" && rm -rf "$$root"/numba-*
 	rm -rf $(VENV) .cache .hypothesis .benchmarks .pytest_cache bench-results bench-report
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -68,6 +68,14 @@ class Option:
         return value
 
 
+ENGINE_OPTIONS: tuple[Option, ...] = (
+    Option("on_overrun", "run",
+           "every scheduler: a job that runs past its request (estimate) 'run's its logged time, or is 'kill'ed "
+           "at its request, as sites that enforce wall times do", choices=("run", "kill")),
+)
+"""Options every run takes whatever its scheduler and allocator: the set-up pipeline
+(:func:`schedbench.engine.prepare.start_run`) applies them, no factory sees them."""
+
 SITE_FEATURES = ("limits", "freepools", "kept_cores", "maintenance")
 """The features of a site file (:mod:`schedbench.plan.site`), as capabilities name them."""
 PLAN_SITE_FEATURES = frozenset(("limits", "freepools", "kept_cores"))

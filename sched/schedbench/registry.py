@@ -38,7 +38,16 @@ from typing import NamedTuple
 from . import allocators as _allocators
 from . import policies as _policies
 from . import schedulers as _schedulers
-from .declarations import PLAN_SITE_FEATURES, Capabilities, Entry, Kind, Option, boolean, names
+from .declarations import (
+    ENGINE_OPTIONS,
+    PLAN_SITE_FEATURES,
+    Capabilities,
+    Entry,
+    Kind,
+    Option,
+    boolean,
+    names,
+)
 from .errors import UsageError
 
 __all__ = [
@@ -191,13 +200,32 @@ def predictor_names() -> list[str]:
 
 
 def declared_options() -> dict[str, Option]:
-    """Every option some registered scheduler or allocator declares, by name (the first
+    """Every option some registered scheduler or allocator declares, and the options every
+    run takes (:data:`schedbench.declarations.ENGINE_OPTIONS`), by name (the first
     declaration of a shared name gives its help and parser)."""
     load_plugins()
     out: dict[str, Option] = {}
     for e in (*SCHEDULERS.values(), *ALLOCATORS.values()):
         for o in e.options:
             out.setdefault(o.name, o)
+    for o in ENGINE_OPTIONS:
+        out.setdefault(o.name, o)
+    return out
+
+
+def engine_options(options: dict | None, *, changed_only: bool = False) -> dict:
+    """The options every run takes (:data:`schedbench.declarations.ENGINE_OPTIONS`) from
+    ``options`` (names with ``-`` read as ``_``), with their defaults for the rest
+    (``changed_only``: only those given with another value than the default).  A value
+    outside an option's choices is a usage error."""
+    given = {k.replace("-", "_"): v for k, v in (options or {}).items()}
+    out = {}
+    for o in ENGINE_OPTIONS:
+        value = o.coerce(given.get(o.name, o.default))
+        if o.choices is not None and value not in o.choices:
+            raise UsageError(f"option {o.name}={value!r}: choose from {', '.join(o.choices)}")
+        if not changed_only or value != o.default:
+            out[o.name] = value
     return out
 
 

@@ -44,7 +44,9 @@ class ReplayResult(NamedTuple):
     job j ran on the (node, units) rows ``alloc_log[alloc_ptr[j] : + nodes_used[j]]``,
     jobs in the order they started.
     ``options``: every setting that can change the schedule (provenance).  ``policy`` and
-    ``tables``: what a Python policy's ``report()`` gives (see :mod:`schedbench.engine.simulation`)."""
+    ``tables``: what a Python policy's ``report()`` gives (see :mod:`schedbench.engine.simulation`).
+    ``killed``: bool (n,), the jobs ended at their request instead of their run
+    (``on_overrun`` "kill"); None reads as none."""
 
     table: JobTable
     machine: Machine
@@ -64,6 +66,7 @@ class ReplayResult(NamedTuple):
     options: dict
     policy: dict | None = None  # a Python policy's own summary (solver, settings), if it gives one
     tables: dict | None = None  # a Python policy's extra tables, written as NAME.parquet
+    killed: np.ndarray | None = None  # jobs ended at their request (on_overrun "kill")
 
     @property
     def label(self) -> str:

@@ -3,19 +3,26 @@ and ``summary.json``.
 
 ``jobs.parquet`` has one row per input job, in input order (sorted by submit, id):
 job_id, submit, start, end, wait, run, size (units), cores, gpus, mics, mem (per unit,
-MiB), estimate, pred, user, group, queue, nodes_used, status, scheduler, allocator, and
-the shape of the job's allocation (Soner & Özturan §6): ``nodes`` (nodes used, the same
+MiB), estimate, pred, user, group, queue, nodes_used, status, scheduler, allocator, the
+shape of the job's allocation (Soner & Özturan §6): ``nodes`` (nodes used, the same
 as nodes_used), ``fragments`` (blocks of consecutive node indices), ``spread`` ((last -
 first + 1) / nodes) and ``packing`` (nodes / the fewest nodes of the empty machine that
-could host the request); start, end, wait, pred and the allocation columns are null for
-jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
+could host the request), and ``killed`` (ended at its request, ``on_overrun`` "kill";
+``run`` is then the time it ran); start, end, wait, pred, the allocation columns and
+killed are null for jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
 started job: job_id, node (index in the machine, 0-based, the order of the machine spec
 or node file), units (the job's units on that node; the resources are units times the
 per-unit request), in the order jobs started and each job's nodes in allocation order.  ``timeline.parquet``
 has one row per decision instant: time, queue (jobs waiting after the pass), running,
-used_cores, used_gpus, used_mics, used_mem.  Files are written to temporary names and
-renamed, and Parquet is written without timestamps, so equal replays give byte-identical
-files.
+used_cores, used_gpus, used_mics, used_mem.  Parquet is written without timestamps, so
+equal replays give byte-identical files.
+
+A run's folder is written as one unit (:func:`write_run`): its files go into a new hidden
+folder beside the destination, which is then renamed into place, so that nothing of an
+older run in that folder survives and a failed or interrupted write leaves the older run
+whole.  The destination must be new, empty, or a former run's folder
+(:func:`schedbench.analysis.run_folder.check_output_folder`, which the command line
+calls before replaying).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -35,6 +43,7 @@ from .. import __version__
 from ..plan.accounts import DEFAULT_FACTOR, account_targets
 from ..schema import RESOURCE_NAMES, STATUS_NAMES, ReplayResult, Status
 from . import metrics
+from .run_folder import check_output_folder, move_into_place
 
 
 def _status_strings(status: np.ndarray) -> pl.Series:
@@ -161,6 +170,7 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
 
     wait = result.start - t.submit
     shape = allocation_shape(result)
+    killed = _killed(result)
     return pl.DataFrame(
         [
             col("job_id", t.job_id),
@@ -168,7 +178,7 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             masked("start", result.start),
             masked("end", result.end),
             masked("wait", wait),
-            col("run", t.run),
+            col("run", np.where(killed, t.estimate, t.run)),  # a killed job ran its request
             col("size", t.units),
             col("cores", t.unit_cores),
             col("gpus", t.unit_gpus),
@@ -187,8 +197,16 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             masked("fragments", shape["fragments"]),
             masked("spread", shape["spread"], pl.Float64),
             masked("packing", shape["packing"], pl.Float64),
+            masked("killed", killed, pl.Boolean),
         ]
     )
+
+
+def _killed(result: ReplayResult) -> np.ndarray:
+    """bool (n,): the jobs the replay ended at their request (``on_overrun`` "kill")."""
+    if result.killed is None:
+        return np.zeros(result.table.n_jobs, dtype=np.bool_)
+    return result.killed
 
 
 ALLOCATIONS_SCHEMA = {"job_id": pl.Int64, "node": pl.Int32, "units": pl.Int32}
@@ -275,10 +293,12 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "jobs_dropped": {k: v for k, v in counts.items() if k.startswith("dropped")},
         "jobs_not_started": counts["not_started"],
         "jobs_rejected_by_limit": counts["rejected_by_limit"],
+        "jobs_killed": int(np.count_nonzero(_killed(result))),
         "passes": int(result.passes),
         "period": result.options.get("period"),
         "scheduler_options": result.options.get("scheduler_options"),
         "allocator_options": result.options.get("allocator_options"),
+        "on_overrun": result.options.get("on_overrun", "run"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
         "metrics": scalars,
@@ -333,13 +353,37 @@ def finite_or_null(value):
 
 
 def write_run(result: ReplayResult, outdir: str | os.PathLike, timings: dict | None = None, extra: dict | None = None) -> dict:
-    """Write the four files of a run into ``outdir`` (created), and a Python policy's own
-    tables (``decisions.parquet`` of ipsched and aucsched), and return the summary."""
+    """Write the four files of a run into ``outdir``, and a Python policy's own tables
+    (``decisions.parquet`` of ipsched and aucsched), and return the summary.
+
+    The folder is written as one unit (:mod:`schedbench.analysis.run_folder`): the files
+    go into a new hidden folder beside ``outdir`` (``.NAME.tmp-XXXXXXXX``, its parents
+    created), which then replaces ``outdir``, so nothing of an older run in ``outdir``
+    survives; an error or an interrupt while writing removes the new folder and leaves the
+    older run whole.  ``outdir`` must be new, empty or a former run's folder."""
     import time
 
     t0 = time.perf_counter()
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    shown = Path(outdir)
+    check_output_folder(shown)
+    final = Path(os.path.realpath(shown))
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.with_name(f".{final.name}.tmp-{uuid.uuid4().hex[:8]}")
+    staging.mkdir()
+    try:
+        summary = _write_files(result, staging, t0, timings, extra)
+        move_into_place(staging, final, shown)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return summary
+
+
+def _write_files(result: ReplayResult, outdir: Path, t0: float, timings: dict | None, extra: dict | None) -> dict:
+    """Write a run's files into the new folder ``outdir``; the summary (write_s counted
+    from ``t0``)."""
+    import time
+
     # The files are encoded and written by a second thread while this one builds the
     # frames and computes the summary: pyarrow and polars release the GIL while they
     # encode, compress and aggregate.  Each file is written by one thread alone, so the

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .. import registry
 from .._jit import notify_compiles
 from .._startup import startup_phase
+from ..analysis.run_folder import check_output_folder
 from ..engine.replay import replay
 from ..errors import DataError, UsageError
 from ..io import load as workload_io
@@ -64,7 +65,11 @@ def register(sub) -> None:
         help="site policies (TOML: limits, FreePools and kept GPU-node cores act on a planning scheduler's "
         "plan, maintenance windows bind every jitted scheduler); template: traces/site-template.toml",
     )
-    p.add_argument("-o", "--output", required=True, metavar="DIR")
+    p.add_argument(
+        "-o", "--output", required=True, metavar="DIR",
+        help="a new or empty folder, or a former run's folder, which is replaced whole (a folder holding "
+        "other files is refused)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     _option_flags(p)
     p.set_defaults(func=_run)
@@ -177,6 +182,7 @@ def _run(args) -> int:
         site = load_site(args.site)
     else:
         site = None
+    check_output_folder(args.output)  # an -o that cannot be written fails now, not after the replay
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
         with startup_phase():  # the first kernel load builds numba's typing context
@@ -227,6 +233,7 @@ def format_summary(summary: dict) -> str:
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
+        *([("killed at their request", f"{summary['jobs_killed']:,}")] if summary.get("on_overrun") == "kill" else []),
         ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),
         ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),
         ("utilisation", num(m.get("utilisation"), "{:.3f}")),

@@ -18,10 +18,12 @@ from .. import core as core_mod
 from .._jit import kernel
 from ..core.layout import (
     J_END,
+    J_EST,
     J_NODES,
     J_PRED,
     J_PTR,
     J_REQ,
+    J_RUN,
     J_START,
     J_STATE,
     J_UNITS,
@@ -101,6 +103,20 @@ def _fill_and_screen(J, submit, run, estimate, units, cores, gpus, mics, mem, re
     return pools
 
 
+def cut_overruns(J: np.ndarray, status: np.ndarray, on_overrun: str) -> None:
+    """Apply the ``on_overrun`` option to the job matrix ``J`` (int64 (n, N_JCOLS)) of a
+    run whose jobs have their ``status`` (int8 (n,)): with "kill", every job kept for the
+    replay whose run exceeds its request ends at its request, as at a site that enforces
+    wall times: its run (``J_RUN``, by which the core ends it and learning predictors learn)
+    becomes its estimate (``J_EST``: the user's request, or the run itself where the log
+    gives none, so such a job is never cut).  "run" (the default) changes nothing: a job
+    runs its logged time whatever its request.  :func:`result` reports the cut jobs as
+    ``killed``."""
+    if on_overrun == "kill":
+        over = (status == Status.REPLAYED) & (J[:, J_RUN] > J[:, J_EST])
+        J[over, J_RUN] = J[over, J_EST]
+
+
 def check_sorted(table: JobTable) -> None:
     s, i = table.submit, table.job_id
     if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
@@ -163,10 +179,13 @@ def start_run(
     many seconds (0: at every event; None: the scheduler's default).  ``options``:
     scheduler and allocator options by name.  ``site``: a :class:`schedbench.plan.site.Site`
     or the path of a site file.  ``stepped``: the run is stepped from Python (a
-    Simulation), which takes maintenance windows only."""
+    Simulation), which takes maintenance windows only.  The options every run takes
+    (:func:`schedbench.registry.engine_options`: ``on_overrun``) come with the others in
+    ``options`` and are applied here (:func:`cut_overruns`)."""
     sched_entry = None if scheduler is None else registry.scheduler(scheduler)
     alloc_entry = registry.allocator(allocator)
     sched_opts, alloc_opts = registry.split_options(sched_entry or alloc_entry, alloc_entry, options or {})
+    engine_opts = registry.engine_options(options)
     if sched_entry is None:
         sched_opts = {}
     if period is None:
@@ -204,6 +223,7 @@ def start_run(
             arrays, rejected = compile_site(site, J, machine, status == Status.REPLAYED)
             status[rejected] = Status.REJECTED_BY_LIMIT
         J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
+        cut_overruns(J, status, engine_opts["on_overrun"])
         setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types)
         if jitted_entry:  # a policy's pair on its workload is the policy's own business
             registry.check_pair(scheduler, allocator, site=site, workload=workload_of(setup))
@@ -221,7 +241,7 @@ def start_run(
         core = core_mod.new_core(J, machine.capacity, period=period, queue_order=order, maintenance=windows)
         core_mod.arm(core)
         prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
-                          alloc_opts, input_digest.result(), site)
+                          alloc_opts, input_digest.result(), site, **engine_opts)
     return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
 
 
@@ -238,7 +258,8 @@ def workload_of(setup) -> registry.Workload:
 
 def result(core, status, table, machine, scheduler, allocator, predictor, simulate_s, passes, options) -> ReplayResult:
     """The :class:`ReplayResult` of a finished ``core`` (arrays are copies or views that
-    no later replay touches)."""
+    no later replay touches).  A started job whose run in the core is shorter than the
+    table's was cut at its request (:func:`cut_overruns`): ``killed``."""
     J = core.jobs
     status = status.copy()
     never = (status == Status.REPLAYED) & (J[:, J_START] < 0)
@@ -247,17 +268,18 @@ def result(core, status, table, machine, scheduler, allocator, predictor, simula
     tl = core.timeline[:, :rows]  # views: only the rows written were ever touched in memory
     timeline = {"time": tl[0], "queue": tl[1], "running": tl[2], "used": tl[3:].T}
     started = J[:, J_START] >= 0
+    killed = started & (J[:, J_RUN] < table.run)
     return ReplayResult(
         table, machine, scheduler, allocator, predictor,
         J[:, J_START].copy(), J[:, J_END].copy(), J[:, J_PRED].copy(),
         np.where(started, J[:, J_NODES], 0), status, timeline, simulate_s, passes,
-        np.where(started, J[:, J_PTR], -1), core.log[: int(core.scal[C_LOG])], options,
+        np.where(started, J[:, J_PTR], -1), core.log[: int(core.scal[C_LOG])], options, killed=killed,
     )
 
 
 def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str,
                period: int, sched_options: dict, alloc_options: dict, input_digest: str | None = None,
-               site: Site | None = None) -> dict:
+               site: Site | None = None, on_overrun: str = "run") -> dict:
     """Every setting that can change a schedule, and a digest of the input job table
     (``input_digest``, :func:`schedbench.io.jobs.digest` of ``table``, computed here unless
     the caller has it); with site policies, their summary under "site"."""
@@ -269,6 +291,7 @@ def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str
         "machine": machine.spec,
         "scheduler_options": _plain(sched_options),
         "allocator_options": _plain(alloc_options),
+        "on_overrun": on_overrun,
         "input_digest": digest(table) if input_digest is None else input_digest,
         "schedbench_version": __version__,
     }

@@ -274,7 +274,7 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
                 "workload": label, "source": source, "machine": machine, "scheduler": sched,
                 "allocator": alloc, "predictor": pred, "seed": seed,
                 "period": registry.scheduler(sched).default_period if period is None else period,
-                "options": _plain({**s_opts, **a_opts}),
+                "options": _plain({**s_opts, **a_opts, **registry.engine_options(given, changed_only=True)}),
             }
             run = {"key": run_key(cfg), **cfg}
             if description:  # shown by the report, outside the key: rewording reruns nothing
