@@ -155,6 +155,14 @@ def test_an_option_the_pair_takes_is_accepted(tmp_path, capsys):
     assert status == 0, err
 
 
+@pytest.mark.parametrize("given", [["--on-overrun", "kill"], ["-O", "on_overrun=kill"]])
+def test_an_engine_option_is_taken_by_every_pair(tmp_path, capsys, given):
+    # on_overrun belongs to the engine, not to a scheduler or an allocator: easy+ff takes it
+    trace = _swf(tmp_path, _line(1, 0))
+    status, err = _replay([trace, "-q", "-s", "easy", *given, "-o", tmp_path / "run"], capsys)
+    assert status == 0, err
+
+
 def test_unknown_account_ids_are_one_warning(tmp_path, capsys):
     trace = _swf(tmp_path, _line(1, 0, group=3) + _line(2, 1, group=4))
     accounts = tmp_path / "a.toml"

@@ -14,6 +14,7 @@ from .. import registry
 from .._jit import notify_compiles
 from .._startup import startup_phase
 from ..analysis.run_folder import check_output_folder
+from ..declarations import ENGINE_OPTIONS
 from ..engine.replay import replay
 from ..errors import DataError, UsageError
 from ..io import load as workload_io
@@ -130,10 +131,10 @@ def options_of(args) -> dict:
 
 def refuse_options_the_pair_does_not_take(args, options: dict) -> None:
     """A usage error naming the first option (as it was given: ``-O NAME=...`` or its
-    flag) that neither the run's scheduler nor its allocator takes: a replay would ignore
-    it silently.  (A sweep's runs keep ignoring them: one config spans several pairs.)"""
+    flag) that neither the run's scheduler nor its allocator takes, nor the engine (every
+    run's, such as ``on_overrun``): a replay would ignore it silently.  (A sweep's runs keep ignoring them: one config spans several pairs.)"""
     sched, alloc = registry.scheduler(args.scheduler), registry.allocator(args.allocator)
-    taken = set(sched.option_names()) | set(alloc.option_names())
+    taken = set(sched.option_names()) | set(alloc.option_names()) | {o.name for o in ENGINE_OPTIONS}  # every run's
     from_flags = {dest[len(_OPTION_DEST):] for dest, value in vars(args).items()
                   if dest.startswith(_OPTION_DEST) and value is not None}
     for name in options:
