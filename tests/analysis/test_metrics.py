@@ -98,9 +98,10 @@ def test_counts_reject_unknown_status():
 
 def test_wait_stats():
     # replayed waits 5, 95, 0, 105 -> mean 205/4 = 51.25; sorted 0, 5, 95, 105:
-    # median = (5 + 95)/2 = 50; p95: h = 3 * 0.95 = 2.85 -> 95 + 0.85 * (105 - 95) = 103.5
+    # median = (5 + 95)/2 = 50; p95: h = 3 * 0.95 = 2.85 -> 95 + 0.85 * (105 - 95) = 103.5;
+    # p99: h = 2.97 -> 95 + 0.97 * 10 = 104.7; max 105 (job 4)
     assert metrics.wait_stats(EXAMPLE) == pytest.approx(
-        {"mean": 51.25, "median": 50.0, "p95": 103.5})
+        {"mean": 51.25, "median": 50.0, "p95": 103.5, "p99": 104.7, "max": 105.0})
     assert metrics.mean_wait(EXAMPLE) == 51.25
 
 
@@ -182,7 +183,7 @@ def test_fairness_extremes():
 
 @pytest.mark.parametrize("frame", [EMPTY_JOBS, ONLY_DROPPED], ids=["empty", "only-dropped"])
 def test_undefined_without_replayed_jobs(frame):
-    assert metrics.wait_stats(frame) == {"mean": None, "median": None, "p95": None}
+    assert metrics.wait_stats(frame) == {"mean": None, "median": None, "p95": None, "p99": None, "max": None}
     assert metrics.slowdown(frame) is None
     assert metrics.bounded_slowdown(frame) is None
     assert metrics.makespan(frame) is None
@@ -233,6 +234,7 @@ def test_summary_is_json_serialisable():
     assert s["scheduler"] == "easy" and s["allocator"] == "ff"
     assert s["jobs_input"] == 8 and s["jobs_dropped_too_wide"] == 1
     assert s["wait_p95"] == pytest.approx(103.5)
+    assert s["wait_p99"] == pytest.approx(104.7) and s["wait_max"] == 105.0
     assert s["makespan"] == 140 and s["queue_max"] == 5
     assert s["load_ratio_mics"] is None and s["offered_load_gpus"] == pytest.approx(0.5)
     assert s["users"] == 2
@@ -264,6 +266,8 @@ def test_wait_stats_match_numpy_and_slowdowns_at_least_one(rows):
     assert got["mean"] == pytest.approx(waits.mean())
     assert got["median"] == pytest.approx(np.percentile(waits, 50, method="linear"))
     assert got["p95"] == pytest.approx(np.percentile(waits, 95, method="linear"))
+    assert got["p99"] == pytest.approx(np.percentile(waits, 99, method="linear"))
+    assert got["max"] == waits.max()
     assert metrics.bounded_slowdown(frame) >= 1.0
     sd = metrics.slowdown(frame)
     assert sd is None if all(r == 0 for *_, r in rows) else sd >= 1.0

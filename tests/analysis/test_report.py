@@ -262,3 +262,38 @@ def test_no_fairness_table_for_one_account(rendered):
     _, data = rendered
     eurora = next(s for s in data["sections"] if s.workload == "esp")
     assert eurora.accounts is None
+
+
+def _hand_summary(**extra) -> pl.DataFrame:
+    """A workload's summary as :func:`report.summarise` gives it, made by hand: EASY and
+    PRB with mean waits in minutes and PRB's longest wait in days (the CTC-SP2 case)."""
+    return pl.DataFrame({
+        "workload": ["w", "w"], "label": ["easy+ff", "prb+ff"], "seeds": [1, 1],
+        "wait_mean": [1800.0, 1500.0], "bsld_mean": [3.0, 2.5], "utilisation": [0.8, 0.8],
+        "queue_mean": [4.0, 3.0], "worst_account_wait_mean": [3000.0, 2500.0], **extra,
+    })
+
+
+def test_longest_and_p99_wait_in_their_own_unit():
+    summary = _hand_summary(wait_p99=[20_000.0, 40_000.0], wait_max=[95 * 3600.0, 1908 * 3600.0])
+    header, cells, flags = report.table_rows(summary, "w")
+    # the tail in days does not turn the means into fractions of a day
+    assert "mean wait (min)" in header and "p99 wait (h)" in header and "longest wait (d)" in header
+    col = header.index("longest wait (d)")
+    assert [row[col] for row in cells] == ["3.96", "79.50"] and [f[col] for f in flags] == [True, False]
+    assert [row[header.index("mean wait (min)")] for row in cells] == ["30.00", "25.00"]
+    lines = report.highlights(summary, "w")
+    assert "lowest longest wait: easy+ff (3.96 d; worst 79.50 d)" in lines
+    assert "lowest mean wait: prb+ff (25.00 min; worst 30.00 min)" in lines
+
+
+def test_runs_of_older_versions_without_the_tail_metrics():
+    header, _, _ = report.table_rows(_hand_summary(), "w")
+    assert "mean wait (min)" in header and not any("longest" in h or "p99" in h for h in header)
+
+
+def test_prb_note_says_it_can_starve_a_job():
+    from schedbench.analysis.report.model import NAME_NOTES
+
+    assert "delay" not in NAME_NOTES["prb"]  # it reserves nothing: a wide job can be passed for ever
+    assert "skipped" in NAME_NOTES["prb"] and "for ever" in NAME_NOTES["prb"]

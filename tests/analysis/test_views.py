@@ -33,6 +33,36 @@ def test_compare_marks_the_best_value_of_each_row(two_runs, capsys, tmp_path):
     assert out.stat().st_size > 1000
 
 
+# Two single-core nodes.  EASY reserves the two-node job 2 the first end (t=100) and
+# backfills nothing past it; PRB skips job 2 and starts jobs 3 and 4 on the free node,
+# so job 2 waits for both: waits EASY 0, 99, 108, 20; PRB 0, 199, 0, 10.
+STARVE = """; MaxProcs: 2
+; MaxNodes: 2
+1   0 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1
+2   1 -1  10 2 -1 -1 2  10 -1 1 2 1 -1 1 -1 -1 -1
+3   2 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1
+4  90 -1 100 1 -1 -1 1 100 -1 1 1 1 -1 1 -1 -1 -1
+"""
+
+
+def test_compare_shows_the_longest_and_p99_wait(tmp_path, capsys):
+    trace = tmp_path / "starve.swf"
+    trace.write_text(STARVE)
+    for s in ("easy", "prb"):
+        assert main(["replay", str(trace), "-s", s, "-q", "-o", str(tmp_path / s)]) == 0
+    metrics = {s: json.loads((tmp_path / s / "summary.json").read_text())["metrics"] for s in ("easy", "prb")}
+    assert (metrics["easy"]["wait_max"], metrics["prb"]["wait_max"]) == (108.0, 199.0)
+    # sorted waits, h = 3 x 0.99 = 2.97: EASY 99 + 0.97 x 9, PRB 10 + 0.97 x 189
+    assert metrics["easy"]["wait_p99"] == pytest.approx(107.73)
+    assert metrics["prb"]["wait_p99"] == pytest.approx(193.33)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "easy"), str(tmp_path / "prb")]) == 0
+    rows = {line.split(" (")[0].strip("| "): line for line in capsys.readouterr().out.splitlines()}
+    assert rows["longest wait"].endswith("| **108** | 199 |")
+    assert rows["wait p99"].endswith("| **108** | 193 |")
+    assert rows["wait mean"].endswith("| 57 | **52** |")  # PRB's mean is the better one
+
+
 @pytest.mark.parametrize("colour", ["user", "account", "job", "decision"])
 def test_gantt_draws_every_job_in_the_window(two_runs, capsys, tmp_path, colour):
     out = tmp_path / "g.png"

@@ -49,6 +49,7 @@ BSLD_THRESHOLD = 10
 """Bounded-slowdown threshold in seconds (docs/reference/replay-contract.md §5)."""
 
 P95 = 0.95
+P99 = 0.99
 QUANTILE_METHOD = "linear"
 """Percentiles interpolate linearly between order statistics: for n sorted values
 x_0 <= ... <= x_{n-1}, the q-quantile is x_i + (h - i)(x_{i+1} - x_i) with h = (n - 1) q and
@@ -144,8 +145,9 @@ def counts(jobs: pl.DataFrame) -> dict[str, int]:
 def wait_stats(jobs: pl.DataFrame) -> dict[str, float | None]:
     """Waiting time w_j = start_j - submit_j of the replayed jobs, in seconds.
 
-    ``mean`` = (1/|J|) sum_j w_j; ``median`` = 0.5-quantile; ``p95`` = 0.95-quantile, both
-    with linear interpolation (:data:`QUANTILE_METHOD`).  All None when J is empty.
+    ``mean`` = (1/|J|) sum_j w_j; ``median``, ``p95``, ``p99`` = the 0.5-, 0.95- and
+    0.99-quantiles with linear interpolation (:data:`QUANTILE_METHOD`); ``max`` = max_j w_j
+    (the longest wait: a mean hides a job a scheduler starves).  All None when J is empty.
     """
     w = pl.col("wait")
     row = (
@@ -154,6 +156,8 @@ def wait_stats(jobs: pl.DataFrame) -> dict[str, float | None]:
             w.mean().alias("mean"),
             w.quantile(0.5, interpolation=QUANTILE_METHOD).alias("median"),
             w.quantile(P95, interpolation=QUANTILE_METHOD).alias("p95"),
+            w.quantile(P99, interpolation=QUANTILE_METHOD).alias("p99"),
+            w.max().alias("max"),
         )
         .row(0, named=True)
     )
@@ -401,7 +405,7 @@ _JOB_COLUMNS = ("submit", "end", "wait", "run", "size", "user", *RESOURCES)
 def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int]) -> dict:
     """Every scalar metric of one replay, in a flat JSON-serialisable dict of str, int,
     float or None (never NaN): scheduler, allocator, ``jobs_<outcome>`` counts, wait_mean,
-    wait_median, wait_p95, slowdown_mean, bsld_mean, makespan, utilisation (cores),
+    wait_median, wait_p95, wait_p99, wait_max, slowdown_mean, bsld_mean, makespan, utilisation (cores),
     utilisation_<k> per resource type (None where the machine has none of k),
     soner_utilisation, queue_mean (time-weighted), queue_mean_per_instant, queue_max,
     offered_load_<k> and load_ratio_<k> per resource type, users, fairness_jain_wait."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from .model import THROUGHPUT, headline_metrics, titled, unit_of
+from .model import THROUGHPUT, headline_metrics, metric_unit, titled, unit_of
 
 _PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
             "#CCB974", "#64B5CD")
@@ -104,7 +104,8 @@ def bars_figure(summary: pl.DataFrame, workload: str, path: Path):
     width = 0.8 / max(1, len(allocs))
     x = np.arange(len(groups))
     for ax, m in zip(axes.flat, metrics, strict=False):
-        factor = 100.0 if m.kind == "share" else 1.0 / unit[0] if m.kind == "duration" else 1.0
+        m_unit = metric_unit(m, sub, unit)
+        factor = 100.0 if m.kind == "share" else 1.0 / m_unit[0] if m.kind == "duration" else 1.0
         for k, alloc in enumerate(allocs):
             vals, errs = [], []
             for g in groups:
@@ -116,7 +117,7 @@ def bars_figure(summary: pl.DataFrame, workload: str, path: Path):
             ax.bar(x + (k - (len(allocs) - 1) / 2) * width, vals, width, label=alloc,
                    color=_PALETTE[k % len(_PALETTE)], edgecolor="white",
                    **({"yerr": errs, "capsize": 3} if several else {}))
-        ax.set_title(f"{titled(m, unit)}, {m.better} is better", fontsize=10)
+        ax.set_title(f"{titled(m, m_unit)}, {m.better} is better", fontsize=10)
         ax.set_xticks(x, [g.replace(" (", "\n(") for g in groups], fontsize=9)
         ax.grid(axis="y", alpha=0.3)
         ax.set_axisbelow(True)

@@ -34,11 +34,20 @@ class Metric:
     kind: str  # "duration" (s), "ratio" (x), "share" (0..1), "number", "rate"
     better: str  # "lower" or "higher"
     explain: str
+    own_unit: bool = False
+    """A duration shown in a unit of its own (:func:`metric_unit`): a tail (the longest
+    wait) can be days where the means are minutes, and would otherwise set the unit of all."""
 
 
 METRICS: tuple[Metric, ...] = (
     Metric("wait_mean", "mean wait", "duration", "lower",
            "average time a job waits in the queue, from its submission to its start."),
+    Metric("wait_p99", "p99 wait", "duration", "lower",
+           "the wait that 99 % of the jobs do not exceed (linear interpolation between jobs): the tail "
+           "a mean hides.", own_unit=True),
+    Metric("wait_max", "longest wait", "duration", "lower",
+           "the longest time one job waited: a scheduler that starves a job (e.g. PRB skipping a wide "
+           "one) shows here, not in the mean.", own_unit=True),
     Metric("bsld_mean", "bounded slowdown", "ratio", "lower",
            "average of max(1, (wait + run) / max(run, 10 s)): how many times longer than its own run "
            "time a job took to finish; 1 means no waiting (jobs under 10 s count as 10 s long)."),
@@ -76,8 +85,9 @@ NAME_NOTES: dict[str, str] = {
     "sjf": "shortest (estimated) job first",
     "easy": "first come, first served with EASY backfilling: a later job may start early when "
             "that does not delay the first waiting job",
-    "prb": "priority-based backfilling (Netti et al.): jobs in order of wait over expected wait, "
-           "a later job may start early when that does not delay the first waiting job",
+    "prb": "priority-based backfilling (Netti et al. 2.2): jobs in order of wait over their queue's "
+           "expected wait; every waiting job that fits starts, in that order, and those that do not fit "
+           "are skipped without any reservation, so a wide job can wait for ever while smaller ones pass it",
     "prb-blocking": "PRB's priority order without backfilling: the first waiting job blocks the others",
     "conservative": "conservative backfilling: every waiting job holds a reservation, and a later job "
                     "starts early only when that delays none of them",
@@ -98,10 +108,13 @@ names without a note are listed bare."""
 
 def headline_metrics(sub: pl.DataFrame) -> tuple[Metric, ...]:
     """The headline metrics of a workload's rows: :data:`METRICS` with ``utilisation``
-    replaced by one utilisation per resource type that the rows' machine has."""
+    replaced by one utilisation per resource type that the rows' machine has; metrics
+    the rows lack (runs.parquet of an older version: no ``wait_max``) are left out."""
     per_type = [m for m in UTILISATION.values() if m.column in sub.columns and sub[m.column].drop_nulls().len() > 0]
     out = []
     for m in METRICS:
+        if m.column != "utilisation" and m.column not in sub.columns:
+            continue
         out.extend(per_type if m.column == "utilisation" and per_type else [m])
     return tuple(out)
 
@@ -128,10 +141,19 @@ def glossary_rank(m: Metric) -> int:
 
 
 def unit_of(sub: pl.DataFrame, metrics: tuple[Metric, ...]) -> tuple[float, str]:
-    """The one duration unit of a workload's tables and figures."""
-    values = [v for m in metrics if m.kind == "duration" and m.column in sub.columns
+    """The one duration unit of a workload's tables and figures (but for the metrics
+    shown in their own unit, :func:`metric_unit`)."""
+    values = [v for m in metrics if m.kind == "duration" and not m.own_unit and m.column in sub.columns
               for v in sub[m.column].drop_nulls().to_list()]
     return duration_unit(max(values, default=0.0))
+
+
+def metric_unit(m: Metric, sub: pl.DataFrame, unit: tuple[float, str]) -> tuple[float, str]:
+    """The unit of ``m``'s values in a workload's rows ``sub``: the workload's ``unit``, or,
+    for a metric with its own unit, the one of its largest value."""
+    if m.kind != "duration" or not m.own_unit or m.column not in sub.columns:
+        return unit
+    return duration_unit(max(sub[m.column].drop_nulls().to_list(), default=0.0))
 
 
 def titled(m: Metric, unit: tuple[float, str]) -> str:

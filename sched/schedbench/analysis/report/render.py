@@ -25,6 +25,7 @@ from .model import (
     best,
     duration_unit,
     headline_metrics,
+    metric_unit,
     slug,
     titled,
     unit_of,
@@ -68,12 +69,13 @@ def table_rows(summary: pl.DataFrame, workload: str) -> tuple[list[str], list[li
     headline = headline_metrics(sub)
     metrics = headline + THROUGHPUT
     unit = unit_of(sub, headline)
-    header = ["scheduler+allocator", "seeds"] + [titled(m, unit) for m in metrics]
+    units = [metric_unit(m, sub, unit) for m in metrics]
+    header = ["scheduler+allocator", "seeds"] + [titled(m, u) for m, u in zip(metrics, units, strict=True)]
     tops = {m.column: best(sub[m.column].to_list(), m.better) for m in headline if m.column in sub.columns}
     cells, flags = [], []
     for r in sub.iter_rows(named=True):
         cells.append([r["label"], str(r["seeds"])] + [
-            fmt(r.get(m.column), m.kind, unit).removesuffix(" %") for m in metrics])
+            fmt(r.get(m.column), m.kind, u).removesuffix(" %") for m, u in zip(metrics, units, strict=True)])
         flags.append(
             [False, False]
             + [m.column in tops and r.get(m.column) is not None and tops[m.column] is not None
@@ -159,9 +161,10 @@ def highlights(summary: pl.DataFrame, workload: str) -> list[str]:
     metrics = headline_metrics(sub)
     unit = unit_of(sub, metrics)
 
-    def shown(value, kind):
-        text = fmt(value, kind, unit)
-        return f"{text} {unit[1]}" if kind == "duration" else text
+    def shown(value, m):
+        u = metric_unit(m, sub, unit)
+        text = fmt(value, m.kind, u)
+        return f"{text} {u[1]}" if m.kind == "duration" else text
 
     out = []
     for m in metrics:
@@ -174,11 +177,11 @@ def highlights(summary: pl.DataFrame, workload: str) -> list[str]:
         worst = best(vals, "higher" if m.better == "lower" else "lower")
         phrase = "lowest" if m.better == "lower" else "highest"
         if len(winners) == len(vals) and len(vals) > 1:
-            out.append(f"{m.title}: the same for every pair ({shown(top, m.kind)})")
+            out.append(f"{m.title}: the same for every pair ({shown(top, m)})")
             continue
-        line = f"{phrase} {m.title}: {', '.join(winners)} ({shown(top, m.kind)}"
+        line = f"{phrase} {m.title}: {', '.join(winners)} ({shown(top, m)}"
         if worst is not None and len(winners) < len(vals):
-            line += f"; worst {shown(worst, m.kind)}"
+            line += f"; worst {shown(worst, m)}"
         out.append(line + ")")
     return out
 
