@@ -399,6 +399,58 @@ def test_dask_local_cluster(tmp_path):
 
 
 
+MISSING_PLUGIN = "schedbench_plugin_not_on_the_workers"
+
+
+@pytest.fixture
+def plugin_scheduler():
+    """A scheduler registered here from a plug-in module that no worker can import (fcfs
+    under another name): what a plug-in installed on the client only looks like."""
+    from dataclasses import replace
+
+    from schedbench import registry
+
+    name = "fcfs-from-a-plugin"
+    SCHEDULERS[name] = replace(SCHEDULERS["fcfs"], name=name, plugin=MISSING_PLUGIN)
+    try:
+        yield name
+    finally:
+        registry.unregister(name)
+
+
+def _plugin_config(tmp_path: Path, scheduler: str) -> Path:
+    return write_config(tmp_path, tiny_config(seeds=(1, 2)).replace(
+        f"schedulers = {_toml_list(SCHEDS)}", f"schedulers = {_toml_list([scheduler])}"))
+
+
+def test_a_plugin_missing_on_the_dask_workers_is_one_error(tmp_path, plugin_scheduler, capsys):
+    distributed = pytest.importorskip("distributed")
+    cfg = _plugin_config(tmp_path, plugin_scheduler)
+    out = tmp_path / "results"
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, host="127.0.0.1",
+        dashboard_address=None, protocol="tcp",
+    ) as cluster:
+        code = cli.main(["sweep", str(cfg), "-o", str(out), "--dask", cluster.scheduler_address])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"plug-in module {MISSING_PLUGIN!r} cannot be imported on the worker host" in err
+    assert "failed:" not in err and "Traceback" not in err
+    assert not (out / "runs").exists() or not any((out / "runs").iterdir())  # no run recorded as failed
+
+
+def test_a_plugin_missing_in_a_worker_stops_its_run_unrecorded(tmp_path, plugin_scheduler):
+    """A worker that meets the missing module in a run (a Dask worker joining late, a
+    local process) raises instead of recording the run as failed, and writes nothing."""
+    from schedbench.errors import DataError
+
+    run = sweep_config.expand(sweep_config.load_config(_plugin_config(tmp_path, plugin_scheduler)), tmp_path)[0]
+    out = tmp_path / "results"
+    with pytest.raises(DataError, match=f"plug-in module {MISSING_PLUGIN!r} cannot be imported"):
+        execute.execute(run, str(out), None, (MISSING_PLUGIN,))
+    assert not out.exists()
+
+
 def test_workload_labels_use_the_configs_own_keys():
     config = {"schedulers": ["easy"], "allocators": ["ff"], "period": [0, 5],
               "options": {"priority_type": ["basic", "multifactor"]},

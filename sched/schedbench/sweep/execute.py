@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import importlib
 import json
 import math
 import os
@@ -49,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, registry
-from ..errors import UsageError
+from ..errors import DataError, UsageError
 from . import executors
 from .config import canonical_json, generator_module, generator_options
 
@@ -144,24 +145,41 @@ def _write_json(obj, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def load_worker_plugins(plugins: tuple[str, ...]) -> None:
+    """Import the plug-in modules ``plugins`` (and the registry's own) in this process,
+    a worker's.  A module that cannot be imported here is a DataError naming it and the
+    host: it stops the sweep once, where recording each run as failed would repeat the
+    same missing module for every run."""
+    for module in plugins:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise DataError(
+                f"plug-in module {module!r} cannot be imported on the worker host {socket.gethostname()} "
+                f"({type(exc).__name__}: {exc}): install it where the sweep's workers run, or put it on "
+                "their PYTHONPATH") from None
+    registry.load_plugins(plugins)
+
+
 def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[str, ...] = ()) -> dict:
     """Run one configuration and write it under ``results``; returns its row of
     runs.parquet.  Exceptions of the run are caught and recorded (status "failed").
     ``plugins``: modules that register the run's scheduler or allocator (imported first,
-    so that worker processes know them)."""
+    so that worker processes know them; one that cannot be imported stops the sweep,
+    :func:`load_worker_plugins`)."""
     import polars as pl
 
     from ..analysis import results as results_mod
     from ..analysis.results import write_parquet
     from ..engine import replay
 
+    load_worker_plugins(plugins)  # before any file: not a failure of this run
     results = Path(results)
     tmp = results / ".tmp" / f"{run['key']}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir(parents=True)
     row = _base_row(run, git_rev)
     t_run = time.perf_counter()
     try:
-        registry.load_plugins(plugins)
         table, mach, meta, timings = _workload(run)
         row["machine"] = mach.spec
         result = replay.replay(
@@ -397,7 +415,9 @@ def sweep(
             if not pending:
                 pass
             elif dask_address:
-                executors.dask(calls, dask_address, record)
+                # every worker imports the plug-ins first: one missing is one error
+                executors.dask(calls, dask_address, record,
+                               setup=(load_worker_plugins, (plugins,)) if plugins else None)
             else:
                 n = jobs or executors.default_jobs()
                 if n < 1:

@@ -62,8 +62,10 @@ def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], f
             raise
 
 
-def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None]) -> None:
-    """Make ``calls`` on the Dask cluster whose scheduler is at ``address``."""
+def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None], setup: Call | None = None) -> None:
+    """Make ``calls`` on the Dask cluster whose scheduler is at ``address``.  ``setup``: a
+    call made first on every worker connected (``Client.run``), whose exception stops
+    everything before any call is made (a worker that joins later meets it in its calls)."""
     try:
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - a declared dependency
@@ -73,6 +75,9 @@ def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None]) -> 
     except OSError as exc:
         raise DataError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     with client:
+        if setup is not None:
+            fn, args = setup
+            client.run(fn, *args)
         futures = [client.submit(fn, *args, pure=False) for fn, args in calls]
         try:
             for fut in as_completed(futures, loop=client.loop):
