@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
+import numpy as np
 import pytest
 
 from repo_paths import ROOT
@@ -69,6 +71,53 @@ def test_gantt_draws_every_job_in_the_window(two_runs, capsys, tmp_path, colour)
     assert main(["gantt", str(two_runs / "easy"), "--colour", colour, "-o", str(out)]) == 0
     assert "60 jobs drawn" in capsys.readouterr().out
     assert out.stat().st_size > 1000
+
+
+def _large_run(root, n_jobs: int = 80_000):
+    """A replay output folder as a 77,000-job log gives, written directly (no replay): one
+    job after the other on 128 nodes, each on two blocks (nodes k and k + 64)."""
+    import polars as pl
+
+    root.mkdir()
+    k = np.arange(n_jobs, dtype=np.int64)
+    start = k * 30
+    pl.DataFrame({"job_id": k + 1, "submit": start, "status": ["replayed"] * n_jobs, "start": start,
+                  "end": start + 600, "user": k % 7, "group": k % 3}).write_parquet(root / "jobs.parquet")
+    node = np.stack([k % 64, k % 64 + 64], axis=1).ravel().astype(np.int32)
+    pl.DataFrame({"job_id": np.repeat(k + 1, 2), "node": node, "units": np.ones(2 * n_jobs, np.int32)}
+                 ).write_parquet(root / "allocations.parquet")
+    (root / "summary.json").write_text(json.dumps({"label": "easy+ff", "machine": "128x(cores=1)"}))
+    return root
+
+
+def test_gantt_refuses_a_whole_large_log_with_a_window_that_fits(tmp_path, capsys):
+    import time
+
+    run = _large_run(tmp_path / "large")
+    t0 = time.perf_counter()
+    assert main(["gantt", str(run), "-o", str(tmp_path / "g.png")]) == 2
+    assert time.perf_counter() - t0 < 30  # the drawing took 20 minutes on such a log
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "160,000 rectangles (80,000 jobs)" in err and not (tmp_path / "g.png").exists()
+    window = re.search(r"--from (\d+) --to (\d+)", err)
+    assert window, err
+    # the hinted window is drawn: 20,000 rectangles hold 10,000 jobs of 30 s apart
+    assert main(["gantt", str(run), "--from", window[1], "--to", window[2], "-o", str(tmp_path / "g.png")]) == 0
+    drawn = int(re.search(r"([\d,]+) jobs drawn", capsys.readouterr().out)[1].replace(",", ""))
+    assert 9_900 <= drawn <= 10_000 and (tmp_path / "g.png").stat().st_size > 1000
+
+
+def test_gantt_limit_is_an_option(two_runs, capsys, tmp_path):
+    out = tmp_path / "g.png"
+    assert main(["gantt", str(two_runs / "easy"), "--max-rectangles", "10", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "at most 10)" in err and not out.exists()
+    window = re.search(r"--from (\d+) --to (\d+)", err)
+    assert main(["gantt", str(two_runs / "easy"), "--max-rectangles", "10", "--from", window[1], "--to", window[2],
+                 "-o", str(out)]) == 0
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        main(["gantt", str(two_runs / "easy"), "--max-rectangles", "0", "-o", str(out)])
+    assert exc.value.code == 2
 
 
 def test_views_fail_in_one_line(two_runs, capsys, tmp_path):

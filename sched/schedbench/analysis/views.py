@@ -5,7 +5,8 @@ several runs and a Gantt chart of one.
   value of each row marked, and (optionally) the runs' wait CDFs overlaid in one figure.
 * :func:`gantt`: nodes x time, one rectangle per block of consecutive nodes of each job's
   allocation (allocations.parquet), coloured by user, account (group), job or decision
-  (in submit order or jumped ahead).
+  (in submit order or jumped ahead); at most :data:`MAX_RECTANGLES` rectangles, else a
+  usage error that names a smaller window.
 """
 
 from __future__ import annotations
@@ -100,19 +101,22 @@ def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:
     plt.close(fig)
 
 
+MAX_RECTANGLES = 20_000
+"""The most rectangles :func:`gantt` draws: about what a 10-inch figure at 110 dpi can
+show (1,100 pixels across), and drawn in seconds; a whole 77,000-job log (hundreds of
+thousands of node blocks) ran for 20 minutes and showed none of them."""
+
+
 def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = None, t_to: int | None = None,
-          colour: str = "user") -> int:
+          colour: str = "user", max_rectangles: int = MAX_RECTANGLES) -> int:
     """Draw nodes x time of the run in ``run`` into the PNG ``out``: every job that ran in
     [t_from, t_to) (default: the whole run), one rectangle per block of consecutive nodes
     of its allocation, coloured by ``colour``: "user", "account" (the SWF group), "job"
     or "decision" (whether the job started before a job submitted earlier, i.e. jumped
     ahead by backfilling or by a window's choice, or in submit order).  The ten largest
-    (by node-seconds) get their own colour and a legend entry, the others grey.  Returns
-    the number of jobs drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    (by node-seconds) get their own colour and a legend entry, the others grey.  More
+    than ``max_rectangles`` rectangles is a usage error whose hint names a window that
+    holds fewer (nothing is drawn).  Returns the number of jobs drawn."""
     import polars as pl
 
     if colour not in COLOURS:
@@ -132,7 +136,36 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
     if hi <= lo:
         raise UsageError(f"--to ({hi}) must be after --from ({lo})")
     jobs = jobs.filter((pl.col("start") < hi) & (pl.col("end") > lo))
-    alloc = pl.read_parquet(run / "allocations.parquet").join(jobs, on="job_id").sort("job_id", "node")
+    alloc = (pl.read_parquet(run / "allocations.parquet", columns=["job_id", "node", "units"])
+             .join(jobs.select("job_id", "start", "end", key), on="job_id").sort("job_id", "node"))
+    # One rectangle per block of consecutive nodes of a job: a block starts where the job
+    # changes or the node is not the previous one + 1.
+    new_block = (pl.col("job_id") != pl.col("job_id").shift(1)) | (pl.col("node") != pl.col("node").shift(1) + 1)
+    blocks = (alloc.with_columns(block=new_block.fill_null(True).cum_sum())
+              .group_by("block", maintain_order=True)
+              .agg(pl.col("job_id", "start", "end", key).first(), pl.col("node").min().alias("y"),
+                   pl.len().alias("height")))
+    if blocks.height > max_rectangles:
+        first = blocks.sort("start")["start"]
+        to = max(int(first[max_rectangles]), lo + 1)
+        raise UsageError(
+            f"{run}: {blocks.height:,} rectangles ({jobs.height:,} jobs) in [{lo}, {hi}) are more than a figure "
+            f"can show (at most {max_rectangles:,}); draw a window, e.g. --from {lo} --to {to}, "
+            f"or raise --max-rectangles")
+    _draw_gantt(run, summary, alloc, blocks, key, colour, lo, hi, out)
+    return jobs.height
+
+
+def _draw_gantt(run: Path, summary: dict, alloc, blocks, key: str, colour: str, lo: int, hi: int, out) -> None:
+    """The figure of :func:`gantt`: ``blocks`` (start, end, y, height, ``key``) as one
+    collection of rectangles, the ten largest ``key`` values by node-seconds coloured."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import polars as pl
+    from matplotlib.collections import PolyCollection
+
     busiest = (alloc.with_columns(area=(pl.col("end") - pl.col("start")) * pl.col("units"))
                .group_by(key).agg(pl.col("area").sum()).sort(["area", key], descending=[True, False])
                .head(10)[key].to_list())
@@ -140,13 +173,17 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
     colours = {who: cmap(i) for i, who in enumerate(busiest)}
     scale, unit = (86400.0, "days") if hi - lo > 3 * 86400 else ((3600.0, "hours") if hi - lo > 3 * 3600 else (1.0, "s"))
     fig, ax = plt.subplots(figsize=(10, 4.5))
-    for (_, start, end, who), part in alloc.group_by(["job_id", "start", "end", key], maintain_order=True):
-        nodes = part["node"].to_numpy()
-        breaks = np.flatnonzero(np.diff(nodes) != 1) + 1
-        a, b = max(start, lo), min(end, hi)
-        for block in np.split(nodes, breaks):
-            ax.broken_barh([((a - lo) / scale, max(b - a, 1) / scale)], (block[0], block.size),
-                           facecolors=colours.get(who, (0.7, 0.7, 0.7, 1.0)), edgecolor="none")
+    a = np.maximum(blocks["start"].to_numpy(), lo).astype(np.float64)
+    b = np.minimum(blocks["end"].to_numpy(), hi).astype(np.float64)
+    x0 = (a - lo) / scale
+    x1 = x0 + np.maximum(b - a, 1) / scale
+    y0 = blocks["y"].to_numpy().astype(np.float64)
+    y1 = y0 + blocks["height"].to_numpy()
+    verts = np.stack([np.column_stack(c) for c in ((x0, y0), (x0, y1), (x1, y1), (x1, y0))], axis=1)
+    grey = (0.7, 0.7, 0.7, 1.0)
+    faces = [colours.get(who, grey) for who in blocks[key].to_list()]
+    ax.add_collection(PolyCollection(verts, facecolors=faces, edgecolors="none", linewidths=0))
+    ax.set_xlim(0, max((hi - lo) / scale, float(x1.max()) if x1.size else 0.0))
     for who in busiest:
         ax.plot([], [], color=colours[who], linewidth=8, label=str(who) if colour == "decision" else f"{colour} {who}")
     ax.set_xlabel(f"time since {lo} s ({unit})")
@@ -158,4 +195,3 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
-    return jobs.height

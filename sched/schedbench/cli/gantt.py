@@ -1,4 +1,5 @@
-"""``schedbench gantt DIR [--from T --to T] [--colour user|account|job|decision] -o FILE.png``."""
+"""``schedbench gantt DIR [--from T --to T] [--colour user|account|job|decision] [--max-rectangles N]
+-o FILE.png``."""
 
 from __future__ import annotations
 
@@ -17,13 +18,29 @@ def register(sub) -> None:
     p.add_argument("--colour", choices=("user", "account", "job", "decision"), default="user",
                    help="colour jobs by user, account (SWF group), job, or decision: in submit order or jumped "
                    "ahead of an earlier job (default user)")
+    p.add_argument("--max-rectangles", type=_positive, default=None, metavar="N",
+                   help="refuse to draw more rectangles than this, with a hint of a window that holds fewer "
+                   "(default 20,000: about what the figure's 1,100 pixels across can show)")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png")
     p.set_defaults(func=_run)
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
+    return value
 
 
 def _run(args) -> int:
     from ..analysis import views
 
-    n = views.gantt(args.run, args.output, args.t_from, args.t_to, args.colour)
+    limit = views.MAX_RECTANGLES if args.max_rectangles is None else args.max_rectangles
+    n = views.gantt(args.run, args.output, args.t_from, args.t_to, args.colour, max_rectangles=limit)
     print(f"gantt: {n:,} jobs drawn into {args.output}")
     return 0
