@@ -278,18 +278,18 @@ def test_longest_and_p99_wait_in_their_own_unit():
     summary = _hand_summary(wait_p99=[20_000.0, 40_000.0], wait_max=[95 * 3600.0, 1908 * 3600.0])
     header, cells, flags = report.table_rows(summary, "w")
     # the tail in days does not turn the means into fractions of a day
-    assert "mean wait (min)" in header and "p99 wait (h)" in header and "longest wait (d)" in header
-    col = header.index("longest wait (d)")
+    assert "mean wait (min)" in header and "p99 wait (h)" in header and "max wait (d)" in header
+    col = header.index("max wait (d)")
     assert [row[col] for row in cells] == ["3.96", "79.50"] and [f[col] for f in flags] == [True, False]
     assert [row[header.index("mean wait (min)")] for row in cells] == ["30.00", "25.00"]
     lines = report.highlights(summary, "w")
-    assert "lowest longest wait: easy+ff (3.96 d; worst 79.50 d)" in lines
+    assert "lowest max wait: easy+ff (3.96 d; worst 79.50 d)" in lines
     assert "lowest mean wait: prb+ff (25.00 min; worst 30.00 min)" in lines
 
 
 def test_runs_of_older_versions_without_the_tail_metrics():
     header, _, _ = report.table_rows(_hand_summary(), "w")
-    assert "mean wait (min)" in header and not any("longest" in h or "p99" in h for h in header)
+    assert "mean wait (min)" in header and not any("max wait" in h or "p99" in h for h in header)
 
 
 def test_prb_note_says_it_can_starve_a_job():

@@ -60,7 +60,7 @@ def test_compare_shows_the_longest_and_p99_wait(tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "easy"), str(tmp_path / "prb")]) == 0
     rows = {line.split(" (")[0].strip("| "): line for line in capsys.readouterr().out.splitlines()}
-    assert rows["longest wait"].endswith("| **108** | 199 |")
+    assert rows["wait max"].endswith("| **108** | 199 |")
     assert rows["wait p99"].endswith("| **108** | 193 |")
     assert rows["wait mean"].endswith("| 57 | **52** |")  # PRB's mean is the better one
 

@@ -27,7 +27,7 @@ METRICS = [
     ("wait_median", "wait median (s)", "lower"),
     ("wait_p95", "wait p95 (s)", "lower"),
     ("wait_p99", "wait p99 (s)", "lower"),
-    ("wait_max", "longest wait (s)", "lower"),
+    ("wait_max", "wait max (s)", "lower"),
     ("bsld_mean", "bounded slowdown (10 s)", "lower"),
     ("utilisation_cores", "core utilisation", "higher"),
     ("utilisation_gpus", "GPU utilisation", "higher"),

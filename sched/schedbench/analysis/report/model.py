@@ -45,7 +45,7 @@ METRICS: tuple[Metric, ...] = (
     Metric("wait_p99", "p99 wait", "duration", "lower",
            "the wait that 99 % of the jobs do not exceed (linear interpolation between jobs): the tail "
            "a mean hides.", own_unit=True),
-    Metric("wait_max", "longest wait", "duration", "lower",
+    Metric("wait_max", "max wait", "duration", "lower",
            "the longest time one job waited: a scheduler that starves a job (e.g. PRB skipping a wide "
            "one) shows here, not in the mean.", own_unit=True),
     Metric("bsld_mean", "bounded slowdown", "ratio", "lower",
