@@ -15,6 +15,7 @@ scheduler to the end.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -97,17 +98,48 @@ def arm(core: Core) -> None:
     scal[C_HN] = scal[C_SEQ] = 1 if scal[C_PERIOD] > 0 else 0
 
 
-def run(core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
-        grow=None) -> tuple[Core, int]:
+RETURN_EVERY_S = 0.5
+"""Wall-clock seconds the replay loop runs between two returns to Python (see :func:`run`)."""
+
+_FIRST_CHUNK = 64  # passes of the first call: its time sizes the next ones
+_MAX_GROWTH = 8  # a chunk is at most this many times its predecessor (passes can get slower)
+
+
+def next_chunk(chunk: int, passes: int, elapsed_s: float, return_every_s: float) -> int:
+    """The passes of the loop's next call, so that it lasts about ``return_every_s``: the
+    last call ran ``passes`` (of ``chunk`` asked) in ``elapsed_s``.  Grows at most
+    :data:`_MAX_GROWTH`-fold a call, shrinks at once (a pass can be slow: a conservative
+    rebooking of a long queue), never below one pass."""
+    if passes <= 0:
+        return chunk  # an early return for room: nothing learnt
+    per_pass = elapsed_s / passes
+    if per_pass <= 0:
+        return min(chunk * _MAX_GROWTH, 1 << 62)
+    return max(1, min(int(return_every_s / per_pass), chunk * _MAX_GROWTH, 1 << 62))
+
+
+def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | None = RETURN_EVERY_S,
+        grow=None, clock=time.perf_counter) -> tuple[Core, int]:
     """Replay to the end with the core's loop compiled for ``sched``
     (:func:`schedbench.core.loop.loop_for`); returns the core (its allocation log may
-    have been replaced by a larger one) and the passes run.  With a
-    ``progress(started_jobs)`` callback, the loop returns to Python every ``chunk``
-    passes to report; ``grow`` is the scheduler's (see :class:`JittedScheduler`)."""
+    have been replaced by a larger one) and the passes run.
+
+    The loop returns to Python about every ``return_every_s`` of wall time (None: only
+    when it must, to grow arrays): the chunk of passes is sized from the time the last
+    call took per pass (:func:`next_chunk`), starting small.  A Ctrl-C then raises
+    KeyboardInterrupt here within about that time, and ``progress(started_jobs)``, if
+    given, is called after every call.  Chunking only splits the one loop, which resumes
+    from the core's state: no clock reading can change a schedule.  ``grow`` is the
+    scheduler's (see :class:`JittedScheduler`)."""
     loop = loop_for(sched)
     total = 0
+    chunk = 1 << 62 if return_every_s is None else _FIRST_CHUNK
     while True:
-        total += loop(core, pred, sched, alloc, chunk)
+        t0 = clock()
+        passes = loop(core, pred, sched, alloc, chunk)
+        total += passes
+        if return_every_s is not None:
+            chunk = next_chunk(chunk, passes, clock() - t0, return_every_s)
         if progress is not None:
             progress(int(core.scal[C_STARTED]))
         if core.scal[C_DONE]:
@@ -120,4 +152,4 @@ def run(core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
             grow(sched, core)
 
 
-__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "run"]
+__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "next_chunk", "run"]
