@@ -57,6 +57,18 @@ def _terminate_workers(pool: cf.ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
 
 
+def _as_completed(futures):
+    """The futures as they complete, like :func:`concurrent.futures.as_completed` but waking
+    every quarter second: a SIGINT the kernel delivers to another thread of this process (the
+    pool's own) does not end a wait of the main thread, which would otherwise see the
+    Ctrl-C only when a call completes (after a compile: minutes)."""
+    position = {fut: i for i, fut in enumerate(futures)}
+    pending = set(futures)
+    while pending:
+        done, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
+        yield from sorted(done, key=position.__getitem__)  # the calls' order among those done
+
+
 def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], first: Sequence[Call] = ()) -> None:
     """Make ``calls`` on ``n`` local worker processes, recording results as they complete.
     ``first``: calls made before them, in parallel, whose failures are ignored (warm-ups:
@@ -67,13 +79,10 @@ def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], f
     pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(), initializer=_ignore_interrupts)
     futures = []
     try:
-        for fut in [pool.submit(fn, *args) for fn, args in first]:
-            try:
-                fut.result()
-            except Exception:  # noqa: BLE001 - see the docstring
-                pass
+        for _ in _as_completed([pool.submit(fn, *args) for fn, args in first]):
+            pass  # a warm-up's result and failure are ignored (see the docstring)
         futures = [pool.submit(fn, *args) for fn, args in calls]
-        for fut in cf.as_completed(futures):
+        for fut in _as_completed(futures):
             try:
                 row = fut.result()
             except cf.process.BrokenProcessPool:
