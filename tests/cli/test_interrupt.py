@@ -77,7 +77,9 @@ def test_ctrl_c_stops_a_replay_within_a_second_and_writes_nothing(tmp_path, igno
     try:
         # printed once the log is read, just before the replay's set-up and its loop
         _wait_for(lines, "truncated toward zero", proc)
-        time.sleep(4.0)  # the set-up, then some seconds into a simulation of minutes
+        # the set-up, then well into a simulation of minutes: past its first seconds, where
+        # the loop came back often to grow the scheduler's arrays even before this fix
+        time.sleep(12.0)
         assert proc.poll() is None, lines
         took = _stop_and_time(proc, proc.pid)
     finally:

@@ -28,6 +28,18 @@ trace = "{HPC2N}"
 """
 
 
+def _assert_no_process_left(pgid: int) -> None:
+    """The workers and the fork server are gone with the sweep (within 5 s)."""
+    for _ in range(50):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(pgid, signal.SIGKILL)
+    pytest.fail("processes of the sweep outlived it")
+
+
 @pytest.mark.skipif(not (HPC2N.exists() and KTH.exists()), reason="shared HPC2N and KTH logs not present")
 def test_ctrl_c_stops_a_process_pool_sweep_and_keeps_finished_runs(tmp_path):
     cfg, out = tmp_path / "sweep.toml", tmp_path / "results"
@@ -56,15 +68,7 @@ def test_ctrl_c_stops_a_process_pool_sweep_and_keeps_finished_runs(tmp_path):
     assert proc.returncode == 130, err
     assert took < 3.0, f"stopped {took:.2f} s after SIGINT"
     assert "Traceback" not in err and err.splitlines()[-1] == "schedbench: interrupted"
-    for _ in range(50):  # the workers and the fork server are gone with the sweep
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail("processes of the sweep outlived it")
+    _assert_no_process_left(proc.pid)
     assert not (out / ".tmp").exists() or not list((out / ".tmp").iterdir())  # no half-written run
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == 1 and runs["status"].to_list() == ["ok"] and "KTH" in runs["workload"][0]
@@ -96,7 +100,7 @@ def test_ctrl_c_stops_a_sweep_while_its_workers_compile(tmp_path):
         time.sleep(3.0)  # the workers are compiling their pair's kernels
         assert proc.poll() is None
         t0 = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
+        os.kill(proc.pid, signal.SIGINT)  # `kill -INT PID`: the parent alone, which stops its workers
         _, err = proc.communicate(timeout=60)
         took = time.monotonic() - t0
     finally:
@@ -107,3 +111,4 @@ def test_ctrl_c_stops_a_sweep_while_its_workers_compile(tmp_path):
     assert took < 3.0, f"stopped {took:.2f} s after SIGINT"
     assert "Traceback" not in err and err.splitlines()[-1] == "schedbench: interrupted"
     assert pl.read_parquet(out / "runs.parquet").height == 0
+    _assert_no_process_left(proc.pid)

@@ -22,7 +22,7 @@ import numpy as np
 
 from .heap import Event, event_key
 from .layout import J_STATE, JobState
-from .loop import loop_for
+from .loop import cycle_counter, loop_for
 from .state import (
     C_DONE,
     C_HN,
@@ -103,6 +103,7 @@ RETURN_EVERY_S = 0.5
 
 _FIRST_CHUNK = 64  # passes of the first call: its time sizes the next ones
 _MAX_GROWTH = 8  # a chunk is at most this many times its predecessor (passes can get slower)
+_CALIBRATION_S = 0.05  # wall time over which the cycle counter's rate is measured
 
 
 def next_chunk(chunk: int, passes: int, elapsed_s: float, return_every_s: float) -> int:
@@ -125,21 +126,34 @@ def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | N
     have been replaced by a larger one) and the passes run.
 
     The loop returns to Python about every ``return_every_s`` of wall time (None: only
-    when it must, to grow arrays): the chunk of passes is sized from the time the last
-    call took per pass (:func:`next_chunk`), starting small.  A Ctrl-C then raises
-    KeyboardInterrupt here within about that time, and ``progress(started_jobs)``, if
-    given, is called after every call.  Chunking only splits the one loop, which resumes
-    from the core's state: no clock reading can change a schedule.  ``grow`` is the
-    scheduler's (see :class:`JittedScheduler`)."""
+    when it must, to grow arrays).  A pass can cost microseconds or, with a long queue,
+    a thousand times more, so the loop itself reads a clock: it stops after the pass at
+    which the CPU's cycle counter (:func:`schedbench.core.loop.cycle_counter`) reaches a
+    deadline; the counter's rate is measured against ``clock`` over the first calls
+    (0.05 s), which are limited in passes instead (:func:`next_chunk`, starting small; also
+    the fallback where a CPU has no counter).  A Ctrl-C then raises KeyboardInterrupt here
+    within about that time, and ``progress(started_jobs)``, if given, is called after
+    every call.  Chunking only splits the one loop, which resumes from the core's state:
+    no clock reading can change a schedule.  ``grow`` is the scheduler's (see
+    :class:`JittedScheduler`)."""
     loop = loop_for(sched)
     total = 0
     chunk = 1 << 62 if return_every_s is None else _FIRST_CHUNK
+    cycles_per_s, seen_cycles, seen_s = 0.0, 0, 0.0
     while True:
-        t0 = clock()
-        passes = loop(core, pred, sched, alloc, chunk)
+        until = 0
+        if return_every_s is not None and cycles_per_s > 0:
+            until = cycle_counter() + max(int(cycles_per_s * return_every_s), 1)
+        t0, c0 = clock(), cycle_counter()
+        passes = loop(core, pred, sched, alloc, chunk, until)
+        elapsed = clock() - t0
         total += passes
-        if return_every_s is not None:
-            chunk = next_chunk(chunk, passes, clock() - t0, return_every_s)
+        if return_every_s is not None and cycles_per_s == 0:
+            seen_cycles += cycle_counter() - c0
+            seen_s += elapsed
+            chunk = next_chunk(chunk, passes, elapsed, return_every_s)
+            if seen_s >= _CALIBRATION_S and seen_cycles > 0:
+                cycles_per_s, chunk = seen_cycles / seen_s, 1 << 62  # the deadline rules from now on
         if progress is not None:
             progress(int(core.scal[C_STARTED]))
         if core.scal[C_DONE]:
