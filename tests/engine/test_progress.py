@@ -112,3 +112,33 @@ def test_python_policy_replay_reports_through_the_same_callback():
     jitted = []
     res = replay.replay(table, mach, "fcfs", "ff", progress=jitted.append)
     assert jitted and jitted[-1] == int((res.start >= 0).sum())
+
+
+def test_next_chunk_aims_at_the_wall_time_and_grows_gradually():
+    from schedbench.core import next_chunk
+
+    assert next_chunk(64, 64, 0.0064, 0.5) == 512  # 0.1 ms a pass: 5,000 would do, 8-fold at most
+    assert next_chunk(4096, 4096, 4.096, 0.5) == 500  # 1 ms a pass: shrinks at once
+    assert next_chunk(10, 10, 30.0, 0.5) == 1  # a pass slower than the period: one at a time
+    assert next_chunk(64, 0, 0.0, 0.5) == 64  # an early return for room: nothing learnt
+    assert next_chunk(64, 64, 0.0, 0.5) == 512  # a clock too coarse to see it: grows
+
+
+def test_replay_returns_to_python_on_time_not_on_steps(monkeypatch):
+    """Issue 31 item 1: the loop came back every 100,000 passes (a conservative replay of a
+    large log printed nothing for 31 minutes and ignored Ctrl-C); it comes back every
+    core.RETURN_EVERY_S of wall time, and that chunking never changes a schedule."""
+    from schedbench import core
+
+    table, mach = _workload(400, seed=7)
+    steady = replay.replay(table, mach, "conservative", "ff")
+    monkeypatch.setattr(core, "RETURN_EVERY_S", 0.0)  # every pass overruns it: one pass a call
+    calls = []
+    res = replay.replay(table, mach, "conservative", "ff", progress=calls.append)
+    assert res.passes > 100 and len(calls) >= res.passes - 64  # all but the first, small chunk: a pass a call
+    np.testing.assert_array_equal(res.start, steady.start)
+    np.testing.assert_array_equal(res.end, steady.end)
+    np.testing.assert_array_equal(res.alloc_ptr, steady.alloc_ptr)
+    np.testing.assert_array_equal(res.alloc_log, steady.alloc_log)
+    for key, column in steady.timeline.items():
+        np.testing.assert_array_equal(res.timeline[key], column)

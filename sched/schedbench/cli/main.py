@@ -10,8 +10,10 @@ Errors are one clear line on stderr: exit status 2 for usage errors, 1 for data 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
 
 from .. import __version__
@@ -63,7 +65,18 @@ def os_message(exc: OSError) -> str:
     return f"{name}: {exc.strerror or exc}"
 
 
+def heed_interrupts() -> None:
+    """Make SIGINT raise KeyboardInterrupt even when this process inherited it ignored: a
+    shell without job control (a script's ``schedbench ... &``) starts background commands
+    so, and Python keeps an inherited SIG_IGN; a Ctrl-C or ``kill -INT`` was then ignored
+    and a replay ran on to the end.  Every command stops cleanly on it (exit 130)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        with contextlib.suppress(ValueError):  # main() called from a thread: not ours to set
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    heed_interrupts()
     with startup_phase():  # the commands' imports
         parser = build_parser()
     args = parser.parse_args(argv)

@@ -15,13 +15,14 @@ scheduler to the end.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from .heap import Event, event_key
 from .layout import J_STATE, JobState
-from .loop import loop_for
+from .loop import cycle_counter, loop_for
 from .state import (
     C_DONE,
     C_HN,
@@ -97,17 +98,62 @@ def arm(core: Core) -> None:
     scal[C_HN] = scal[C_SEQ] = 1 if scal[C_PERIOD] > 0 else 0
 
 
-def run(core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
-        grow=None) -> tuple[Core, int]:
+RETURN_EVERY_S = 0.5
+"""Wall-clock seconds the replay loop runs between two returns to Python (see :func:`run`)."""
+
+_FIRST_CHUNK = 64  # passes of the first call: its time sizes the next ones
+_MAX_GROWTH = 8  # a chunk is at most this many times its predecessor (passes can get slower)
+_CALIBRATION_S = 0.05  # wall time over which the cycle counter's rate is measured
+
+
+def next_chunk(chunk: int, passes: int, elapsed_s: float, return_every_s: float) -> int:
+    """The passes of the loop's next call, so that it lasts about ``return_every_s``: the
+    last call ran ``passes`` (of ``chunk`` asked) in ``elapsed_s``.  Grows at most
+    :data:`_MAX_GROWTH`-fold a call, shrinks at once (a pass can be slow: a conservative
+    rebooking of a long queue), never below one pass."""
+    if passes <= 0:
+        return chunk  # an early return for room: nothing learnt
+    per_pass = elapsed_s / passes
+    if per_pass <= 0:
+        return min(chunk * _MAX_GROWTH, 1 << 62)
+    return max(1, min(int(return_every_s / per_pass), chunk * _MAX_GROWTH, 1 << 62))
+
+
+def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | None = RETURN_EVERY_S,
+        grow=None, clock=time.perf_counter) -> tuple[Core, int]:
     """Replay to the end with the core's loop compiled for ``sched``
     (:func:`schedbench.core.loop.loop_for`); returns the core (its allocation log may
-    have been replaced by a larger one) and the passes run.  With a
-    ``progress(started_jobs)`` callback, the loop returns to Python every ``chunk``
-    passes to report; ``grow`` is the scheduler's (see :class:`JittedScheduler`)."""
+    have been replaced by a larger one) and the passes run.
+
+    The loop returns to Python about every ``return_every_s`` of wall time (None: only
+    when it must, to grow arrays).  A pass can cost microseconds or, with a long queue,
+    a thousand times more, so the loop itself reads a clock: it stops after the pass at
+    which the CPU's cycle counter (:func:`schedbench.core.loop.cycle_counter`) reaches a
+    deadline; the counter's rate is measured against ``clock`` over the first calls
+    (0.05 s), which are limited in passes instead (:func:`next_chunk`, starting small; also
+    the fallback where a CPU has no counter).  A Ctrl-C then raises KeyboardInterrupt here
+    within about that time, and ``progress(started_jobs)``, if given, is called after
+    every call.  Chunking only splits the one loop, which resumes from the core's state:
+    no clock reading can change a schedule.  ``grow`` is the scheduler's (see
+    :class:`JittedScheduler`)."""
     loop = loop_for(sched)
     total = 0
+    chunk = 1 << 62 if return_every_s is None else _FIRST_CHUNK
+    cycles_per_s, seen_cycles, seen_s = 0.0, 0, 0.0
     while True:
-        total += loop(core, pred, sched, alloc, chunk)
+        until = 0
+        if return_every_s is not None and cycles_per_s > 0:
+            until = cycle_counter() + max(int(cycles_per_s * return_every_s), 1)
+        t0, c0 = clock(), cycle_counter()
+        passes = loop(core, pred, sched, alloc, chunk, until)
+        elapsed = clock() - t0
+        total += passes
+        if return_every_s is not None and cycles_per_s == 0:
+            seen_cycles += cycle_counter() - c0
+            seen_s += elapsed
+            chunk = next_chunk(chunk, passes, elapsed, return_every_s)
+            if seen_s >= _CALIBRATION_S and seen_cycles > 0:
+                cycles_per_s, chunk = seen_cycles / seen_s, 1 << 62  # the deadline rules from now on
         if progress is not None:
             progress(int(core.scal[C_STARTED]))
         if core.scal[C_DONE]:
@@ -120,4 +166,4 @@ def run(core: Core, pred, sched, alloc, progress=None, chunk: int = 1 << 62,
             grow(sched, core)
 
 
-__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "run"]
+__all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "next_chunk", "run"]

@@ -26,9 +26,35 @@ import marshal
 import types
 from pathlib import Path
 
+from llvmlite import ir
+from numba.core import cgutils
+from numba.core import types as nbtypes
+from numba.extending import intrinsic
+
 from .._jit import _PACKAGE_DIR, inline_kernel, kernel
 from .hooks import implementation, sched_has_room, schedule
 from .steps import _advance, _record
+
+
+@intrinsic
+def _read_cycles(typingctx):
+    """The CPU's cycle counter (``llvm.readcyclecounter``: the TSC on x86-64, 0 where a
+    target has none): a clock the compiled loop can read for a few cycles, so that it can
+    return to Python on time (:func:`schedbench.core.run`).  An intrinsic, not a ctypes
+    call: the loops stay in numba's cache."""
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+        return builder.call(fn, [])
+
+    return nbtypes.int64(), codegen
+
+
+@kernel
+def cycle_counter():
+    """The cycle counter, read from Python (see :func:`_read_cycles`)."""
+    return _read_cycles()
 
 
 @inline_kernel
@@ -42,10 +68,11 @@ def _pass(sched, core, pred, alloc, now):
     raise NotImplementedError
 
 
-def _run(core, pred, sched, alloc, max_passes):
+def _run(core, pred, sched, alloc, max_passes, until_cycle):
     """Replay from the core's current state: up to ``max_passes`` decision points, each
     an advance, the scheduler's pass and its timeline row; returns the passes run.  It
-    returns early at the end of the replay (core.scal[C_DONE] set), when the allocation
+    returns after a pass once the cycle counter (:func:`cycle_counter`) reaches
+    ``until_cycle`` (0: no such limit), and early at the end of the replay (core.scal[C_DONE] set), when the allocation
     log needs room (:func:`schedbench.core.steps._advance` returns -2) and when the
     scheduler's arrays do (``sched_has_room``): the Python side
     (:func:`schedbench.core.run`) grows them and calls again."""
@@ -57,6 +84,8 @@ def _run(core, pred, sched, alloc, max_passes):
         _pass(sched, core, pred, alloc, now)
         _record(core.timeline, core.scal, now)
         passes += 1
+        if until_cycle > 0 and _read_cycles() >= until_cycle:
+            break
     return passes
 
 

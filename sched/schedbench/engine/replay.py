@@ -75,9 +75,11 @@ def replay(
     run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,
                     site=site)
     args = (run.core, run.pred, run.sched, run.alloc)
-    core.loop_for(run.sched).compile(tuple(numba.typeof(a) for a in (*args, 1)))  # load or compile, untimed
+    core.loop_for(run.sched).compile(tuple(numba.typeof(a) for a in (*args, 1, 1)))  # load or compile, untimed
     t0 = time.perf_counter()
-    c, passes = core.run(*args, progress, chunk=100_000 if progress else 1 << 62, grow=run.jitted.grow)
+    # the loop returns to Python every ~0.5 s (core.RETURN_EVERY_S), progress or not: a Ctrl-C
+    # stops the replay then, not at its end
+    c, passes = core.run(*args, progress, return_every_s=core.RETURN_EVERY_S, grow=run.jitted.grow)
     simulate_s = time.perf_counter() - t0
     return result(c, run.status, table, machine, scheduler, allocator, predictor, simulate_s, passes,
                   run.provenance)

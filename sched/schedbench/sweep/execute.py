@@ -430,6 +430,12 @@ def sweep(
                     pairs = dict.fromkeys((r["scheduler"], r["allocator"]) for r in pending)
                     executors.process_pool(calls, min(n, len(pending)), record,
                                            first=[(warm, (s, a, plugins)) for s, a in pairs])
+        except KeyboardInterrupt:
+            # the local runs stopped (workers terminated): drop their half-written folders
+            # now; finished runs stay in runs/ (and runs.parquet, below), a rerun resumes
+            if not dask_address:
+                shutil.rmtree(results / ".tmp", ignore_errors=True)
+            raise
         finally:
             bar.close()
             table = write_runs_table(results)

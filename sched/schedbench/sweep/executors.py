@@ -9,6 +9,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,29 +38,65 @@ def in_process(calls: Sequence[Call], record: Callable[[Any], None]) -> None:
         record(fn(*args))
 
 
+def _ignore_interrupts() -> None:
+    """A worker's initializer: a Ctrl-C reaches every process of the terminal's group, but
+    only the parent acts on it (it terminates the workers); a worker would otherwise print
+    its own KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Stop ``pool``'s worker processes now (a run in progress is abandoned: its files
+    stay in the sweep's ``.tmp``, which the next sweep clears) and let the pool go
+    without waiting for its calls."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _as_completed(futures):
+    """The futures as they complete, like :func:`concurrent.futures.as_completed` but waking
+    every quarter second: a SIGINT the kernel delivers to another thread of this process (the
+    pool's own) does not end a wait of the main thread, which would otherwise see the
+    Ctrl-C only when a call completes (after a compile: minutes)."""
+    position = {fut: i for i, fut in enumerate(futures)}
+    pending = set(futures)
+    while pending:
+        done, pending = cf.wait(pending, timeout=0.25, return_when=cf.FIRST_COMPLETED)
+        yield from sorted(done, key=position.__getitem__)  # the calls' order among those done
+
+
 def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], first: Sequence[Call] = ()) -> None:
     """Make ``calls`` on ``n`` local worker processes, recording results as they complete.
     ``first``: calls made before them, in parallel, whose failures are ignored (warm-ups:
     a failing one's calls will fail themselves and say why).  A worker that dies raises
-    DataError; an interruption cancels the calls not started."""
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context()) as pool:
-        for fut in [pool.submit(fn, *args) for fn, args in first]:
-            try:
-                fut.result()
-            except Exception:  # noqa: BLE001 - see the docstring
-                pass
+    DataError.  An interruption (Ctrl-C: KeyboardInterrupt, in the parent only) terminates
+    the workers at once, whatever they are doing (compiling, replaying), and is raised
+    again; the results recorded so far are kept."""
+    pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(), initializer=_ignore_interrupts)
+    futures = []
+    try:
+        for _ in _as_completed([pool.submit(fn, *args) for fn, args in first]):
+            pass  # a warm-up's result and failure are ignored (see the docstring)
         futures = [pool.submit(fn, *args) for fn, args in calls]
-        try:
-            for fut in cf.as_completed(futures):
-                try:
-                    row = fut.result()
-                except cf.process.BrokenProcessPool:
-                    raise DataError("a worker process died; rerun the sweep to resume") from None
-                record(row)
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+        for fut in _as_completed(futures):
+            try:
+                row = fut.result()
+            except cf.process.BrokenProcessPool:
+                raise DataError("a worker process died; rerun the sweep to resume") from None
+            record(row)
+    except KeyboardInterrupt:
+        _terminate_workers(pool)
+        raise
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True)  # after _terminate_workers: returns at once
 
 
 def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None], setup: Call | None = None) -> None:
