@@ -344,6 +344,18 @@ def naive_site_merge(w):
     return out
 
 
+def _maintained_case(nodes, rows):
+    """(job table, machine) of a :func:`maintained` example."""
+    t = jobs.from_columns(
+        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
+        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
+        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
+        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
+    )
+    cap = np.array(nodes, dtype=np.int64)
+    return t, machine.Machine(cap, machine.spec_of(cap))
+
+
 def _maintenance_toml(wins) -> str:
     return "".join(f"[[maintenance]]\nnodes = [{i}]\nfrom = {a}\nto = {b}\n\n"
                    for i, w in enumerate(wins) for a, b in w)
@@ -356,15 +368,8 @@ def test_maintenance_windows_bind_the_queue_schedulers_as_the_oracle(trace, sche
 
     nodes, wins, rows = trace
     nv = naive.replay_nodes(rows, nodes, scheduler, allocator, maintenance=wins)
-    t = jobs.from_columns(
-        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
-        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
-        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
-        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), scheduler, allocator,
-                        site=site.parse(_maintenance_toml(wins)))
+    t, mach = _maintained_case(nodes, rows)
+    res = replay.replay(t, mach, scheduler, allocator, site=site.parse(_maintenance_toml(wins)))
     assert res.start.tolist() == [-1 if x is None else x for x in nv.start]
     assert [STATUS[x] for x in res.status] == nv.status
 
@@ -375,15 +380,8 @@ def test_maintenance_windows_bind_the_queue_schedulers_as_the_oracle(trace, sche
 def test_no_job_runs_across_a_window_on_its_nodes(trace, scheduler, allocator):
     """With exact predictions (pred = run), no job's run meets a window of a node it uses."""
     nodes, wins, rows = trace
-    t = jobs.from_columns(
-        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
-        estimate=[max(r["run"], 1) for r in rows], units=[r["units"] for r in rows],
-        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
-        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    res = replay.replay(t, machine.Machine(cap, machine.spec_of(cap)), scheduler, allocator, "actual",
-                        site=site.parse(_maintenance_toml(wins)))
+    t, mach = _maintained_case(nodes, [{**r, "pred": max(r["run"], 1)} for r in rows])
+    res = replay.replay(t, mach, scheduler, allocator, "actual", site=site.parse(_maintenance_toml(wins)))
     for j in np.flatnonzero(res.start >= 0):
         p = res.alloc_ptr[j]
         for node, _ in res.alloc_log[p : p + res.nodes_used[j]]:
@@ -411,14 +409,7 @@ def test_a_python_policy_meets_the_same_windows(trace, allocator):
     from schedbench.engine.simulation import Simulation
 
     nodes, wins, rows = trace
-    t = jobs.from_columns(
-        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
-        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
-        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
-        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    mach = machine.Machine(cap, machine.spec_of(cap))
+    t, mach = _maintained_case(nodes, rows)
     s = site.parse(_maintenance_toml(wins))
     sim = Simulation(t, mach, allocator=allocator, site=s)
 
@@ -442,14 +433,7 @@ def test_skipping_idle_ticks_keeps_the_schedule(trace, allocator, period):
     from schedbench.engine.simulation import Simulation
 
     nodes, wins, rows = trace
-    t = jobs.from_columns(
-        job_id=[r["job_id"] for r in rows], submit=[r["submit"] for r in rows], run=[r["run"] for r in rows],
-        estimate=[r["pred"] for r in rows], units=[r["units"] for r in rows],
-        unit_cores=[r["unit"][0] for r in rows], unit_gpus=[r["unit"][1] for r in rows],
-        unit_mics=[0] * len(rows), unit_mem=[0] * len(rows), req_nodes=[r["req_nodes"] for r in rows],
-    )
-    cap = np.array(nodes, dtype=np.int64)
-    mach = machine.Machine(cap, machine.spec_of(cap))
+    t, mach = _maintained_case(nodes, rows)
     s = site.parse(_maintenance_toml(wins))
     runs = []
     for waits in (False, True):
