@@ -40,6 +40,28 @@ def _assert_no_process_left(pgid: int) -> None:
     pytest.fail("processes of the sweep outlived it")
 
 
+def _interrupt(proc, send) -> tuple[str, float]:
+    """Send SIGINT with ``send(pid)`` to a running sweep; (its stderr, seconds until it
+    stopped).  Whatever happens, nothing of it is left running."""
+    try:
+        assert proc.poll() is None
+        t0 = time.monotonic()
+        send(proc.pid)
+        _, err = proc.communicate(timeout=60)
+        return err, time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
+def _assert_stopped_cleanly(proc, err: str, took: float) -> None:
+    assert proc.returncode == 130, err
+    assert took < 3.0, f"stopped {took:.2f} s after SIGINT"
+    assert "Traceback" not in err and err.splitlines()[-1] == "schedbench: interrupted"
+    _assert_no_process_left(proc.pid)
+
+
 @pytest.mark.skipif(not (HPC2N.exists() and KTH.exists()), reason="shared HPC2N and KTH logs not present")
 def test_ctrl_c_stops_a_process_pool_sweep_and_keeps_finished_runs(tmp_path):
     cfg, out = tmp_path / "sweep.toml", tmp_path / "results"
@@ -56,19 +78,14 @@ def test_ctrl_c_stops_a_process_pool_sweep_and_keeps_finished_runs(tmp_path):
             assert time.monotonic() < deadline, "no run finished in time"
             time.sleep(0.05)
         time.sleep(0.5)
-        assert proc.poll() is None
-        t0 = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the parent and its workers
-        _, err = proc.communicate(timeout=60)
-        took = time.monotonic() - t0
-    finally:
+    except BaseException:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 130, err
-    assert took < 3.0, f"stopped {took:.2f} s after SIGINT"
-    assert "Traceback" not in err and err.splitlines()[-1] == "schedbench: interrupted"
-    _assert_no_process_left(proc.pid)
+        raise
+    # as a terminal's Ctrl-C: the parent and its workers
+    err, took = _interrupt(proc, lambda pid: os.killpg(pid, signal.SIGINT))
+    _assert_stopped_cleanly(proc, err, took)
     assert not (out / ".tmp").exists() or not list((out / ".tmp").iterdir())  # no half-written run
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == 1 and runs["status"].to_list() == ["ok"] and "KTH" in runs["workload"][0]
@@ -98,17 +115,12 @@ def test_ctrl_c_stops_a_sweep_while_its_workers_compile(tmp_path):
             assert time.monotonic() < deadline, "the sweep did not start"
             time.sleep(0.05)
         time.sleep(3.0)  # the workers are compiling their pair's kernels
-        assert proc.poll() is None
-        t0 = time.monotonic()
-        os.kill(proc.pid, signal.SIGINT)  # `kill -INT PID`: the parent alone, which stops its workers
-        _, err = proc.communicate(timeout=60)
-        took = time.monotonic() - t0
-    finally:
+    except BaseException:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 130, err
-    assert took < 3.0, f"stopped {took:.2f} s after SIGINT"
-    assert "Traceback" not in err and err.splitlines()[-1] == "schedbench: interrupted"
+        raise
+    # `kill -INT PID`: the parent alone, which stops its workers
+    err, took = _interrupt(proc, lambda pid: os.kill(pid, signal.SIGINT))
+    _assert_stopped_cleanly(proc, err, took)
     assert pl.read_parquet(out / "runs.parquet").height == 0
-    _assert_no_process_left(proc.pid)

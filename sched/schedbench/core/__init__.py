@@ -67,6 +67,13 @@ class Setup(NamedTuple):
         live = self.jobs[:, J_STATE] != JobState.DROPPED
         return bool(np.all(self.pool_type[live] >= 0))
 
+    @property
+    def site_binds_nodes(self) -> bool:
+        """Whether the site's rules act on particular nodes (maintenance windows, or cores
+        kept on GPU nodes of this machine): a plan must then book nodes, even for pool jobs."""
+        s = self.site
+        return s is not None and bool(s.mwin.size or (s.gpu_node_cores and (self.machine.capacity[:, 1] > 0).any()))
+
 
 class JittedScheduler(NamedTuple):
     """What a jitted scheduler's factory returns: its ``state`` (a namedtuple whose class

@@ -247,13 +247,9 @@ def start_run(
 
 def workload_of(setup) -> registry.Workload:
     """What the registry's capabilities ask of a prepared run (:func:`registry.workload_shape`):
-    whether its replayed jobs are all pool jobs, and whether the site's windows or kept
-    cores make bookings per node (as the conservative factory decides)."""
-    arrays = setup.site
-    per_node = arrays is not None and bool(
-        arrays.mwin.size or (arrays.gpu_node_cores and (setup.machine.capacity[:, 1] > 0).any())
-    )
-    return registry.workload_shape(setup.all_pool, per_node)
+    whether its replayed jobs are all pool jobs, and whether the site's rules bind nodes
+    (as the conservative factory decides)."""
+    return registry.workload_shape(setup.all_pool, setup.site_binds_nodes)
 
 
 def result(core, status, table, machine, scheduler, allocator, predictor, simulate_s, passes, options) -> ReplayResult:

@@ -23,9 +23,8 @@ def conservative(setup) -> JittedScheduler:
     n = J.shape[0]
     capacity = setup.machine.capacity
     arrays = getattr(setup, "site", None)
-    ptype = np.maximum(setup.pool_type, 0) if setup.all_pool else None  # a pool plan books by type
-    if arrays is not None and (arrays.mwin.size or (arrays.gpu_node_cores and (capacity[:, 1] > 0).any())):
-        ptype = None  # windows and kept cores are per node: bookings must hold nodes
+    # a pool plan books by type; windows and kept cores are per node: bookings must hold nodes
+    ptype = np.maximum(setup.pool_type, 0) if setup.all_pool and not setup.site_binds_nodes else None
     cap = 64
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
