@@ -31,6 +31,8 @@ class Status(enum.IntEnum):
     NOT_STARTED = 4  # a Python policy left the job queued when nothing else could happen
     REJECTED_BY_LIMIT = 5  # a site policy refuses it for ever (schedbench.plan.site)
     DROPPED_NO_SUBMIT = 6  # a negative (unknown) submit time: the first reason tested; last for stable codes
+    NEVER_STARTED = 7  # the log says it never ran (a Slurm job cancelled while pending, or pending / running at dump time)
+    NO_ELIGIBLE_NODES = 8  # its partition and features leave no node that can host it
 
 
 STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)

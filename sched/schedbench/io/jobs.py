@@ -20,7 +20,16 @@ Columns, in order:
 * ``estimate``: the user's requested wall time used by the scheduler (s);
 * ``contiguous``: 1 when the job asks for one block of consecutive node indices (Slurm's
   ``--contiguous``; only AUCSCHED honours it, placing such a job with its type A or B
-  bids), otherwise 0 or -1 (no constraint).
+  bids), otherwise 0 or -1 (no constraint);
+* ``constraint``: index into ``meta["constraints"]`` (a list of node-feature expressions in
+  Slurm's ``--constraint`` syntax, ``a&b``, ``a|b``, ``[a|b]``; a typed GPU request adds the
+  term ``gpu:TYPE``), or -1 when the job asks for no feature.
+
+Slurm logs (:mod:`schedbench.io.sacct`) use the SWF columns with these meanings: ``partition``
+is a code of ``meta["partitions"]`` ({name: code}; -1: the cluster's default partition),
+``queue`` a code of ``meta["qos"]``, ``group`` a code of ``meta["accounts"]`` (Slurm's fair-share
+unit is the account), ``user`` a code of ``meta["users"]`` (or the UID); ``wait`` is the
+logged Start - Submit, so the log's own start is ``submit + wait`` when ``wait >= 0``.
 
 For an SWF job (see ``docs/reference/replay-contract.md`` §1) ``units`` is the requested
 processor count when positive, else the allocated one, each unit is one core, and
@@ -65,6 +74,7 @@ REQUEST_FIELDS: tuple[str, ...] = (
     "req_nodes",
     "estimate",
     "contiguous",
+    "constraint",
 )
 
 
@@ -97,6 +107,7 @@ class JobTable(NamedTuple):
     req_nodes: np.ndarray
     estimate: np.ndarray
     contiguous: np.ndarray
+    constraint: np.ndarray
 
     def __len__(self) -> int:  # type: ignore[override]
         return int(self.job_id.shape[0])
@@ -214,6 +225,8 @@ def derive_swf_request(table: JobTable, keep: set[str] | frozenset[str] = frozen
         np.copyto(table.estimate, np.where(table.time_req > 0, table.time_req, table.run))
     if "contiguous" not in keep:
         table.contiguous[:] = 0
+    if "constraint" not in keep:
+        table.constraint[:] = -1
     return table
 
 

@@ -40,13 +40,38 @@ RESOURCE_NAMES: tuple[str, ...] = ("cores", "gpus", "mics", "mem")
 N_RESOURCES = len(RESOURCE_NAMES)
 
 
+class Partition(NamedTuple):
+    """A named subset of the nodes (a Slurm partition; partitions may overlap).
+
+    ``nodes``: int64 (k,) node indices; ``max_time``: longest run allowed (s, -1: none);
+    ``job_factor`` / ``tier``: Slurm's PriorityJobFactor / PriorityTier; ``def_mem_per_cpu``
+    / ``def_mem_per_node``: memory (MiB) given to a job that asks for none (0: none set)."""
+
+    name: str
+    nodes: np.ndarray
+    default: bool = False
+    max_time: int = -1
+    job_factor: int = 1
+    tier: int = 1
+    def_mem_per_cpu: int = 0
+    def_mem_per_node: int = 0
+
+
 class Machine(NamedTuple):
     """``capacity``: int64 ``(n_nodes, 4)`` (cores, GPUs, MICs, MiB); ``spec``: a string that
-    :func:`parse` turns back into the same machine; ``note``: how it was derived."""
+    :func:`parse` turns back into the same machine; ``note``: how it was derived.
+
+    A machine read from a ``slurm.conf`` also names its nodes (``node_names``), gives each
+    node its set of features (``node_features``: Slurm's Feature= values, plus ``gpu:TYPE``
+    for a node whose GPUs are typed) and its ``partitions``; the others leave them empty
+    (every node serves every job)."""
 
     capacity: np.ndarray
     spec: str
     note: str = ""
+    node_names: tuple[str, ...] = ()
+    node_features: tuple[frozenset, ...] = ()
+    partitions: tuple[Partition, ...] = ()
 
     @property
     def n_nodes(self) -> int:
