@@ -367,7 +367,7 @@ class _Reader:
                 first = lineno
             stripped = raw.rstrip()
             if stripped.endswith("\\"):
-                pending += stripped[:-1] + " "
+                pending += stripped[:-1]  # joined as is, as Slurm does: a blank before the \\ separates
                 continue
             logical, pending = pending + raw, ""
             where = f"{path}:{first}"
@@ -453,6 +453,8 @@ class _Reader:
                 pass
             elif key not in IGNORED_KEYS:
                 self._unknown(written)
+        except DataError:
+            raise
         except ValueError:
             raise DataError(f"{where}: {written}={value}: {_expected(key)}") from None
 
