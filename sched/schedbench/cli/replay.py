@@ -71,6 +71,11 @@ def register(sub) -> None:
         help="a new or empty folder, or a former run's folder, which is replaced whole (a folder holding "
         "other files is refused)",
     )
+    p.add_argument(
+        "--slurm-accounts", metavar="FILE",
+        help="account shares and QOS priorities for the slurm scheduler: the output of 'sacctmgr -P show assoc "
+        "format=Account,User,Share' and/or 'sacctmgr -P show qos format=Name,Priority' (default: equal shares)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     _option_flags(p)
     p.set_defaults(func=_run)
@@ -183,6 +188,12 @@ def _run(args) -> int:
         site = load_site(args.site)
     else:
         site = None
+    if args.slurm_accounts:  # a bad file fails before the trace is read
+        from ..io.sacctmgr import read_accounts
+
+        slurm_accounts = read_accounts(args.slurm_accounts)
+    else:
+        slurm_accounts = None
     check_output_folder(args.output)  # an -o that cannot be written fails now, not after the replay
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
@@ -190,6 +201,8 @@ def _run(args) -> int:
             table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
         if table.n_jobs == 0:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
+        if slurm_accounts is not None:
+            meta["slurm_accounts"] = slurm_accounts
         print_notices(meta.get("notices", ()) + fair_share_notices(args, options, table))
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
