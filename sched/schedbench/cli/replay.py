@@ -77,6 +77,11 @@ def register(sub) -> None:
         "format=Account,User,Share' and/or 'sacctmgr -P show qos format=Name,Priority' (default: equal shares)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--compare-log", action="store_true",
+        help="then set every job's replayed start against the start its log recorded "
+        "(as `schedbench compare-log DIR`)",
+    )
     _option_flags(p)
     p.set_defaults(func=_run)
 
@@ -213,8 +218,11 @@ def _run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
+    # a reader that names partitions (sacct) gives {name: code}: kept so that compare-log
+    # and readers of jobs.parquet's partition codes can name them
+    named = {"partitions": meta["partitions"]} if meta.get("partitions") else {}
     summary = results.result().write_run(
-        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
+        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"], **named}
     )
     if not args.quiet:
         print(format_summary(summary))
@@ -222,6 +230,12 @@ def _run(args) -> int:
         print(f"schedbench: error: {args.trace}: none of its {table.n_jobs:,} jobs could be replayed "
               f"(jobs.parquet gives each one's status)", file=sys.stderr)
         return 1
+    if args.compare_log:
+        from .compare_log import compare_and_write
+
+        if not args.quiet:
+            print()
+        compare_and_write(args.output, args.quiet)
     return 0
 
 
