@@ -163,6 +163,15 @@ def print_notices(lines) -> None:
         print(f"schedbench: warning: {line}", file=sys.stderr)
 
 
+def eligibility_notices(table, meta: dict, machine) -> list[str]:
+    """What the jobs' partitions and features leave out or ignore on this machine
+    (:func:`schedbench.plan.eligibility.node_classes`; the replay compiles them again)."""
+    from ..plan.eligibility import node_classes
+
+    classes = node_classes(table, meta, machine)
+    return [] if classes is None else classes.notices
+
+
 def fair_share_notices(args, options: dict, table) -> list[str]:
     """:func:`schedbench.plan.accounts.notices` for a scheduler that charges jobs to
     accounts (one declaring the ``account`` option); none for the others."""
@@ -208,7 +217,8 @@ def _run(args) -> int:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
         if slurm_accounts is not None:
             meta["slurm_accounts"] = slurm_accounts
-        print_notices(meta.get("notices", ()) + fair_share_notices(args, options, table))
+        print_notices(meta.get("notices", ()) + eligibility_notices(table, meta, machine)
+                      + fair_share_notices(args, options, table))
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
             result = replay(
