@@ -38,6 +38,8 @@ STATUSES: tuple[str, ...] = (
     "not_started",
     "rejected_by_limit",
     "dropped_no_submit",
+    "never_started",
+    "no_eligible_nodes",
 )
 """Every value the ``status`` column may take."""
 
@@ -126,7 +128,10 @@ def counts(jobs: pl.DataFrame) -> dict[str, int]:
     ``input`` = all rows; ``replayed``; ``dropped_no_submit``, ``dropped_no_runtime``,
     ``dropped_no_size``, ``dropped_too_wide`` (left out of the replay, contract §2);
     ``dropped`` = the sum of the four; ``not_started`` (queued when the replay ended);
-    ``rejected_by_limit`` (a site policy refuses the job for ever, :mod:`schedbench.plan.site`).
+    ``rejected_by_limit`` (a site policy refuses the job for ever, :mod:`schedbench.plan.site`);
+    ``never_started`` (the log says the job never ran: a Slurm job cancelled while pending,
+    or pending or running when the history was dumped); ``no_eligible_nodes`` (its
+    partition and features leave it no node, :mod:`schedbench.plan.eligibility`).
     Raises ValueError on a status outside :data:`STATUSES`.
     """
     by = dict(jobs.group_by("status").len().iter_rows())

@@ -304,6 +304,8 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "jobs_dropped": {k: v for k, v in counts.items() if k.startswith("dropped")},
         "jobs_not_started": counts["not_started"],
         "jobs_rejected_by_limit": counts["rejected_by_limit"],
+        "jobs_never_started": counts["never_started"],
+        "jobs_no_eligible_nodes": counts["no_eligible_nodes"],
         "jobs_killed": int(np.count_nonzero(_killed(result))),
         "passes": int(result.passes),
         "period": result.options.get("period"),

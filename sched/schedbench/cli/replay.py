@@ -266,13 +266,18 @@ def format_summary(summary: dict) -> str:
     dropped = ", ".join(f"{k[8:]} {v}" for k, v in summary["jobs_dropped"].items() if v) or "none"
     if summary.get("jobs_rejected_by_limit"):
         dropped += f"; rejected by a site limit: {summary['jobs_rejected_by_limit']:,}"
+    if summary.get("jobs_never_started"):
+        dropped += f"; never started in the log: {summary['jobs_never_started']:,}"
+    if summary.get("jobs_no_eligible_nodes"):
+        dropped += f"; no eligible node (partition, features): {summary['jobs_no_eligible_nodes']:,}"
     rows = [
         ("run", summary["label"] + f" (predictor {summary['predictor']}"
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
         *([("killed at their request", f"{summary['jobs_killed']:,}")] if summary.get("on_overrun") == "kill" else []),
-        ("wait mean / median / p95 (s)", " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95"))),
+        ("wait mean / median / p95 / p99 / max (s)",
+         " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95", "wait_p99", "wait_max"))),
         ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),
         ("utilisation", num(m.get("utilisation"), "{:.3f}")),
         ("mean queue length", num(m.get("queue_mean"), "{:,.2f}")),
