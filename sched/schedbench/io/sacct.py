@@ -162,6 +162,29 @@ _TRES_TYPED_GPU_RE = r"(?:^|,)gres/gpu:(?P<t>[^=,]+)=(?P<n>\d+)"
 _GRES_GPU_RE = r"(?:^|,)(?:gres[:/])?gpu(?::(?P<t>[^:,(]+))?:(?P<n>\d+)"
 
 
+def _clock_seconds(s):
+    """Seconds of the usual duration shape ``[D-]HH:MM:SS`` (a polars string expression; null
+    for anything else): sliced from the right, cheaper than a regular expression."""
+    import polars as pl
+
+    def part(start, length=None):
+        return s.str.slice(start, length).str.to_integer(strict=False)
+
+    seconds = (s.str.head(-9).str.to_integer(strict=False).fill_null(0) * 86400 + part(-8, 2) * 3600
+               + part(-5, 2) * 60 + part(-2))
+    shape = s.str.contains(r"^(?:\d+-)?\d\d:\d\d:\d\d$")
+    return pl.when(shape).then(seconds)
+
+
+def _duration_seconds(s):
+    """Seconds of every duration shape sacct prints (a string Series; null for the others)."""
+    import polars as pl
+
+    g = s.str.extract_groups(_DURATION_RE).struct
+    return (g.field("d").cast(pl.Int64).fill_null(0) * 86400 + g.field("h").cast(pl.Int64).fill_null(0) * 3600
+            + g.field("m").cast(pl.Int64) * 60 + g.field("s").cast(pl.Int64))
+
+
 def _tres_int(key: str) -> str:
     return rf"(?:^|,){re.escape(key)}=(\d+)(?:,|$)"
 
@@ -371,6 +394,7 @@ def parse_bytes(data: bytes, name: str = "<bytes>", tz: str = "UTC") -> tuple[_j
         odd = np.empty((n_odd, 4), dtype=np.int64)
         _odd_lines(buf, header_end + 1, len(names), odd)
     odd = odd[:n_odd]
+    del buf
     blank = odd[odd[:, 2] == 0]
     short = odd[(odd[:, 2] > 0) & (odd[:, 2] < len(names))]
     if short.size:
@@ -378,17 +402,25 @@ def parse_bytes(data: bytes, name: str = "<bytes>", tz: str = "UTC") -> tuple[_j
     long = odd[odd[:, 2] > len(names)]
     repaired_in: set[str] = set()
     if long.size or blank.size:
-        patched = buf.copy()
-        for start, end, _fields, number in long:
-            line = data[start:end]
-            cuts = _repair_cuts(line, names, name, int(number))
-            patched[start + np.asarray(cuts, dtype=np.int64)] = _PLACEHOLDER
-            repaired_in.update(_columns_cut(line, names, cuts))
-        if blank.size:  # cut the blank lines out (a first blank row would fool polars' field count)
-            keep = np.ones(patched.size, dtype=bool)
-            keep[blank[:, 0]] = False  # each blank line is its '\n' alone
-            patched = patched[keep]
-        data = patched.tobytes()
+        # the text again, in one join: lines with a '|' inside a value get a placeholder
+        # there, blank lines are left out (a first blank row would fool polars' field count)
+        view, parts, at = memoryview(data), [], header_end + 1
+        parts.append(view[:at])
+        for start, end, fields, number in odd[np.argsort(odd[:, 0])]:
+            parts.append(view[at:start])
+            if fields == 0:
+                at = end + 1
+                continue
+            line = bytearray(view[start:end])
+            cuts = _repair_cuts(bytes(line), names, name, int(number))
+            repaired_in.update(_columns_cut(bytes(line), names, cuts))
+            for cut in cuts:
+                line[cut] = _PLACEHOLDER
+            parts.append(line)
+            at = end
+        parts.append(view[at:])
+        data = b"".join(parts)
+        del view, parts
         n_lines -= blank.shape[0]
     if long.size:
         notices.append(f"{name}:{long[0, 3]}: {_plural(long.shape[0], 'line has', 'lines have')} more fields than "
@@ -404,7 +436,7 @@ def parse_bytes(data: bytes, name: str = "<bytes>", tz: str = "UTC") -> tuple[_j
         columns=[k for _, k in used], encoding="utf8-lossy",
     )
     df.columns = [c for c, _ in used]  # polars' own names for unnamed columns vary between versions
-    del data, buf
+    del data
     if "Constraints" in repaired_in:
         df = df.with_columns(pl.col("Constraints").str.replace_all(chr(_PLACEHOLDER), "|", literal=True))
 
@@ -501,38 +533,37 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
             value = f.get_column(column)[j]
             raise DataError(f"{name}:{line_of(int(source[column][j]))}: column {column}: {value!r} is not {what}")
 
-    # ---- parse every column (one select: polars evaluates the expressions in parallel)
+    # ---- parse: the columns every job needs in one select (polars evaluates the expressions
+    # side by side); the fallbacks (CPUs from ReqTRES, memory from ReqTRES, GPUs from the
+    # allocation or GRES) only on the rows that need them
     exprs = {}
     for column in _TIMES:
         if column in has:
             exprs[column] = pl.col(column).str.strptime(pl.Datetime("us"), "%Y-%m-%dT%H:%M:%S", strict=False)
     for column in _DURATIONS:
         if column in has:
-            exprs[column] = pl.col(column).str.extract_groups(_DURATION_RE)
-    for column in _INTEGERS + ("UID",):
+            exprs[column] = _clock_seconds(pl.col(column))
+    for column in _INTEGERS:
         if column in has:
             exprs[column] = pl.col(column).str.to_integer(strict=False)
     if "ReqMem" in has:
         exprs["ReqMem"] = pl.col("ReqMem").str.extract_groups(_MEM_RE)
-    for tres in ("ReqTRES", "AllocTRES"):
-        if tres in has:
-            s = pl.col(tres)
-            exprs[f"{tres}.gpu"] = s.str.extract(_tres_int("gres/gpu"), 1).cast(pl.Int64)
-            exprs[f"{tres}.typed"] = s.str.extract_groups(_TRES_TYPED_GPU_RE)
     if "ReqTRES" in has:
-        s = pl.col("ReqTRES")
-        exprs["ReqTRES.cpu"] = s.str.extract(_tres_int("cpu"), 1).cast(pl.Int64)
-        exprs["ReqTRES.node"] = s.str.extract(_tres_int("node"), 1).cast(pl.Int64)
-        exprs["ReqTRES.mem"] = s.str.extract_groups(_TRES_MEM_RE)
-    for gres in ("ReqGRES", "AllocGRES"):
-        if gres in has:
-            exprs[gres] = pl.col(gres).str.extract_groups(_GRES_GPU_RE)
+        exprs["ReqTRES.node"] = pl.col("ReqTRES").str.extract(_tres_int("node"), 1).cast(pl.Int64)
+        exprs["ReqTRES.gpu"] = pl.col("ReqTRES").str.extract(_tres_int("gres/gpu"), 1).cast(pl.Int64)
+        exprs["ReqTRES.typed"] = pl.col("ReqTRES").str.extract_groups(_TRES_TYPED_GPU_RE)
     if "State" in has:
-        exprs["State"] = pl.col("State").str.extract(r"^([A-Z_]+)", 1)
+        exprs["State"] = pl.col("State").str.split_exact(" ", 1).struct.field("field_0")  # "CANCELLED by 0"
     p = f.select(**exprs) if exprs else pl.DataFrame()
 
     def int_of(key):
         return p.get_column(key).fill_null(-1).to_numpy() if key in p.columns else None
+
+    def on_rows(need: np.ndarray, column: str, parse) -> tuple[np.ndarray, pl.Series | pl.DataFrame | None]:
+        """``parse`` (a function of a string Series) applied to ``column`` on the rows where
+        ``need`` holds: (those rows, its result)."""
+        rows = np.flatnonzero(need) if column in has else np.empty(0, dtype=np.int64)
+        return rows, (parse(f.get_column(column).gather(rows)) if rows.size else None)
 
     # times: seconds since the epoch (int64, -1 unknown)
     times = {}
@@ -558,13 +589,18 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
     for column in _DURATIONS:
         if column not in has:
             continue
+        seconds = p.get_column(column).fill_null(-1).to_numpy().copy()  # (polars gives a read-only view)
+        # the other shapes (MM:SS, a fraction) and the words, on their rows only
         raw = f.get_column(column)
-        g = p.get_column(column).struct
-        seconds = (g.field("d").cast(pl.Int64).fill_null(0) * 86400 + g.field("h").cast(pl.Int64).fill_null(0) * 3600
-                   + g.field("m").cast(pl.Int64) * 60 + g.field("s").cast(pl.Int64))
-        fail(column, (seconds.is_null() & raw.is_not_null() & ~raw.is_in(_UNKNOWN_DURATION)).to_numpy(),
-             "a duration ([D-]HH:MM:SS, MM:SS, UNLIMITED or Partition_Limit)")
-        durations[column] = seconds.fill_null(-1).to_numpy()
+        rows, other = on_rows((seconds < 0) & raw.is_not_null().to_numpy(), column, _duration_seconds)
+        if rows.size:
+            words = f.get_column(column).gather(rows).is_in(_UNKNOWN_DURATION).to_numpy()
+            value = other.fill_null(-1).to_numpy()
+            bad = np.zeros(n, dtype=bool)
+            bad[rows] = (value < 0) & ~words
+            fail(column, bad, "a duration ([D-]HH:MM:SS, MM:SS, UNLIMITED or Partition_Limit)")
+            seconds[rows] = value
+        durations[column] = seconds
 
     integers = {}
     for column in _INTEGERS:
@@ -580,28 +616,50 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
                 np.copyto(out, a, where=(out <= 0) & (a > 0))
         return out
 
+    def fill_from(out: np.ndarray, need: np.ndarray, column: str, parse) -> np.ndarray:
+        """``out`` with the rows where ``need`` holds replaced by the positive values ``parse``
+        finds in ``column`` there."""
+        rows, found = on_rows(need, column, parse)
+        if rows.size:
+            value = found.fill_null(-1).to_numpy()
+            out[rows[value > 0]] = value[value > 0]
+        return out
+
     # ---- resources
     nodes = np.maximum(first_positive(int_of("ReqTRES.node"), integers.get("NNodes"), integers.get("ReqNodes")), 1)
-    cpus = first_positive(integers.get("AllocCPUS"), integers.get("NCPUS"), integers.get("ReqCPUS"),
-                          int_of("ReqTRES.cpu"))
+    cpus = first_positive(integers.get("AllocCPUS"), integers.get("NCPUS"), integers.get("ReqCPUS"))
+    cpus = fill_from(cpus, cpus <= 0, "ReqTRES", lambda s: s.str.extract(_tres_int("cpu"), 1).cast(pl.Int64))
     cpus = np.where(cpus > 0, cpus, nodes)
     unit_cores = -(-cpus // nodes)
 
+    gpus = np.full(n, -1, dtype=np.int64)
     gpu_type = pl.Series(np.full(n, None, dtype=object), dtype=pl.String)
-    gres = []
-    for tres in ("ReqTRES", "AllocTRES"):
-        if tres in has:
-            typed = p.get_column(f"{tres}.typed").struct
-            gres += [int_of(f"{tres}.gpu"), typed.field("n").cast(pl.Int64).fill_null(-1).to_numpy()]
-            if tres == "ReqTRES":
-                gpu_type = typed.field("t")
-    for column in ("ReqGRES", "AllocGRES"):
-        if column in has:
-            g = p.get_column(column).struct
-            gres.append(g.field("n").cast(pl.Int64).fill_null(-1).to_numpy() * nodes)
-            if column == "ReqGRES":
-                gpu_type = gpu_type.fill_null(g.field("t"))
-    gpus = np.maximum(first_positive(*(a for a in gres if a is not None)) if gres else np.zeros(n, np.int64), 0)
+    if "ReqTRES" in has:
+        typed = p.get_column("ReqTRES.typed").struct
+        gpus = first_positive(int_of("ReqTRES.gpu"), typed.field("n").cast(pl.Int64).fill_null(-1).to_numpy())
+        gpu_type = typed.field("t")
+    for tres in ("AllocTRES",) if "AllocTRES" in has else ():
+        def alloc_gpus(s):
+            return pl.DataFrame({"s": s}).select(
+                pl.coalesce(pl.col("s").str.extract(_tres_int("gres/gpu"), 1),
+                            pl.col("s").str.extract(_TRES_TYPED_GPU_RE, 2)).cast(pl.Int64)).to_series()
+        gpus = fill_from(gpus, (gpus <= 0) & f.get_column(tres).str.contains("gres/gpu", literal=True)
+                         .fill_null(False).to_numpy(), tres, alloc_gpus)
+    for gres in ("ReqGRES", "AllocGRES"):
+        if gres not in has:
+            continue
+        present = f.get_column(gres).str.contains("gpu", literal=True).fill_null(False).to_numpy()
+        need = present & ((gpus <= 0) | (gpu_type.is_null().to_numpy() if gres == "ReqGRES" else False))
+        rows, found = on_rows(need, gres, lambda s: s.str.extract_groups(_GRES_GPU_RE))
+        if rows.size:
+            count = (found.struct.field("n").cast(pl.Int64).fill_null(-1).to_numpy() * nodes[rows])
+            take = (gpus[rows] <= 0) & (count > 0)
+            gpus[rows[take]] = count[take]
+            if gres == "ReqGRES":
+                kind = np.full(n, None, dtype=object)
+                kind[rows] = found.struct.field("t").to_numpy()
+                gpu_type = gpu_type.fill_null(pl.Series(kind, dtype=pl.String))
+    gpus = np.maximum(gpus, 0)
     unit_gpus = -(-gpus // nodes)
 
     mem = np.zeros(n, dtype=np.float64)  # MiB per node
@@ -613,11 +671,14 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
         mib = (value * g.field("u").replace_strict(_MIB, default=1.0, return_dtype=pl.Float64)).fill_null(0).to_numpy()
         per_cpu = (g.field("per") == "c").fill_null(False).to_numpy()
         mem = np.where(per_cpu, mib * unit_cores, mib)
-    if "ReqTRES" in has:
-        g = p.get_column("ReqTRES.mem").struct
-        total = (g.field("v").cast(pl.Float64)
-                 * g.field("u").replace_strict(_MIB, default=1.0, return_dtype=pl.Float64)).fill_null(0).to_numpy()
-        mem = np.where(mem > 0, mem, total / nodes)
+
+    def tres_mem(s):
+        g = s.str.extract_groups(_TRES_MEM_RE).struct
+        return g.field("v").cast(pl.Float64) * g.field("u").replace_strict(_MIB, default=1.0, return_dtype=pl.Float64)
+
+    rows, total = on_rows(mem <= 0, "ReqTRES", tres_mem)
+    if rows.size:
+        mem[rows] = total.fill_null(0).to_numpy() / nodes[rows]
     unit_mem = np.ceil(mem).astype(np.int64)
 
     # ---- times, started or not
@@ -688,14 +749,14 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
     group = codes("Account", "accounts")
     user = _users(f, has, integers, meta, name, fail, n)
 
-    constraint_text = pl.DataFrame({"c": f.get_column("Constraints") if "Constraints" in has
-                                    else pl.Series(np.full(n, None, dtype=object), dtype=pl.String),
-                                    "t": gpu_type}).select(
-        pl.when(pl.col("t").is_null()).then(pl.col("c"))
-        .when(pl.col("c").is_null()).then(pl.lit("gpu:") + pl.col("t"))
-        .when(pl.col("c").str.contains("|", literal=True)).then("(" + pl.col("c") + ")&gpu:" + pl.col("t"))
-        .otherwise(pl.col("c") + "&gpu:" + pl.col("t")).alias("e")
-    ).get_column("e")
+    constraint_text = f.get_column("Constraints") if "Constraints" in has else gpu_type.clear(n)
+    if gpu_type.null_count() < n:  # a typed GPU request: its term ANDed to the expression
+        constraint_text = pl.DataFrame({"c": constraint_text, "t": gpu_type}).select(
+            pl.when(pl.col("t").is_null()).then(pl.col("c"))
+            .when(pl.col("c").is_null()).then(pl.lit("gpu:") + pl.col("t"))
+            .when(pl.col("c").str.contains("|", literal=True)).then("(" + pl.col("c") + ")&gpu:" + pl.col("t"))
+            .otherwise(pl.col("c") + "&gpu:" + pl.col("t")).alias("e")
+        ).get_column("e")
     exprs_list = sorted(constraint_text.drop_nulls().unique().to_list())
     meta["constraints"] = exprs_list
     constraint = constraint_text.cast(pl.Enum(exprs_list)).to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
