@@ -110,6 +110,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -270,7 +271,14 @@ def read(path, tz: str = "UTC") -> tuple[_jobs.JobTable, dict]:
     table in (submit, job_id) order and its ``meta`` (format, time zone, unix_start_time,
     the name-to-code maps and the notices)."""
     path = Path(path)
-    return parse_bytes(_load_bytes(path), str(path), tz)
+    check_time_zone(tz)
+    # The file is read in a second thread (reading releases the GIL) while this one loads
+    # the kernel and polars, which a process's first reading waits for otherwise.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-read") as pool:
+        data = pool.submit(_load_bytes, path)
+        _odd_lines(np.frombuffer(b"\n", dtype=np.uint8), 0, 1, np.empty((1, 4), dtype=np.int64))
+        import polars  # noqa: F401
+        return parse_bytes(data.result(), str(path), tz)
 
 
 def check_time_zone(tz: str) -> str:
@@ -747,7 +755,7 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
     partition = codes("Partition", "partitions")
     queue = codes("QOS", "qos")
     group = codes("Account", "accounts")
-    user = _users(f, has, integers, meta, name, fail, n)
+    user = _users(f, has, meta)
 
     constraint_text = f.get_column("Constraints") if "Constraints" in has else gpu_type.clear(n)
     if gpu_type.null_count() < n:  # a typed GPU request: its term ANDed to the expression
@@ -779,16 +787,15 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
     return table.take(order), meta
 
 
-def _users(f, has, integers, meta, name, fail, n):
-    """``user`` per job: the UID where it is a number, else a code of the name numbered
-    after the largest UID (sorted names); ``meta["users"]`` = {name: that number}."""
+def _users(f, has, meta) -> np.ndarray:
+    """``user`` per job of the folded frame ``f``: the UID where it is a number, else a code
+    of the User name numbered after the largest UID (in sorted-name order); sets
+    ``meta["users"]`` = {name: that number}."""
     import polars as pl
 
-    uid = np.full(n, -1, dtype=np.int64)
+    uid = np.full(f.height, -1, dtype=np.int64)
     if "UID" in has:
-        raw = f.get_column("UID")
-        value = raw.str.to_integer(strict=False)
-        uid = value.fill_null(-1).to_numpy()
+        uid = f.get_column("UID").str.to_integer(strict=False).fill_null(-1).to_numpy()
     if "User" not in has:
         meta["users"] = {}
         return uid
@@ -798,7 +805,7 @@ def _users(f, has, integers, meta, name, fail, n):
     base = int(uid.max()) + 1 if (uid >= 0).any() else 0
     user = uid.copy()
     if unnumbered:
-        codes = names.cast(pl.Enum(unnumbered), strict=False).to_physical().cast(pl.Int64).to_numpy()
+        codes = names.cast(pl.Enum(unnumbered), strict=False).to_physical().cast(pl.Int64).fill_null(-1).to_numpy()
         user[need] = base + codes[need]
     pairs = pl.DataFrame({"name": names, "user": user}).filter(pl.col("name").is_not_null() & (pl.col("user") >= 0))
     pairs = pairs.sort("name", "user").unique("name", keep="first", maintain_order=True)
