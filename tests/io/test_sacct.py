@@ -438,6 +438,13 @@ def test_header_only_gzip_and_case_insensitive_names(tmp_path):
     assert (table.job_id[0], table.procs_alloc[0], table.status[0]) == (5, 3, sacct.NEVER_STARTED_STATUS)
 
 
+def test_bytes_that_are_not_utf8(tmp_path):
+    path = tmp_path / "dump.txt"
+    path.write_bytes(f"{NAMED}\n{job('1', JobName='x')}\n".replace("|x", "|caf\xe9").encode("latin-1"))
+    table, _ = sacct.read(path)
+    assert table.job_id.tolist() == [1] and table.run.tolist() == [3600]
+
+
 def test_sniff_tells_a_dump_from_an_swf_log(tmp_path):
     swf = tmp_path / "t.swf"
     swf.write_text("; MaxProcs: 8\n1 0 0 10 1 -1 -1 1 20 -1 1 1 1 1 1 1 -1 -1\n")
