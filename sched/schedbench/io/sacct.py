@@ -94,7 +94,8 @@ Constraints a well-formed expression.  Otherwise the line is refused as ``file:l
 where the header has M``; a line with too few fields is refused the same way; a value that
 does not parse (a time, a duration, a number, a memory size) is refused as ``file:line``
 naming the column.  Only the values a job uses are read: a malformed value in a step whose
-job line has its own goes unnoticed.
+job line has its own goes unnoticed.  Bytes that are not UTF-8 (a job name in Latin-1) are
+read as replacement characters.
 
 **Notices** (``meta["notices"]``, one line each): repaired lines, steps without their job,
 renumbered ids, jobs without a Submit, skipped repeated headers, and how many jobs never
@@ -335,8 +336,7 @@ def _repair_cuts(line: bytes, names: list[str], name: str, number: int) -> list[
     else:
         for taken in range(extra + 1):
             absorb = {constraint: taken, free[0]: extra - taken}
-            cuts = _cuts(fields, absorb)
-            value = _value(line, fields, absorb, constraint, cuts)
+            value = _value(fields, absorb, constraint)
             if value == "" or _CONSTRAINT_RE.fullmatch(value):
                 readings.append(absorb)
         if len(readings) != 1:
@@ -356,8 +356,8 @@ def _cuts(fields: list[bytes], absorb: dict[int, int]) -> list[int]:
     return cuts
 
 
-def _value(line: bytes, fields, absorb, column: int, cuts) -> str:
-    """The text of ``column`` in the reading ``absorb``."""
+def _value(fields: list[bytes], absorb: dict[int, int], column: int) -> str:
+    """The text of ``column`` when the columns of ``absorb`` take that many extra fields."""
     raw = sum(1 + absorb.get(c, 0) for c in range(column))
     return b"|".join(fields[raw : raw + 1 + absorb.get(column, 0)]).decode("utf-8", "replace")
 
