@@ -18,13 +18,14 @@ from ..declarations import ENGINE_OPTIONS
 from ..engine.replay import replay
 from ..errors import DataError, UsageError
 from ..io import load as workload_io
+from ..io.sacct import check_time_zone
 
 
 def register(sub) -> None:
     p = sub.add_parser(
         "replay",
         help="replay a trace or workload and write per-job Parquet, allocations, a timeline and a summary",
-        description="Replay TRACE (an SWF log, a catalog log name, or a Parquet job table) "
+        description="Replay TRACE (an SWF log, a Slurm sacct -P dump, a catalog log name, or a Parquet job table) "
         "and write DIR/jobs.parquet, DIR/allocations.parquet, DIR/timeline.parquet and "
         "DIR/summary.json.",
         epilog="schedulers (-s):\n" + registry.describe(registry.SCHEDULERS)
@@ -51,6 +52,10 @@ def register(sub) -> None:
         help="what the scheduler believes a job runs: a registered predictor (listed below; default %(default)s)",
     )
     p.add_argument("--limit", type=int, metavar="N", help="replay only the first N jobs")
+    p.add_argument(
+        "--tz", default="UTC", metavar="ZONE",
+        help="the time zone a sacct dump's times are in (an IANA name such as Europe/Paris; default UTC)",
+    )
     p.add_argument(
         "--option", "-O", action="append", metavar="NAME=VALUE",
         help="a scheduler or allocator option (repeatable; the options are listed below)",
@@ -196,6 +201,7 @@ def _run(args) -> int:
     options = options_of(args)
     registry.check_option_names(options)  # an unknown name first: it names every known one
     refuse_options_the_pair_does_not_take(args, options)
+    check_time_zone(args.tz)
     if args.site:
         from ..plan.site import load as load_site
 
@@ -212,7 +218,7 @@ def _run(args) -> int:
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
         with startup_phase():  # the first kernel load builds numba's typing context
-            table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
+            table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit, tz=args.tz)
         if table.n_jobs == 0:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
         if slurm_accounts is not None:

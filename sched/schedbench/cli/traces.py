@@ -60,9 +60,11 @@ def register(sub) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_fetch)
 
-    p = actions.add_parser("info", help="header fields and a summary of an SWF log")
-    p.add_argument("log", metavar="PATH|NAME", help="an SWF file, or the name of a cached catalog log")
+    p = actions.add_parser("info", help="header fields and a summary of an SWF log or a sacct -P dump")
+    p.add_argument("log", metavar="PATH|NAME", help="an SWF file, a sacct -P dump, or the name of a cached catalog log")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--tz", default="UTC", metavar="ZONE",
+                   help="the time zone a sacct dump's times are in (an IANA name; default UTC)")
     p.set_defaults(func=_info)
 
     p = actions.add_parser(
@@ -161,9 +163,12 @@ def summarise(table: jobs.JobTable, header: swf.SWFHeader) -> dict:
 
 
 def _info(args) -> int:
-    from ..io import fetch
+    from ..io import fetch, sacct
 
+    sacct.check_time_zone(args.tz)
     path = fetch.resolve(args.log)
+    if sacct.sniff(path):
+        return _sacct_info(path, args)
     table, header = swf.read(path)
     summary = summarise(table, header)
     if args.json:
@@ -191,4 +196,49 @@ def _info(args) -> int:
         if "first_submit_utc" in span:
             text += f"; {span['first_submit_utc']} to {span['last_end_utc']}"
         print(text + ")")
+    return 0
+
+
+def summarise_sacct(table: jobs.JobTable, meta: dict, path) -> dict:
+    """The facts `traces info` prints for a sacct dump (:func:`schedbench.io.sacct.read`'s
+    table and meta): :func:`summarise`'s job count, unknown fields and time span, the jobs
+    that never started, the partitions, QOS, accounts, users and constraints, the notices."""
+    from ..io import sacct
+
+    summary = summarise(table, swf.SWFHeader(unix_start_time=meta.get("unix_start_time"), path=str(path)))
+    del summary["out_of_order"]  # the reader sorts by arrival; a dump's order is by job id
+    summary.update(
+        format="sacct", time_zone=meta["time_zone"],
+        never_started=int(np.count_nonzero(table.status == sacct.NEVER_STARTED_STATUS)),
+        partitions=list(meta["partitions"]), qos=list(meta["qos"]), accounts=len(meta["accounts"]),
+        users=len(meta["users"]), constraints=meta["constraints"], notices=meta["notices"],
+    )
+    return summary
+
+
+def _sacct_info(path, args) -> int:
+    from ..io import sacct
+
+    table, meta = sacct.read(path, args.tz)
+    summary = summarise_sacct(table, meta, path)
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2, default=str)
+        print()
+        return 0
+    print(f"file: {path}")
+    print(f"format: sacct -P dump, times read in {summary['time_zone']}")
+    print(f"jobs: {summary['jobs']}")
+    print(f"never started (status {sacct.NEVER_STARTED_STATUS}, not replayed): {summary['never_started']}")
+    for label, key in (("partitions", "partitions"), ("QOS", "qos"), ("constraints", "constraints")):
+        print(f"{label}: {', '.join(summary[key]) or 'none'}")
+    print(f"accounts: {summary['accounts']}, users: {summary['users']}")
+    print(f"fields -1 throughout: {', '.join(summary['unknown_fields']) or 'none'}")
+    span = summary.get("time_span")
+    if span:
+        text = f"time span: {span['days']} days (submit {span['first_submit']} s to end {span['last_end']} s"
+        if "first_submit_utc" in span:
+            text += f"; {span['first_submit_utc']} to {span['last_end_utc']}"
+        print(text + ")")
+    for line in summary["notices"]:
+        print(f"notice: {line}")
     return 0

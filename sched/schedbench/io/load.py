@@ -1,5 +1,6 @@
 """Load any workload the CLI accepts: an SWF log (plain or gzip; Alea's 21-field extended
-SWF is recognised by its first data line, see :mod:`schedbench.io.alea`), a catalog log name
+SWF is recognised by its first data line, see :mod:`schedbench.io.alea`), a Slurm ``sacct -P``
+dump (recognised by its header line, see :mod:`schedbench.io.sacct`), a catalog log name
 (from the cache), or a Parquet job table; and the machine it runs on."""
 
 from __future__ import annotations
@@ -10,17 +11,17 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, UsageError
-from . import alea, jobs, machine, slurm_conf, swf
+from . import alea, jobs, machine, sacct, slurm_conf, swf
 
 
-def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
+def load(trace: str, machine_arg: str | None = None, limit: int | None = None, tz: str = "UTC"):
     """Returns ``(table, machine, meta, parse_s)``.
 
     The machine is ``machine_arg`` (a spec string or node file; a slurm.conf also puts its
     scheduling policy in ``meta["slurm"]``) when given, else the one
     recorded in a Parquet table's metadata, else the SWF header's (see
     :func:`schedbench.io.machine.from_swf_header`).  ``limit`` keeps the first N jobs in
-    (submit, id) order.
+    (submit, id) order.  ``tz`` is the time zone a sacct dump's times are read in.
 
     ``meta["notices"]`` lists, one line each, what the reading guessed or will leave out
     (jobs without a submit time, truncated fractions, a machine sized to the widest job),
@@ -44,6 +45,13 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
         mach = _machine(machine_arg, meta, notices) if machine_arg else (machine.from_spec(default) if default else None)
         if mach is None:
             raise UsageError(f"{path} records no machine: give --machine")
+    elif sacct.sniff(path):
+        if not machine_arg:  # before reading: a large dump takes seconds
+            raise UsageError(f"{path}: a sacct dump records no machine: give --machine")
+        table, file_meta = sacct.read(path, tz)
+        notices += file_meta.pop("notices")
+        meta.update(file_meta)
+        mach = _machine(machine_arg, meta, notices)
     else:
         if alea.sniff(path):
             table, header, _extras, queues = alea.read(path)
