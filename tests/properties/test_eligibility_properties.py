@@ -82,3 +82,11 @@ PAIRS = [(s, a) for s in ("fcfs", "easy", "conservative", "prb") for a in ("ff",
 def test_no_job_leaves_its_partition_and_features(case, scheduler, allocator):
     table, machine, meta = case
     check(table, machine, meta, replay(table, machine, scheduler, allocator, meta=meta))
+
+
+@pytest.mark.parametrize("scheduler", ["backfill", "ipsched", "aucsched"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=clusters())
+def test_python_policies_keep_jobs_in_their_partition_and_features(case, scheduler):
+    table, machine, meta = case
+    check(table, machine, meta, replay(table, machine, scheduler, "ff", meta=meta))

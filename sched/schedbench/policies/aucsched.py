@@ -95,6 +95,7 @@ class AucSched(win.WindowPolicy):
             np.ascontiguousarray(host), view.units[jobs], np.ascontiguousarray(view.request[jobs]),
             view.req_nodes[jobs], view.contiguous[jobs], view.free, self.alloc, self.slurm_bids, self.max_bids,
             self.spread_bids,
+            eligible=view.eligible[view.node_class[jobs]],
         )
         if out is None:
             raise UsageError(f"aucsched's SLURM bids need an allocator with a node order (ff or bf), not "

@@ -82,7 +82,7 @@ def _emit(lo, hi, job, kind, sets, bid_job, bid_kind, bid_sets, bid_ptr, bid_nod
 
 @kernel
 def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, spread, max_bids,
-              block_lo, block_hi, block_room, key, order, tmp, hyp, node_order, node_key, node_tmp,
+              block_lo, block_hi, block_room, key, order, tmp, hyp, node_order, node_key, node_tmp, eligible,
               out_node, out_count, bid_job, bid_kind, bid_sets, bid_ptr, bid_node):
     """Bids of the window's jobs.
 
@@ -93,6 +93,8 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     make spread bids (free-shape jobs: a whole nodeset with room); max_bids:
     MAXBIDSPERJOB.  Scratch: block_lo, block_hi, block_room, order, tmp int64 (m,), key
     float64 (m,); hyp int64 (m, 4); node_order, node_tmp int64 (m,), node_key float64 (m,);
+    eligible uint8 (W, m): the nodes of each job's partition and features (a SLURM bid
+    is placed on them only; it is dropped when it uses a node in maintenance);
     out_node, out_count int64 (m,).  Output: bid_job, bid_kind, bid_sets int64 (cap,),
     bid_ptr int64 (cap + 1,), bid_node int64 (node cap,): bid b uses nodes
     ``bid_node[bid_ptr[b]:bid_ptr[b + 1]]``.  Returns the number of bids, -1 when the output arrays are too
@@ -116,7 +118,7 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                 if plan_order(alloc, hyp, node_order, node_key, node_tmp) < 0:
                     return -2
                 ordered = True
-            used = place(hyp, node_order, np.int64(0), units[a], req[a], req_nodes[a], out_node, out_count)
+            used = place(hyp, node_order, np.int64(0), units[a], req[a], req_nodes[a], out_node, out_count, eligible[a])
             ok = used > 0
             for i in range(max(used, 0)):
                 if host[a, out_node[i]] == 0:
@@ -299,10 +301,13 @@ class Bids:
         self.cap_nodes = 0
 
     def generate(self, host, units, req, req_nodes, contiguous, free, alloc, slurm: bool, max_bids: int,
-                 spread: bool = False):
+                 spread: bool = False, eligible=None):
         """(bid_job, bid_kind, bid_sets, bid_ptr, bid_node) arrays of the
         window's bids (see :func:`_generate`); ``None`` when the allocator has no node
-        order for SLURM bids."""
+        order for SLURM bids.  ``eligible``: bool or uint8 (W, m), the nodes of each job's
+        partition and features (None: every node)."""
+        eligible = (np.ones(host.shape, np.uint8) if eligible is None
+                    else np.ascontiguousarray(eligible, dtype=np.uint8))
         W = host.shape[0]
         need_bids = W * max_bids
         if need_bids > self.cap_bids:
@@ -317,7 +322,7 @@ class Bids:
                 host, units, req, req_nodes, contiguous, free, alloc, np.int64(1 if slurm else 0),
                 np.int64(1 if spread else 0), np.int64(max_bids),
                 self.block_lo, self.block_hi, self.block_room, self.key, self.order, self.tmp, self.hyp,
-                self.node_order, self.node_key, self.node_tmp, self.out_node, self.out_count,
+                self.node_order, self.node_key, self.node_tmp, eligible, self.out_node, self.out_count,
                 self.bid_job, self.bid_kind, self.bid_sets, self.bid_ptr, self.bid_node,
             )
             if nb == -2:
