@@ -90,8 +90,10 @@ type when there are several; an allocation's type is not a request); an expressi
 fields than the header is repaired when one column can take the extra fields: the only
 free-text column present (JobName, SubmitLine, WorkDir, Comment, AdminComment,
 SystemComment, StdIn, StdOut, StdErr), or Constraints (``a|b`` is a constraint); with both
-a free-text column and Constraints, the split is taken when only one of them leaves
-Constraints a well-formed expression.  Otherwise the line is refused as ``file:line: N fields
+a free-text column and Constraints, the free-text column takes them when Constraints is
+then a well-formed expression (a ``|`` in a job name, a shell pipeline, is the usual
+cause; a line with both an OR constraint and such a name is then misread: leave JobName
+out of ``--format``), else Constraints when exactly one split leaves it well-formed.  Otherwise the line is refused as ``file:line: N fields
 where the header has M``; a line with too few fields is refused the same way; a value that
 does not parse (a time, a duration, a number, a memory size) is refused as ``file:line``
 naming the column.  Only the values a job uses are read: a malformed value in a step whose
@@ -335,14 +337,33 @@ def _repair_cuts(line: bytes, names: list[str], name: str, number: int) -> list[
     elif constraint is None:
         readings.append({free[0]: extra})
     else:
+        # The free-text column first: a '|' in a job name (a shell pipeline) is the usual
+        # cause; Constraints takes the extra fields only when the free-text reading leaves it
+        # no well-formed expression, and then only when one such reading exists.
         for taken in range(extra + 1):
             absorb = {constraint: taken, free[0]: extra - taken}
             value = _value(fields, absorb, constraint)
-            if value == "" or _CONSTRAINT_RE.fullmatch(value):
+            if _well_formed(value):
                 readings.append(absorb)
-        if len(readings) != 1:
+                if taken == 0:
+                    break
+        if len(readings) != 1 and not (readings and readings[0][constraint] == 0):
             raise DataError(f"{refuse} (a '|' inside a value, and both {names[free[0]]} and Constraints could hold it)")
     return _cuts(fields, readings[0])
+
+
+def _well_formed(value: str) -> bool:
+    """Whether ``value`` reads as a Constraints expression (or is empty), brackets balanced."""
+    if value == "":
+        return True
+    if not _CONSTRAINT_RE.fullmatch(value):
+        return False
+    depth = 0
+    for ch in value:
+        depth += (ch in "[(") - (ch in "])")
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _cuts(fields: list[bytes], absorb: dict[int, int]) -> list[int]:
@@ -779,7 +800,7 @@ def _build(f, source, columns, id_column, tz, name, line_of, notices):
     never = int(np.count_nonzero(~ran))
     if never:
         notices.append(f"{name}: {_plural(never, 'job', 'jobs')} did not run in the log (cancelled while pending, or "
-                       f"pending, running or suspended when it was dumped): status {NEVER_STARTED_STATUS}, not replayed")
+                       f"pending, running or suspended when it was dumped): left out of the replay as never_started")
     meta["notices"] = notices
 
     mem_req = np.where(unit_mem > 0, unit_mem * 1024 // np.maximum(unit_cores, 1), -1)
