@@ -282,7 +282,7 @@ def test_states(tmp_path):
         ran = status != never
         assert (jobs[k]["run"], jobs[k]["wait"]) == ((3600, 100) if ran else (-1, -1)), k
     assert f"{tmp_path / 'dump.txt'}: 5 jobs did not run in the log (cancelled while pending, or pending, running " \
-           f"or suspended when it was dumped): status 6, not replayed" in meta["notices"]
+           f"or suspended when it was dumped): left out of the replay as never_started" in meta["notices"]
 
 
 # -- resources ----------------------------------------------------------------------------------
@@ -488,7 +488,7 @@ def test_load_reads_a_dump_with_a_machine(tmp_path):
     assert table.job_id.tolist() == [1, 2, 3, 4] and machine.n_nodes == 4
     assert meta["format"] == "sacct" and meta["trace"] == str(path) and meta["unix_start_time"] == MARCH_1
     assert meta["notices"] == [f"{path}: 2 jobs did not run in the log (cancelled while pending, or pending, running "
-                               f"or suspended when it was dumped): status 6, not replayed"]
+                               f"or suspended when it was dumped): left out of the replay as never_started"]
     with pytest.raises(UsageError, match=rf"^{path}: a sacct dump records no machine: give --machine"):
         load.load(str(path))
 
