@@ -225,7 +225,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
                                         if node == i:
                                             for k in range(4):
                                                 av[k] -= u * hj.req[k]
-                            least[i] = [min(a, b) for a, b in zip(least[i], av)]
+                            least[i] = [min(a, b) for a, b in zip(least[i], av, strict=True)]
                     nodes = place(least, j)
                     if nodes is not None:
                         found = (s, nodes)

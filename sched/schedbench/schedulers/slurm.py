@@ -405,7 +405,10 @@ def _main(sched, core, alloc, now):
     stamp = par[P_STAMP]
     jobs = core.jobs
     visited = 0
+    n_blocked = 0
     for r in range(par[P_ON]):
+        if n_blocked == sched.blocked.shape[0]:
+            break  # every partition is blocked: nothing more can start
         if visited >= par[P_DEPTH]:
             break
         j = sched.order[r]
@@ -419,6 +422,7 @@ def _main(sched, core, alloc, now):
             _started(sched, core, j, now)
         else:
             sched.blocked[p] = stamp
+            n_blocked += 1
 
 
 # --------------------------------------------------------------------------- the backfill plan
