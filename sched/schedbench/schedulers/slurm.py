@@ -78,9 +78,8 @@ Relation to ``easy`` and ``conservative``
     waiting job in submission order on the running jobs' predicted ends: conservative
     backfilling re-planned at every event (a job starts when it fits now for its whole
     predicted run without entering any earlier job's reservation; reservations are not
-    kept from one event to the next, so a job's planned start can move earlier when
-    jobs end early, or later when ... never: re-planning in the same order only moves
-    them earlier).  EASY reserves for the first waiting job only; here every job within
+    kept from one event to the next, so a job's planned start moves earlier when jobs end
+    before their limits).  EASY reserves for the first waiting job only; here every job within
     the window holds one, so fewer jobs backfill than under EASY.  The ``conservative``
     scheduler keeps its bookings between events and compresses them; a re-plan from
     scratch in priority order gives the same starts when nothing ends early.
