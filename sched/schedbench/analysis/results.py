@@ -7,9 +7,11 @@ MiB), estimate, pred, user, group, queue, nodes_used, status, scheduler, allocat
 shape of the job's allocation (Soner & Özturan §6): ``nodes`` (nodes used, the same
 as nodes_used), ``fragments`` (blocks of consecutive node indices), ``spread`` ((last -
 first + 1) / nodes) and ``packing`` (nodes / the fewest nodes of the empty machine that
-could host the request), and ``killed`` (ended at its request, ``on_overrun`` "kill";
-``run`` is then the time it ran); start, end, wait, pred, the allocation columns and
-killed are null for jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
+could host the request), ``killed`` (ended at its request, ``on_overrun`` "kill";
+``run`` is then the time it ran), ``log_start`` (the start the input recorded, submit +
+the table's ``wait`` where that is >= 0: SWF field 3, sacct's Start; null where the log
+gives none) and ``partition`` (the table's partition code); start, end, wait, pred, the
+allocation columns and killed are null for jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
 started job: job_id, node (index in the machine, 0-based, the order of the machine spec
 or node file), units (the job's units on that node; the resources are units times the
 per-unit request), in the order jobs started and each job's nodes in allocation order.  ``timeline.parquet``
@@ -198,8 +200,17 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             masked("spread", shape["spread"], pl.Float64),
             masked("packing", shape["packing"], pl.Float64),
             masked("killed", killed, pl.Boolean),
+            _log_start(t),
+            col("partition", t.partition),
         ]
     )
+
+
+def _log_start(t) -> pl.Series:
+    """The start the input log recorded (submit + its ``wait``), null where the log gives
+    no wait (-1, or any negative value): what ``schedbench compare-log`` sets the
+    replayed start against."""
+    return pl.Series("log_start", pl.from_arrow(pa.array(t.submit + t.wait, mask=t.wait < 0)), dtype=pl.Int64)
 
 
 def _killed(result: ReplayResult) -> np.ndarray:

@@ -20,7 +20,8 @@ from .. import __version__
 from .._startup import startup_phase
 from ..errors import DataError, UsageError
 
-COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "gantt")
+COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "compare-log",
+                             "gantt")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,10 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
+        where = f"schedbench.cli.{name.replace('-', '_')}"  # compare-log lives in compare_log
         try:
-            module = importlib.import_module(f"schedbench.cli.{name}")
+            module = importlib.import_module(where)
         except ModuleNotFoundError as exc:
-            if exc.name != f"schedbench.cli.{name}":
+            if exc.name != where:
                 raise
             continue
         module.register(sub)

@@ -71,7 +71,17 @@ def register(sub) -> None:
         help="a new or empty folder, or a former run's folder, which is replaced whole (a folder holding "
         "other files is refused)",
     )
+    p.add_argument(
+        "--slurm-accounts", metavar="FILE",
+        help="account shares and QOS priorities for the slurm scheduler: the output of 'sacctmgr -P show assoc "
+        "format=Account,User,Share' and/or 'sacctmgr -P show qos format=Name,Priority' (default: equal shares)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    p.add_argument(
+        "--compare-log", action="store_true",
+        help="then set every job's replayed start against the start its log recorded "
+        "(as `schedbench compare-log DIR`)",
+    )
     _option_flags(p)
     p.set_defaults(func=_run)
 
@@ -183,6 +193,12 @@ def _run(args) -> int:
         site = load_site(args.site)
     else:
         site = None
+    if args.slurm_accounts:  # a bad file fails before the trace is read
+        from ..io.sacctmgr import read_accounts
+
+        slurm_accounts = read_accounts(args.slurm_accounts)
+    else:
+        slurm_accounts = None
     check_output_folder(args.output)  # an -o that cannot be written fails now, not after the replay
     notice = contextlib.nullcontext() if args.quiet else notify_compiles(f"{args.scheduler}+{args.allocator}")
     with notice:
@@ -190,6 +206,8 @@ def _run(args) -> int:
             table, machine, meta, parse_s = workload_io.load(args.trace, args.machine, args.limit)
         if table.n_jobs == 0:
             raise DataError(f"{args.trace}: no jobs to replay (the file holds no job lines)")
+        if slurm_accounts is not None:
+            meta["slurm_accounts"] = slurm_accounts
         print_notices(meta.get("notices", ()) + fair_share_notices(args, options, table))
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
@@ -200,8 +218,11 @@ def _run(args) -> int:
         finally:
             if bar is not None:
                 bar.close()
+    # a reader that names partitions (sacct) gives {name: code}: kept so that compare-log
+    # and readers of jobs.parquet's partition codes can name them
+    named = {"partitions": meta["partitions"]} if meta.get("partitions") else {}
     summary = results.result().write_run(
-        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"]}
+        result, args.output, timings={"parse_s": parse_s}, extra={"trace": meta["trace"], **named}
     )
     if not args.quiet:
         print(format_summary(summary))
@@ -209,6 +230,12 @@ def _run(args) -> int:
         print(f"schedbench: error: {args.trace}: none of its {table.n_jobs:,} jobs could be replayed "
               f"(jobs.parquet gives each one's status)", file=sys.stderr)
         return 1
+    if args.compare_log:
+        from .compare_log import compare_and_write
+
+        if not args.quiet:
+            print()
+        compare_and_write(args.output, args.quiet)
     return 0
 
 

@@ -51,7 +51,9 @@ class Setup(NamedTuple):
     policies' arrays (:class:`schedbench.plan.site.SiteArrays`) or None; ``pool_type``:
     int64 (n,), each job's pool type (:func:`schedbench.core.layout.pool_type`: the one
     resource type of a job made of single units spread freely, else -1), computed once by
-    the set-up for every factory."""
+    the set-up for every factory; ``elig``: uint8 (k, m) node classes (row
+    ``jobs[j, J_CLASS]`` is 1 on the nodes job j may use; None: every job may use every
+    node, :mod:`schedbench.plan.eligibility`)."""
 
     table: JobTable
     machine: Machine
@@ -59,6 +61,7 @@ class Setup(NamedTuple):
     meta: dict
     site: object = None
     pool_type: np.ndarray | None = None
+    elig: np.ndarray | None = None
 
     @property
     def all_pool(self) -> bool:

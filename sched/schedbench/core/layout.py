@@ -37,7 +37,8 @@ J_PTR = 15  # first row of the job's allocation in the core's allocation log
 J_USER = 16
 J_GROUP = 17
 J_QUEUE = 18
-N_JCOLS = 19
+J_CLASS = 19  # node class: row of Core.elig naming the nodes the job may use (0: every node)
+N_JCOLS = 20
 
 INF = np.iinfo(np.int64).max
 
@@ -94,6 +95,7 @@ def fill_row(J, j, submit, run, estimate, units, cores, gpus, mics, mem, req_nod
     J[j, J_USER] = user[j]
     J[j, J_GROUP] = group[j]
     J[j, J_QUEUE] = queue[j]
+    J[j, J_CLASS] = 0
 
 
 @kernel
@@ -107,9 +109,10 @@ def _fill_job_matrix(J, submit, run, estimate, units, cores, gpus, mics, mem, re
 @inline_kernel
 def pool_type(J, j):
     """The resource type (0..N_RES-1) of job j of the job matrix ``J`` when it is made of
-    single units of one type spread freely (its placement is decided by that type's free
-    total: a *pool* job), else -1."""
-    if J[j, J_REQ_NODES] > 0:
+    single units of one type spread freely over every node (its placement is decided by
+    that type's free total: a *pool* job), else -1 (a job limited to some nodes by its
+    partition or features is never a pool job)."""
+    if J[j, J_REQ_NODES] > 0 or J[j, J_CLASS] != 0:
         return -1
     kind = -1
     for k in range(N_RES):

@@ -7,6 +7,11 @@ request``) until none remain; when the nodes run out first nothing is allocated
 (all-requested-computers-available).  A job with ``req_nodes > 0`` is instead placed on the
 first ``req_nodes`` nodes, in that order, that can each host ``units / req_nodes`` units.
 Whether a job fits depends on the free resources only, never on the order.
+
+A job limited to some nodes (its partition and features: the job matrix's ``J_CLASS``
+names a row of ``Core.elig``) is placed as if the other nodes were not there: every
+placement takes the job's eligibility row, ``elig`` (uint8 (m,): 1 where the job may run),
+and the machine totals can then only prove that it does not fit.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, internal_kernel
-from .layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
+from .layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from .state import C_FREE, W_COUNT, W_IDENT, W_NODE
 
 _BIG = np.iinfo(np.int64).max
@@ -35,9 +40,10 @@ def _host(free, node, req):
 
 
 @internal_kernel
-def _place(free, order, first, units, req, req_nodes, out_node, out_count):
+def _place(free, order, first, units, req, req_nodes, out_node, out_count, elig):
     """Place ``units`` units of shape ``req`` visiting nodes in ``order`` from position
-    ``first`` (the caller knows that earlier positions host nothing).
+    ``first`` (the caller knows that earlier positions host nothing), on the nodes where
+    ``elig`` (uint8 (n_nodes,)) is non-zero.
 
     free: int64 (n_nodes, 4), not modified; order: int64 (n_nodes,); req: int64 (4,);
     req_nodes: <= 0 for a free spread, else the exact node count; out_node, out_count:
@@ -57,7 +63,7 @@ def _place(free, order, first, units, req, req_nodes, out_node, out_count):
         while p < n:
             i = np.uint64(order[p])
             p += u1
-            if _host(free, i, req) >= per:
+            if elig[i] != 0 and _host(free, i, req) >= per:
                 out_node[used] = i
                 out_count[used] = per
                 used += u1
@@ -68,6 +74,8 @@ def _place(free, order, first, units, req, req_nodes, out_node, out_count):
     while p < n:
         i = np.uint64(order[p])
         p += u1
+        if elig[i] == 0:
+            continue
         h = _host(free, i, req)
         if h > 0:
             take = h if h < remaining else remaining
@@ -105,15 +113,16 @@ def _totals_decide(units, req, req_nodes, free_total):
 
 
 @inline_kernel
-def _fits(free, free_total, units, req, req_nodes, ident, out_node, out_count):
+def _fits(free, free_total, units, req, req_nodes, ident, out_node, out_count, elig, restricted):
     """Whether the job fits on ``free`` now (order-independent, so nodes are visited in
-    index order ``ident``); scans nodes only when the totals cannot decide.  Buffers as
-    in :func:`_place`."""
+    index order ``ident``); scans nodes only when the totals cannot decide.  Buffers and
+    ``elig`` as in :func:`_place`; ``restricted``: whether ``elig`` leaves out any node
+    (the totals then only prove that the job does not fit)."""
     d = _totals_decide(units, req, req_nodes, free_total)
-    if d >= 0:
+    if d == 0 or (d == 1 and not restricted):
         return d == 1
     # np.int64(0), not 0: a literal argument would compile a second copy of _place
-    return _place(free, ident, np.int64(0), units, req, req_nodes, out_node, out_count) >= 0
+    return _place(free, ident, np.int64(0), units, req, req_nodes, out_node, out_count, elig) >= 0
 
 
 @inline_kernel
@@ -123,12 +132,13 @@ def _fits_now(core, j):
     jobs = core.jobs
     req = jobs[j, J_REQ : J_REQ + N_RES]
     # _fits written out: one level of inlining less in every loop that tests a fit
+    cls = jobs[j, J_CLASS]
     d = _totals_decide(jobs[j, J_UNITS], req, jobs[j, J_REQ_NODES], core.scal[C_FREE : C_FREE + N_RES])
-    if d >= 0:
+    if d == 0 or (d == 1 and cls == 0):
         return d == 1
     return _place(
         core.free, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], req, jobs[j, J_REQ_NODES],
-        core.work[W_NODE], core.work[W_COUNT],
+        core.work[W_NODE], core.work[W_COUNT], core.elig[cls],
     ) >= 0
 
 
@@ -139,5 +149,5 @@ def _place_in_order(core, order, first, j):
     jobs = core.jobs
     return _place(  # np.int64: a literal ``first`` would compile a second copy of _place
         core.free, order, np.int64(first), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES],
-        core.work[W_NODE], core.work[W_COUNT],
+        core.work[W_NODE], core.work[W_COUNT], core.elig[jobs[j, J_CLASS]],
     )

@@ -76,7 +76,8 @@ class Core(NamedTuple):
     end) (nodes may share rows);
     mends int64 (e,): every window end, sorted, unique; mnodes int64 (k,): the nodes with
     windows; msave int64 (m, 4): the free amounts of nodes a job may not use, while its
-    fit is tested (-1: none saved)."""
+    fit is tested (-1: none saved).  elig uint8 (k, m): node classes, row c is 1 on the
+    nodes a job of class c (jobs[j, J_CLASS]) may use; row 0, every node."""
 
     jobs: np.ndarray
     queue: np.ndarray
@@ -93,13 +94,15 @@ class Core(NamedTuple):
     mends: np.ndarray
     mnodes: np.ndarray
     msave: np.ndarray
+    elig: np.ndarray
 
 
 def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO,
-             maintenance: tuple[np.ndarray, np.ndarray] | None = None) -> Core:
+             maintenance: tuple[np.ndarray, np.ndarray] | None = None, elig: np.ndarray | None = None) -> Core:
     """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.core.layout.job_matrix`),
     rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
-    (mspan, mwin) of the nodes' maintenance windows (see :class:`Core`), or None.
+    (mspan, mwin) of the nodes' maintenance windows (see :class:`Core`), or None; ``elig``:
+    uint8 (k, m) node classes whose row 0 is all ones (None: one class, every node).
     Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""
     n = jobs.shape[0]
     m = cap.shape[0]
@@ -143,6 +146,7 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
         mends=np.unique(mwin[:, 1]).astype(i64),
         mnodes=np.flatnonzero(mspan[:, 1] > mspan[:, 0]).astype(i64),
         msave=np.full((m, N_RES), -1, i64),
+        elig=np.ones((1, m), np.uint8) if elig is None else np.ascontiguousarray(elig, dtype=np.uint8),
     )
 
 

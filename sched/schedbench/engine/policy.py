@@ -54,7 +54,9 @@ class View(NamedTuple):
     ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]`` (:meth:`nodes_of`).
     maint_span int64 (n_nodes, 2), maint_windows int64 (w, 2): node i's maintenance
     windows [start, end) are ``maint_windows[maint_span[i, 0] : maint_span[i, 1]]``
-    (:meth:`maintenance`; empty without a site).
+    (:meth:`maintenance`; empty without a site).  node_class int64 (n,) and eligible bool
+    (k, n_nodes): job j may run only on the nodes where ``eligible[node_class[j]]`` is True
+    (its partition and features; class 0 is every node) (:meth:`eligible_nodes`).
     """
 
     time: int
@@ -79,6 +81,12 @@ class View(NamedTuple):
     alloc_log: np.ndarray
     maint_span: np.ndarray
     maint_windows: np.ndarray
+    node_class: np.ndarray
+    eligible: np.ndarray
+
+    def eligible_nodes(self, job: int) -> np.ndarray:
+        """bool (n_nodes,): the nodes job ``job`` may run on (its partition and features)."""
+        return self.eligible[self.node_class[job]]
 
     def maintenance(self, node: int) -> np.ndarray:
         """Node ``node``'s maintenance windows, int64 (k, 2) [start, end), sorted."""

@@ -17,6 +17,7 @@ from .. import __version__, registry
 from .. import core as core_mod
 from .._jit import kernel
 from ..core.layout import (
+    J_CLASS,
     J_END,
     J_EST,
     J_NODES,
@@ -37,28 +38,38 @@ from ..core.layout import (
 from ..core.screening import too_wide_on
 from ..core.state import C_LOG, C_TL
 from ..errors import UsageError
-from ..io.jobs import JobTable, digest
+from ..io.jobs import LOG_NEVER_STARTED, JobTable, digest
 from ..io.machine import Machine
+from ..plan.eligibility import NodeClasses, node_classes
 from ..schema import STATUS_NAMES, ReplayResult, Status  # noqa: F401 - re-exported: the engine hands them back
 
 if TYPE_CHECKING:
     from ..plan.site import Site
 
 
-def screen(table: JobTable, machine: Machine) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def screen(table: JobTable, machine: Machine, classes: NodeClasses | None = None,
+           never_started: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The job matrix of ``table`` (every job PENDING), the status of every job before the
-    replay (int8 (n,): jobs with a negative submit time, a negative run time, no size or
-    a request no empty machine can host are left out, in that order of reasons) and each job's pool type
-    (int64 (n,), :func:`schedbench.core.layout.pool_type`), from one pass over the table;
-    only the jobs that are not pool jobs are then tested against the nodes."""
+    replay (int8 (n,): jobs with a negative submit time, that the log says never started
+    (``never_started``, bool (n,)), with a negative run time, no size, no eligible node or
+    a request no empty machine can host on its nodes are left out, in that order of
+    reasons) and each job's pool type (int64 (n,), :func:`schedbench.core.layout.pool_type`),
+    from one pass over the table; only the jobs that are not pool jobs are then tested
+    against the nodes.  ``classes``: the jobs' node classes (None: every job may use every
+    node)."""
     n = table.n_jobs
     J = np.empty((n, N_JCOLS), dtype=np.int64)
     status = np.empty(n, dtype=np.int8)
     pool = np.empty(n, dtype=np.int64)
     total = np.ascontiguousarray(machine.capacity.sum(axis=0), dtype=np.int64)
-    if _fill_and_screen(J, *table_columns(table), total, status, pool) < n:
-        scanned = too_wide_on(machine.capacity, J)
+    job_class = np.zeros(n, np.int64) if classes is None else classes.job_class
+    if _fill_and_screen(J, *table_columns(table), job_class, total, status, pool) < n:
+        scanned = too_wide_on(machine.capacity, J, None if classes is None else classes.elig)
         status[scanned & (pool < 0) & (status == Status.REPLAYED)] = Status.DROPPED_TOO_WIDE
+    if classes is not None:
+        status[classes.empty & (status != Status.DROPPED_NO_SUBMIT)] = Status.NO_ELIGIBLE_NODES
+    if never_started is not None:
+        status[never_started & (status != Status.DROPPED_NO_SUBMIT)] = Status.NEVER_STARTED
     return J, status, pool
 
 
@@ -70,19 +81,20 @@ _REPLAYED, _TOO_WIDE, _NO_SIZE, _NO_RUNTIME, _NO_SUBMIT = (
 
 @kernel
 def _fill_and_screen(J, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue,
-                     total, status, pool):
+                     job_class, total, status, pool):
     """Per job of the table's int64 (n,) columns: its row of the job matrix ``J`` (int64
     (n, N_JCOLS)); into ``status`` (int8 (n,)) DROPPED_NO_SUBMIT (submit < 0: the core's
     clock reads a negative time as "no event", so such a job would end the replay before
     any other), else DROPPED_NO_RUNTIME (run < 0), else
     DROPPED_NO_SIZE (no units, or no cores, GPUs nor MICs per unit), else DROPPED_TOO_WIDE
     (``req_nodes`` not dividing the units, or more of a type than the machine's ``total``
-    (int64 (4,))), else REPLAYED; into ``pool`` (int64 (n,)) its pool type, for which the
+    (int64 (4,))), else REPLAYED; the node class from ``job_class`` (int64 (n,)); into ``pool`` (int64 (n,)) its pool type, for which the
     total test is exact.  Returns the number of pool jobs: the others need the node scan
     (:func:`schedbench.core.screening.too_wide_on`)."""
     pools = 0
     for j in range(J.shape[0]):
         fill_row(J, j, submit, run, estimate, units, cores, gpus, mics, mem, req_nodes, user, group, queue)
+        J[j, J_CLASS] = job_class[j]
         n_units = J[j, J_UNITS]
         wide = req_nodes[j] > 0 and n_units % req_nodes[j] != 0
         for k in range(N_RES):
@@ -215,16 +227,21 @@ def start_run(
     # a second thread while this one builds the run.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-digest") as pool:
         input_digest = pool.submit(digest, table)
-        J, status, pool_types = screen(table, machine)
+        classes = node_classes(table, meta, machine)
+        if classes is not None:
+            table = classes.table  # the partitions' default memory and time limits filled in
+        never = table.status == LOG_NEVER_STARTED if (meta or {}).get("format") == "sacct" else None
+        J, status, pool_types = screen(table, machine, classes, never)
+        elig = None if classes is None else classes.elig
         arrays = None
         if site is not None:
             from ..plan.site import compile_site
 
-            arrays, rejected = compile_site(site, J, machine, status == Status.REPLAYED)
+            arrays, rejected = compile_site(site, J, machine, status == Status.REPLAYED, elig)
             status[rejected] = Status.REJECTED_BY_LIMIT
         J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
         cut_overruns(J, status, engine_opts["on_overrun"])
-        setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types)
+        setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types, elig)
         if jitted_entry:  # a policy's pair on its workload is the policy's own business
             registry.check_pair(scheduler, allocator, site=site, workload=workload_of(setup))
         pred = registry.predictor(predictor).load()(table, meta)
@@ -238,7 +255,8 @@ def start_run(
         windows = None
         if arrays is not None and not planning:
             windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
-        core = core_mod.new_core(J, machine.capacity, period=period, queue_order=order, maintenance=windows)
+        core = core_mod.new_core(J, machine.capacity, period=period, queue_order=order, maintenance=windows,
+                                 elig=elig)
         core_mod.arm(core)
         prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
                           alloc_opts, input_digest.result(), site, **engine_opts)

@@ -49,6 +49,7 @@ from .._jit import bound
 from ..core import api
 from ..core.heap import Event
 from ..core.layout import (
+    J_CLASS,
     J_EST,
     J_GROUP,
     J_NODES,
@@ -159,6 +160,8 @@ class Simulation:
             alloc_count=_ro(J[:, J_NODES]),
             maint_span=_ro(self.core.mspan),
             maint_windows=_ro(self.core.mwin),
+            node_class=_ro(J[:, J_CLASS]),
+            eligible=_ro(self.core.elig.astype(np.bool_)),
             alloc_log=_ro(self.core.log),
         )
         self._static_fields = tuple(self._static[f] for f in View._fields[4:])  # in View's order
@@ -183,7 +186,7 @@ class Simulation:
         self._fit_work = (C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2])
         self._free_total = C.scal[C_FREE : C_FREE + N_RES]  # the core keeps the machine's free amounts
         req = C.jobs[0, J_REQ : J_REQ + N_RES] if C.jobs.shape[0] else np.zeros(N_RES, np.int64)
-        self._fits = bound(api.fits, C.free, self._free_total, i, req, i, *self._fit_work)
+        self._fits = bound(api.fits, C.free, self._free_total, i, req, i, *self._fit_work, C.elig[0], False)
 
     def _grow_log(self) -> None:
         self.core = core_mod.grow_log(self.core)
@@ -256,6 +259,8 @@ class Simulation:
             problem = f"the job fixes {req_nodes} nodes of {units // req_nodes} units"
         elif np.any(C.free[nodes] < counts[:, None] * req[None, :]):
             problem = "a node lacks the free resources"
+        elif not C.elig[C.jobs[j, J_CLASS], nodes].all():
+            problem = f"node {int(nodes[C.elig[C.jobs[j, J_CLASS], nodes] == 0][0])} is outside the job's partition or features"
         elif (down := self._in_maintenance(j, nodes)) is not None:
             problem = f"node {down} has a maintenance window during the job's predicted run"
         if problem:
@@ -298,7 +303,9 @@ class Simulation:
         if total is None:
             total = free.sum(axis=0)
         row = C.jobs[j]
-        return bool(test(free, total, row[J_UNITS], row[J_REQ : J_REQ + N_RES], row[J_REQ_NODES], *self._fit_work))
+        cls = int(row[J_CLASS])
+        return bool(test(free, total, row[J_UNITS], row[J_REQ : J_REQ + N_RES], row[J_REQ_NODES], *self._fit_work,
+                         C.elig[cls], cls != 0))
 
     def jitted_pass(self) -> None:
         """Run one pass of the jitted scheduler this Simulation was built with at this

@@ -132,6 +132,11 @@ class JobTable(NamedTuple):
         return pl.DataFrame({name: col for name, col in zip(self._fields, self, strict=True)})
 
 
+# SWF status (field 11) of a job the log says never ran (Slurm: cancelled while pending, or
+# pending or running when the history was dumped): the set-up leaves it out as
+# ``never_started``.  Not an SWF code (those are -1 .. 5).
+LOG_NEVER_STARTED = 6
+
 COLUMNS: tuple[str, ...] = JobTable._fields
 assert COLUMNS == SWF_FIELDS + REQUEST_FIELDS
 

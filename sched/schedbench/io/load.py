@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, UsageError
-from . import alea, jobs, machine, swf
+from . import alea, jobs, machine, slurm_conf, swf
 
 
 def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
     """Returns ``(table, machine, meta, parse_s)``.
 
-    The machine is ``machine_arg`` (a spec string or node file) when given, else the one
+    The machine is ``machine_arg`` (a spec string or node file; a slurm.conf also puts its
+    scheduling policy in ``meta["slurm"]``) when given, else the one
     recorded in a Parquet table's metadata, else the SWF header's (see
     :func:`schedbench.io.machine.from_swf_header`).  ``limit`` keeps the first N jobs in
     (submit, id) order.
@@ -40,7 +41,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
         if not _sorted(table):
             table = table.take(np.lexsort((table.job_id, table.submit)))
         default = file_meta.get("machine")
-        mach = machine.parse(machine_arg) if machine_arg else (machine.from_spec(default) if default else None)
+        mach = _machine(machine_arg, meta, notices) if machine_arg else (machine.from_spec(default) if default else None)
         if mach is None:
             raise UsageError(f"{path} records no machine: give --machine")
     else:
@@ -52,7 +53,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
         meta["header_out_of_order"] = header.out_of_order
         notices += _swf_notices(path, header)
         if machine_arg:
-            mach = machine.parse(machine_arg)
+            mach = _machine(machine_arg, meta, notices)
         else:
             widest = int(table.units.max()) if table.n_jobs else 0
             mach = machine.from_swf_header(header.max_procs, header.max_nodes, widest)
@@ -64,6 +65,17 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None):
     if limit is not None:
         table = table.head(limit)
     return table, mach, meta, parse_s
+
+
+def _machine(machine_arg: str, meta: dict, notices: list[str]) -> machine.Machine:
+    """:func:`schedbench.io.machine.parse`; for a slurm.conf also its scheduling policy in
+    ``meta["slurm"]`` and a notice of its unmodelled keys (:mod:`schedbench.io.slurm_conf`)."""
+    if Path(machine_arg).is_file() and slurm_conf.sniff(machine_arg):
+        conf = slurm_conf.read(machine_arg)
+        meta["slurm"] = conf.policy
+        notices += slurm_conf.notices(conf, machine_arg)
+        return conf.machine
+    return machine.parse(machine_arg)
 
 
 def _plural(count: int, one: str, many: str) -> str:

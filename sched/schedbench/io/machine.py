@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -220,10 +221,26 @@ def from_swf_header(max_procs: int | None, max_nodes: int | None, widest_job: in
     return Machine(cap, spec_of(cap), note)
 
 
+# Machine files whose readers live in io modules built on this one (a slurm.conf:
+# schedbench.io.slurm_conf, imported by schedbench.io.load): each registers itself on import, as
+# importing it from here would close an import cycle.  (sniff(path) -> bool, read(path) -> Machine)
+_MACHINE_FILES: list[tuple[Callable[[str], bool], Callable[[str], Machine]]] = []
+
+
+def register_machine_file(sniff: Callable[[str], bool], read: Callable[[str], Machine]) -> None:
+    """Let :func:`parse` read the files ``sniff`` recognises with ``read``."""
+    if (sniff, read) not in _MACHINE_FILES:
+        _MACHINE_FILES.append((sniff, read))
+
+
 def parse(text: str) -> Machine:
-    """``--machine``: a node-file path when one exists at ``text`` (an Alea ``*.machines``
-    cluster file when so named), else a spec string."""
+    """``--machine``: a node-file path when one exists at ``text`` (a slurm.conf when its name
+    ends in ``.conf`` or a line starts with ``NodeName=``; an Alea ``*.machines`` cluster file
+    when so named), else a spec string."""
     if os.path.exists(text):
+        for sniff, read in _MACHINE_FILES:
+            if sniff(text):
+                return read(text)
         if text.endswith(".machines"):
             return read_alea_machines(text)[0]
         return from_node_file(text)

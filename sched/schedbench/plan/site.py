@@ -479,7 +479,8 @@ def _node_set(spec, machine: Machine, where: str) -> np.ndarray:
     return nodes
 
 
-def compile_site(site: Site, J: np.ndarray, machine: Machine, live: np.ndarray) -> tuple[SiteArrays, np.ndarray]:
+def compile_site(site: Site, J: np.ndarray, machine: Machine, live: np.ndarray,
+                 elig: np.ndarray | None = None) -> tuple[SiteArrays, np.ndarray]:
     """The arrays of ``site`` for the job matrix ``J`` on ``machine``, and a bool (n,)
     mask of the jobs the site refuses for ever (``rejected_by_limit``): jobs no validity
     gap can ever take, and jobs without GPUs that no empty machine can host once the kept
@@ -578,19 +579,20 @@ def compile_site(site: Site, J: np.ndarray, machine: Machine, live: np.ndarray) 
     mwin = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int64)
     mends = np.unique(mwin[:, 1]) if mwin.size else np.zeros(0, dtype=np.int64)
     arrays = SiteArrays(valid, vptr, cptr, crow, jvptr, jvrow, len(vecs), mspan, mwin, mends, site.gpu_node_cores)
-    rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores)
+    rejected |= _refused_by_kept_cores(machine, J, site.gpu_node_cores, elig)
     return arrays, rejected & live
 
 
-def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int) -> np.ndarray:
+def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int, elig: np.ndarray | None) -> np.ndarray:
     """Jobs without GPUs that no empty machine can host once ``keep`` cores of every GPU
-    node are kept for GPU jobs (Keller's expensive resources)."""
+    node are kept for GPU jobs (Keller's expensive resources), on their class's nodes
+    (elig, uint8 (k, m), or None: every node)."""
     gpu_nodes = machine.capacity[:, 1] > 0
     if keep <= 0 or not gpu_nodes.any():
         return np.zeros(J.shape[0], dtype=np.bool_)
     cap = np.array(machine.capacity, dtype=np.int64)
     cap[gpu_nodes, 0] = np.maximum(cap[gpu_nodes, 0] - keep, 0)
-    return too_wide_on(cap, J) & (J[:, J_REQ + 1] == 0)
+    return too_wide_on(cap, J, elig) & (J[:, J_REQ + 1] == 0)
 
 
 def _matches(pool: FreePool, J: np.ndarray, j: int) -> bool:

@@ -33,14 +33,15 @@ from .window import blocked_nodes
 
 
 @kernel
-def _allocator_place(alloc, free, units, req, req_nodes, order, key, tmp, out_node, out_count):
+def _allocator_place(alloc, free, units, req, req_nodes, order, key, tmp, out_node, out_count, elig):
     """The run's allocator's placement of a job (units, req int64 (4,), req_nodes) on
-    ``free`` (int64 (m, 4)), without changing anything: the nodes used (the first entries
-    of out_node / out_count), -1 when it does not fit, -2 when the allocator has no node
-    order for a given free state.  order, tmp int64 (m,), key float64 (m,): scratch."""
+    ``free`` (int64 (m, 4)) restricted to the nodes where ``elig`` (uint8 (m,)) is set,
+    without changing anything: the nodes used (the first entries of out_node /
+    out_count), -1 when it does not fit, -2 when the allocator has no node order for a
+    given free state.  order, tmp int64 (m,), key float64 (m,): scratch."""
     if plan_order(alloc, free, order, key, tmp) < 0:
         return -2
-    return place(free, order, np.int64(0), units, req, req_nodes, out_node, out_count)
+    return place(free, order, np.int64(0), units, req, req_nodes, out_node, out_count, elig)
 
 
 class Placer:
@@ -62,7 +63,8 @@ class Placer:
             free = free.copy()
             free[down] = 0
         used = _allocator_place(self.alloc, free, view.units[j], view.request[j], view.req_nodes[j],
-                                self.order, self.key, self.tmp, self.out_node, self.out_count)
+                                self.order, self.key, self.tmp, self.out_node, self.out_count,
+                                view.eligible[view.node_class[j]].view(np.uint8))
         if used == -2:
             raise UsageError(f"backfill needs an allocator with a node order (ff or bf), not {self.name!r}")
         if used < 0:

@@ -229,14 +229,17 @@ def host_matrix(free: np.ndarray, request: np.ndarray, units=None, need=None) ->
 
 
 def blocked_nodes(view, j: int) -> np.ndarray | None:
-    """Nodes whose maintenance window meets job j's predicted run from now (bool (n_nodes,)),
-    or None when no node has a window."""
+    """Nodes job j may not use now (bool (n_nodes,)): outside its partition or features, or
+    with a maintenance window meeting its predicted run from now; None when every node
+    may take it."""
+    cls = int(view.node_class[j])
     if view.maint_windows.size == 0:
-        return None
+        return None if cls == 0 else ~view.eligible[cls]
     end = view.time + max(int(view.pred[j]), 1)
     w = view.maint_windows
     meets = np.concatenate(([0], np.cumsum((w[:, 0] < end) & (w[:, 1] > view.time))))
-    return meets[view.maint_span[:, 1]] > meets[view.maint_span[:, 0]]  # some window of the node meets it
+    down = meets[view.maint_span[:, 1]] > meets[view.maint_span[:, 0]]  # some window of the node meets it
+    return down if cls == 0 else down | ~view.eligible[cls]
 
 
 def candidates(view, jobs: np.ndarray):
@@ -248,9 +251,10 @@ def candidates(view, jobs: np.ndarray):
     fixed = req_nodes > 0
     need = np.where(fixed, units // np.maximum(req_nodes, 1), 1)
     host = host_matrix(view.free, view.request[jobs], units, need)
-    if view.maint_windows.size:
-        for a, j in enumerate(jobs):
-            host[a, blocked_nodes(view, int(j))] = 0
+    for a, j in enumerate(jobs):
+        down = blocked_nodes(view, int(j))
+        if down is not None:
+            host[a, down] = 0
     fits = np.where(fixed, (host > 0).sum(axis=1) >= req_nodes, host.sum(axis=1) >= units)
     return host, need, fits
 

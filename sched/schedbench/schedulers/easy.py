@@ -66,6 +66,7 @@ from ..core.api import (
     unmask_maintenance,
 )
 from ..core.layout import (
+    J_CLASS,
     J_NODES,
     J_PRED,
     J_PTR,
@@ -247,11 +248,13 @@ def _add_to_scratch(jobs, j, nodes, counts, first, n, scratch, totals, sign):
 
 
 @inline_kernel
-def _head_fits_scratch(jobs, scratch, totals, work, head):
-    """Whether the head's allocation would succeed on the shadow-time resources."""
+def _head_fits_scratch(jobs, scratch, totals, work, elig, head):
+    """Whether the head's allocation would succeed on the shadow-time resources, on the
+    nodes of its class (elig: the core's uint8 (k, m) node classes)."""
+    cls = jobs[head, J_CLASS]
     return fits(
         scratch, totals, jobs[head, J_UNITS], jobs[head, J_REQ : J_REQ + N_RES],
-        jobs[head, J_REQ_NODES], work[W_IDENT], work[W_NODE2], work[W_COUNT2],
+        jobs[head, J_REQ_NODES], work[W_IDENT], work[W_NODE2], work[W_COUNT2], elig[cls], cls != 0,
     )
 
 
@@ -302,7 +305,7 @@ def _shadow_nodes(sched, core, head, now):
             j = run_list[r, 1]
             _add_to_scratch(jobs, j, log[:, 0], log[:, 1], jobs[j, J_PTR], jobs[j, J_NODES], scratch, totals, 1)
             r += 1
-        if _head_fits_scratch(jobs, scratch, totals, core.work, head):
+        if _head_fits_scratch(jobs, scratch, totals, core.work, core.elig, head):
             return pe
     return now  # unreachable: too-wide jobs are dropped
 
@@ -417,7 +420,7 @@ def _backfill_nodes(sched, core, alloc, now, head):
             # Place c as it would start now, take its nodes out of the shadow-time
             # resources, keep it only if the head still fits there.
             _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
-            if not _head_fits_scratch(jobs, sched.scratch, totals, work, head):
+            if not _head_fits_scratch(jobs, sched.scratch, totals, work, core.elig, head):
                 _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
                 attempt_failed(alloc, jobs, c)
                 if maint:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
 from ...core.api import W_COUNT, W_NODE, place, plan_order, window_meets
-from ...core.layout import J_REQ, J_REQ_NODES, J_UNITS, N_RES
+from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
     M_N,
@@ -93,7 +93,7 @@ def _nodes_at(sched, core, alloc, j, t):
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
         return False
     used = place(wfree, sched.order, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
-                 jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT])
+                 jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], core.elig[jobs[j, J_CLASS]])
     sched.scal[S_USED] = used
     return used >= 0
 
