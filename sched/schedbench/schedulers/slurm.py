@@ -23,7 +23,8 @@ Priority (``priority_type="multifactor"``; Slurm's priority/multifactor)
       (min_nodes / nodes + cpus / cluster cpus) / 2 with min_nodes the job's node count
       (1 when it asks for none), or with ``favor_small`` ((nodes - min_nodes) / nodes +
       (cluster cpus - cpus) / cluster cpus) / 2;
-    * partition: the job's partition's PriorityJobFactor / the largest one;
+    * partition: the job's partition's PriorityJobFactor / the largest one (a job
+      submitted to several partitions, ``a,b``, takes the largest of theirs);
     * QOS: the job's QOS priority (``meta["slurm_accounts"]["qos_priority"]`` through
       ``meta["qos"]``) / the largest one.
 
@@ -33,15 +34,26 @@ Priority (``priority_type="multifactor"``; Slurm's priority/multifactor)
     when it arrives (age 0, the current fair-share factor).  ``priority_type="basic"``
     (priority/basic) ignores the weights: jobs go by submission.  Without partitions or
     metadata the partition and QOS factors are 0.  The scheduling order is partition
-    PriorityTier (high first), then priority (high first), then (submit, job id).
+    PriorityTier (high first; a job of several partitions takes the highest of theirs),
+    then priority (high first), then (submit, job id).
+
+Partitions and features
+    A job runs only on its eligible nodes (its partitions' nodes that carry its
+    features: the engine's node classes, ``Core.elig``), in the main loop, in the fit
+    tests and in the backfill plan alike.  Slurm queues a job of several partitions once
+    per partition, each record with that partition's tier and factor, and tries it in
+    each; here it is one job, placed on the union of their nodes, ordered by its best
+    record (the largest tier and job factor).
 
 Main scheduler (Slurm's event-triggered schedule())
     At every decision point, jobs in that order, at most ``default_queue_depth`` of them:
     each that fits now starts; once one does not, the later jobs of its partition are
     left alone in this pass (Slurm stops scheduling a partition whose top job is left
     pending; it also skips the partition's nodes for other partitions, which is not
-    modelled: partitions here block only their own jobs).  Slurm also runs the full
-    queue every sched_interval; the depth is the event-triggered one.
+    modelled: partitions here block only their own jobs).  A job of several partitions
+    that does not start blocks all of them (it was tried on all their nodes), and is
+    passed over only when all of them are blocked.  Slurm also runs the full queue every
+    sched_interval; the depth is the event-triggered one.
 
 Backfill scheduler (sched/backfill)
     A cycle runs at the instants t0 + k * ``bf_interval`` while jobs wait (every decision
@@ -57,8 +69,9 @@ Backfill scheduler (sched/backfill)
     nodes the plan found free); when it is within ``bf_window`` of now the job reserves
     its nodes from then until its end rounded up to ``bf_resolution``; later, nothing.
     The plan is per node (cores, GPUs, MICs, memory over time), so it is exact on
-    heterogeneous nodes; when every job is a pool job (single units of one type spread
-    freely) one aggregate "node" holding the totals is the same plan at less cost.
+    heterogeneous nodes and for jobs limited to some nodes; when every job is a pool job
+    (single units of one type spread freely over every node) one aggregate "node"
+    holding the totals is the same plan at less cost.
     Simplified: no preemption, licences, QOS or association limits, advance
     reservations, bf_continue or cycle time limits (a cycle is instantaneous), and the
     candidate node order on the plan is the index order.
@@ -111,6 +124,7 @@ from ..core.api import (
     try_start,
 )
 from ..core.layout import (
+    J_CLASS,
     J_GROUP,
     J_NODES,
     J_PRED,
@@ -186,8 +200,9 @@ W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
 class Slurm(NamedTuple):
     """par int64 (N_PAR,): P_* slots; w float64 (5,): weights; stat float64 (n,): each
     job's constant priority terms (size, partition, QOS); prio float64 (n,): current
-    priorities; tier, part, acct, user, cores int64 (n,): partition tier, partition index,
-    account index, user index and allocated cores of each job; order int64 (n,):
+    priorities; tier, acct, user, cores int64 (n,): partition tier, account index, user
+    index and allocated cores of each job; pstart int64 (n+1,), plist int64: job j's
+    partitions are plist[pstart[j]:pstart[j+1]]; order int64 (n,):
     waiting jobs in scheduling order (par[P_ON] entries, holes for started ones);
     shares, usage, acc, runc, fsf float64 (A,): per account normalised shares, decayed
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
@@ -203,7 +218,8 @@ class Slurm(NamedTuple):
     stat: np.ndarray
     prio: np.ndarray
     tier: np.ndarray
-    part: np.ndarray
+    pstart: np.ndarray
+    plist: np.ndarray
     acct: np.ndarray
     user: np.ndarray
     cores: np.ndarray
@@ -397,16 +413,18 @@ def _offer(core, alloc, j, now):
 
 @internal_kernel
 def _main(sched, core, alloc, now):
-    """Slurm's main loop: priority order, at most default_queue_depth jobs, a job that
-    cannot start blocks its partition for the rest of the pass."""
+    """Slurm's main loop: priority order, at most default_queue_depth jobs; a job that
+    cannot start blocks its partitions for the rest of the pass, and a job whose
+    partitions are all blocked is passed over."""
     par = sched.par
     par[P_STAMP] += 1
     stamp = par[P_STAMP]
     jobs = core.jobs
+    blocked = sched.blocked
     visited = 0
     n_blocked = 0
     for r in range(par[P_ON]):
-        if n_blocked == sched.blocked.shape[0]:
+        if n_blocked == blocked.shape[0]:
             break  # every partition is blocked: nothing more can start
         if visited >= par[P_DEPTH]:
             break
@@ -414,26 +432,34 @@ def _main(sched, core, alloc, now):
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         visited += 1
-        p = sched.part[j]
-        if sched.blocked[p] == stamp:
+        open_part = False
+        for q in range(sched.pstart[j], sched.pstart[j + 1]):
+            if blocked[sched.plist[q]] != stamp:
+                open_part = True
+                break
+        if not open_part:
             continue
         if _offer(core, alloc, j, now):
             _started(sched, core, j, now)
         else:
-            sched.blocked[p] = stamp
-            n_blocked += 1
+            for q in range(sched.pstart[j], sched.pstart[j + 1]):
+                p = sched.plist[q]
+                if blocked[p] != stamp:
+                    blocked[p] = stamp
+                    n_blocked += 1
 
 
 # --------------------------------------------------------------------------- the backfill plan
 
 
 @inline_kernel
-def _fit_on(avail, jobs, j, ident, out_node, out_count):
+def _fit_on(avail, jobs, j, ident, out_node, out_count, elig):
     """Place job j on the free amounts ``avail`` (int64 (mm, 4)) in index order into
-    out_node / out_count; the nodes used or -1.  Every fit test of the plan goes through
-    here (the one place a node-eligibility row joins once the engine has it)."""
+    out_node / out_count, on the nodes of its class (elig: the core's uint8 (k, m) node
+    classes); the nodes used or -1.  Every fit test of the per-node plan goes through here
+    (the aggregate plan is used only when every job may use every node)."""
     return _place(avail, ident, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
-                  jobs[j, J_REQ_NODES], out_node, out_count)
+                  jobs[j, J_REQ_NODES], out_node, out_count, elig[jobs[j, J_CLASS]])
 
 
 @internal_kernel
@@ -524,7 +550,7 @@ def _take(sched, jobs, j, b0, end, nodes, counts, used):
 
 
 @internal_kernel
-def _earliest(sched, jobs, j, d, horizon):
+def _earliest(sched, jobs, elig, j, d, horizon):
     """The first breakpoint b (bt[b] <= horizon) from which job j fits on the plan for
     ``d`` s, with its placement on the plan nodes in pnode / pcount (par[P_USED] nodes),
     or -1 when none within the horizon."""
@@ -566,7 +592,7 @@ def _earliest(sched, jobs, j, d, horizon):
                     if bav[bb, i, k] < scratch[i, k]:
                         scratch[i, k] = bav[bb, i, k]
             bb += 1
-        used = _fit_on(scratch, jobs, j, sched.ident, sched.pnode, sched.pcount)
+        used = _fit_on(scratch, jobs, j, sched.ident, sched.pnode, sched.pcount, elig)
         if used >= 0:
             par[P_USED] = used
             return b
@@ -651,7 +677,7 @@ def _backfill(sched, core, alloc, now):
     for c in range(last_fit + 1):
         j = sched.cand[c]
         d = max(jobs[j, J_PRED], 1)
-        b = _earliest(sched, jobs, j, d, horizon)
+        b = _earliest(sched, jobs, core.elig, j, d, horizon)
         if b < 0:
             continue
         start = sched.bt[b]
@@ -779,32 +805,35 @@ def resolve(setup, given: dict) -> dict:
 
 
 def _partitions(setup):
-    """Per job: partition index (for blocking), tier and normalised job factor."""
+    """Each job's partitions (a job submitted to "a,b" has two; one without, or with none
+    the machine knows, the default one, else the first) as ``(pstart int64 (n+1,), plist
+    int64)`` (job j's indices into ``machine.partitions`` are plist[pstart[j]:pstart[j+1]]),
+    its PriorityTier and normalised PriorityJobFactor (the largest over its partitions),
+    and the number of partitions (at least 1)."""
     n = setup.jobs.shape[0]
-    parts = tuple(getattr(setup.machine, "partitions", ()) or ())
+    parts = tuple(setup.machine.partitions or ())
     if not parts:
-        return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), 1
+        return np.arange(n + 1, dtype=np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n), 1
     by_name = {p.name: i for i, p in enumerate(parts)}
     default = next((i for i, p in enumerate(parts) if p.default), 0)
-    code_to_index = {}
-    for name, code in ((setup.meta or {}).get("partitions") or {}).items():
-        if name in by_name:
-            code_to_index[int(code)] = by_name[name]
-    codes = np.asarray(setup.table.partition, dtype=np.int64)
-    lut_codes = np.array(sorted(code_to_index), dtype=np.int64)
-    lut_index = np.array([code_to_index[c] for c in lut_codes], dtype=np.int64)
-    pos = np.searchsorted(lut_codes, codes)
-    pos = np.minimum(pos, max(lut_codes.size - 1, 0))
-    found = lut_codes.size > 0 and True
-    index = np.full(n, default, np.int64)
-    if found:
-        hit = lut_codes[pos] == codes
-        index[hit] = lut_index[pos[hit]]
     tiers = np.array([p.tier for p in parts], dtype=np.int64)
     factors = np.array([p.job_factor for p in parts], dtype=np.float64)
     top = factors.max()
     norm = factors / top if top > 0 else np.zeros_like(factors)
-    return index, tiers[index], norm[index], len(parts)
+    # one entry per partition code: its partition indices
+    index_of_code: dict[int, list[int]] = {}
+    for name, code in ((setup.meta or {}).get("partitions") or {}).items():
+        index_of_code[int(code)] = sorted({by_name[s.strip()] for s in str(name).split(",") if s.strip() in by_name})
+    codes, inverse = np.unique(np.asarray(setup.table.partition, dtype=np.int64), return_inverse=True)
+    lists = [index_of_code.get(int(c)) or [default] for c in codes]
+    counts = np.array([len(x) for x in lists], dtype=np.int64)[inverse.reshape(-1)]
+    pstart = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=pstart[1:])
+    plist = np.concatenate([np.array(lists[c], dtype=np.int64) for c in inverse.reshape(-1)]) if n else \
+        np.zeros(0, np.int64)
+    tier = np.array([tiers[x].max() for x in lists], dtype=np.int64)[inverse.reshape(-1)]
+    pfac = np.array([norm[x].max() for x in lists])[inverse.reshape(-1)]
+    return pstart, plist, tier, pfac, len(parts)
 
 
 def _named_factor(setup, codes, table_key, meta_key):
@@ -826,7 +855,7 @@ def slurm(setup, **given) -> JittedScheduler:
     machine = setup.machine
     cap = machine.capacity
     m = cap.shape[0]
-    part, tier, pfac, n_parts = _partitions(setup)
+    pstart, plist, tier, pfac, n_parts = _partitions(setup)
     # QOS factor
     qfac = np.zeros(n)
     qos = _named_factor(setup, setup.table.queue, "qos_priority", "qos")
@@ -859,7 +888,7 @@ def slurm(setup, **given) -> JittedScheduler:
     users, user = np.unique(np.asarray(J[:, J_USER], dtype=np.int64), return_inverse=True)
     live = J[:, J_STATE] != JobState.DROPPED
     t0 = int(J[live, J_SUBMIT].min()) if live.any() else 0
-    pool = bool(setup.all_pool) and n_parts <= 1
+    pool = bool(setup.all_pool)  # a job limited to some nodes is never a pool job
     mm = 1 if pool else m
     units = int(cap[:, :3].sum()) if m else 1
     test = int(opts["bf_max_job_test"])
@@ -890,7 +919,7 @@ def slurm(setup, **given) -> JittedScheduler:
     fsf[shares <= 0] = 0.0
     state = Slurm(
         par=par, w=w, stat=np.ascontiguousarray(stat, dtype=np.float64), prio=np.zeros(n),
-        tier=np.ascontiguousarray(tier, dtype=np.int64), part=np.ascontiguousarray(part, dtype=np.int64),
+        tier=np.ascontiguousarray(tier, dtype=np.int64), pstart=pstart, plist=plist,
         acct=acct.astype(np.int64), user=user.astype(np.int64), cores=cores, order=np.zeros(n, np.int64),
         shares=shares.astype(np.float64), usage=np.zeros(acct_codes.size), acc=np.zeros(acct_codes.size),
         runc=np.zeros(acct_codes.size), fsf=fsf, blocked=np.zeros(max(n_parts, 1), np.int64),
