@@ -191,7 +191,10 @@ P_STAMP = 21  # pass counter (partition blocking and per-user counts)
 P_POOL = 22  # 1: the plan holds one aggregate node (every job a pool job)
 P_NB = 23  # breakpoints of the plan in use
 P_USED = 24  # nodes of the last plan placement (Slurm.pnode / pcount)
-N_PAR = 25
+P_HEAD = 25  # the order in use is Slurm.order[P_HEAD : P_HEAD + P_ON]
+P_HOLE_LO = 26  # ranks (from P_HEAD) of the first and last started job still in the
+P_HOLE_HI = 27  # order (INF, -1: none): compaction touches only what they bound
+N_PAR = 28
 
 # Slots of Slurm.w, float64: weights
 W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
@@ -203,13 +206,16 @@ class Slurm(NamedTuple):
     priorities; tier, acct, user, cores int64 (n,): partition tier, account index, user
     index and allocated cores of each job; pstart int64 (n+1,), plist int64: job j's
     partitions are plist[pstart[j]:pstart[j+1]]; order int64 (n,):
-    waiting jobs in scheduling order (par[P_ON] entries, holes for started ones);
+    waiting jobs in scheduling order (par[P_ON] entries from par[P_HEAD], holes for
+    started ones);
     shares, usage, acc, runc, fsf float64 (A,): per account normalised shares, decayed
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
     blocked int64 (P,): stamp of the pass that blocked each partition; ustamp, ucount
-    int64 (U,): per-user tested jobs in the current cycle; cand int64 (bf_max_job_test,):
-    the cycle's tested jobs; bt int64 (cap,) and bavail int64 (cap, mm, 4): the plan's
-    breakpoints and the free resources of each plan node from each breakpoint; scratch
+    int64 (U,): per-user tested jobs in the current cycle; cand, crank int64
+    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; bt int64 (cap,) and bavail int64 (cap, mm, 4): the plan's
+    breakpoints and the free resources of each plan node from each breakpoint; btot
+    int64 (cap, 4): the free totals from each breakpoint; sufa, sufd int64
+    (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`; scratch
     int64 (mm, 4); ident, pnode, pcount, qnode, qcount int64 (mm,): node order and
     placement buffers."""
 
@@ -233,6 +239,11 @@ class Slurm(NamedTuple):
     ustamp: np.ndarray
     ucount: np.ndarray
     cand: np.ndarray
+    crank: np.ndarray
+    sufa: np.ndarray
+    sufd: np.ndarray
+    sufm: np.ndarray
+    btot: np.ndarray
     bt: np.ndarray
     bavail: np.ndarray
     scratch: np.ndarray
@@ -317,24 +328,57 @@ def _before(sched, a, b):
     return a < b
 
 
+@inline_kernel
+def _order(sched):
+    """The order in use (a view from par[P_HEAD]; par[P_ON] entries)."""
+    return sched.order[sched.par[P_HEAD]:]
+
+
+@inline_kernel
+def _hole(sched, r):
+    """The job at rank r of the order started: the next compaction must reach it."""
+    par = sched.par
+    par[P_HOLE_LO] = min(par[P_HOLE_LO], r)
+    par[P_HOLE_HI] = max(par[P_HOLE_HI], r)
+
+
 @internal_kernel
 def _compact(sched, jobs):
-    """Drop the started jobs from the order."""
-    order = sched.order
-    w = 0
-    for r in range(sched.par[P_ON]):
-        j = order[r]
-        if jobs[j, J_STATE] == JobState.QUEUED:
-            order[w] = j
-            w += 1
-    sched.par[P_ON] = w
+    """Drop the started jobs from the order, moving the shorter side of the holes' span:
+    the jobs before the last hole forwards (the head advances; the usual case, as the
+    jobs that start are mostly near the front) or those after the first hole back."""
+    par = sched.par
+    lo, hi = par[P_HOLE_LO], par[P_HOLE_HI]
+    if hi < 0:
+        return
+    par[P_HOLE_LO] = INF
+    par[P_HOLE_HI] = -1
+    order = _order(sched)
+    n_on = par[P_ON]
+    if hi + 1 <= n_on - lo:
+        w = hi
+        for r in range(hi, -1, -1):
+            j = order[r]
+            if jobs[j, J_STATE] == JobState.QUEUED:
+                order[w] = j
+                w -= 1
+        par[P_HEAD] += w + 1
+        par[P_ON] = n_on - (w + 1)
+    else:
+        w = lo
+        for r in range(lo, n_on):
+            j = order[r]
+            if jobs[j, J_STATE] == JobState.QUEUED:
+                order[w] = j
+                w += 1
+        par[P_ON] = w
 
 
 @internal_kernel
 def _resort(sched):
     """Insertion sort of the order (after a recalc it is nearly sorted); returns whether
     anything moved."""
-    order = sched.order
+    order = _order(sched)
     moved = False
     for r in range(1, sched.par[P_ON]):
         j = order[r]
@@ -351,7 +395,7 @@ def _resort(sched):
 @internal_kernel
 def _insert(sched, j):
     """Put a new waiting job at its place in the (compacted) order."""
-    order = sched.order
+    order = _order(sched)
     lo, hi = 0, sched.par[P_ON]
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -380,8 +424,9 @@ def _update_priorities(sched, core, now):
             par[P_PRIO_AT] = r
             if par[P_USAGE] == 0:
                 par[P_NEXT_CALC] = r + par[P_CALC]
+            order = _order(sched)
             for k in range(par[P_ON]):
-                j = sched.order[k]
+                j = order[k]
                 sched.prio[j] = _priority(sched, jobs, j, r)
             if _resort(sched):
                 par[P_DIRTY] = 1
@@ -421,6 +466,7 @@ def _main(sched, core, alloc, now):
     stamp = par[P_STAMP]
     jobs = core.jobs
     blocked = sched.blocked
+    order = _order(sched)
     visited = 0
     n_blocked = 0
     for r in range(par[P_ON]):
@@ -428,7 +474,7 @@ def _main(sched, core, alloc, now):
             break  # every partition is blocked: nothing more can start
         if visited >= par[P_DEPTH]:
             break
-        j = sched.order[r]
+        j = order[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         visited += 1
@@ -441,6 +487,7 @@ def _main(sched, core, alloc, now):
             continue
         if _offer(core, alloc, j, now):
             _started(sched, core, j, now)
+            _hole(sched, r)
         else:
             for q in range(sched.pstart[j], sched.pstart[j + 1]):
                 p = sched.plist[q]
@@ -472,7 +519,10 @@ def _plan_reset(sched, core, now):
     res = par[P_BF_RES]
     pool = par[P_POOL] != 0
     mm = bav.shape[1]
+    btot = sched.btot
     bt[0] = now
+    for k in range(N_RES):
+        btot[0, k] = core.scal[C_FREE + k]
     if pool:
         for k in range(N_RES):
             bav[0, 0, k] = core.scal[C_FREE + k]
@@ -490,8 +540,12 @@ def _plan_reset(sched, core, now):
             for i in range(mm):
                 for k in range(N_RES):
                     bav[nb, i, k] = bav[nb - 1, i, k]
+            for k in range(N_RES):
+                btot[nb, k] = btot[nb - 1, k]
             nb += 1
         b = nb - 1
+        for k in range(N_RES):
+            btot[b, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
         if pool:
             for k in range(N_RES):
                 bav[b, 0, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
@@ -521,11 +575,14 @@ def _breakpoint(sched, t):
     if lo < nb and bt[lo] == t:
         return lo
     mm = bav.shape[1]
+    btot = sched.btot
     for b in range(nb, lo - 1, -1):  # row lo - 1 copied into lo: the free amounts just before t
         bt[b] = bt[b - 1]
         for i in range(mm):
             for k in range(N_RES):
                 bav[b, i, k] = bav[b - 1, i, k]
+        for k in range(N_RES):
+            btot[b, k] = btot[b - 1, k]
     bt[lo] = t
     par[P_NB] = nb + 1
     return lo
@@ -535,10 +592,12 @@ def _breakpoint(sched, t):
 def _take(sched, jobs, j, b0, end, nodes, counts, used):
     """Take job j's placement (``used`` nodes of nodes / counts, plan nodes) from the
     plan over [bt[b0], end); ``end`` must be a breakpoint or beyond the last."""
-    bt, bav = sched.bt, sched.bavail
+    bt, bav, btot = sched.bt, sched.bavail, sched.btot
     pool = sched.par[P_POOL] != 0
     b = b0
     while b < sched.par[P_NB] and bt[b] < end:
+        for k in range(N_RES):
+            btot[b, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
         if pool:
             for k in range(N_RES):
                 bav[b, 0, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
@@ -559,20 +618,23 @@ def _earliest(sched, jobs, elig, j, d, horizon):
     nb = par[P_NB]
     mm = bav.shape[1]
     pool = par[P_POOL] != 0
+    # a pool job asks for one type only (and for 1 of it per unit)
+    kind = 0
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] > 0:
+            kind = k
+    need = jobs[j, J_UNITS] * jobs[j, J_REQ + kind]
     b = 0
     while b < nb and bt[b] <= horizon:
         end = bt[b] + d
         if pool:
             # one aggregate node: the job fits iff every breakpoint in the window has
-            # enough of each type, so the next candidate follows the first that has not
+            # enough, so the next candidate follows the first that has not
             bad = -1
             bb = b
             while bb < nb and (bb == b or bt[bb] < end):
-                for k in range(N_RES):
-                    if bav[bb, 0, k] < jobs[j, J_UNITS] * jobs[j, J_REQ + k]:
-                        bad = bb
-                        break
-                if bad >= 0:
+                if bav[bb, 0, kind] < need:
+                    bad = bb
                     break
                 bb += 1
             if bad < 0:
@@ -638,6 +700,60 @@ def _start_planned(sched, core, alloc, j, now, end):
 
 
 @internal_kernel
+def _suffixes(sched, jobs, last):
+    """For the tested jobs c <= ``last`` (from the back): sufa[c, k] / sufd[c, k], the
+    least total amount of type k asked (INF: none asks for it) and the least limit (s)
+    among jobs c.. that ask for type k; sufm[c], the set (bit v) of the sets v (bit k:
+    type k asked) of types that jobs c.. ask for."""
+    sufa, sufd, sufm = sched.sufa, sched.sufd, sched.sufm
+    for c in range(last, -1, -1):
+        j = sched.cand[c]
+        d = max(jobs[j, J_PRED], 1)
+        v = 0
+        for k in range(N_RES):
+            a = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
+            if c == last:
+                sufa[c, k] = INF
+                sufd[c, k] = INF
+            else:
+                sufa[c, k] = sufa[c + 1, k]
+                sufd[c, k] = sufd[c + 1, k]
+            if a > 0:
+                v |= 1 << k
+                sufa[c, k] = min(sufa[c, k], a)
+                sufd[c, k] = min(sufd[c, k], d)
+        sufm[c] = (np.int64(0) if c == last else sufm[c + 1]) | (np.int64(1) << v)
+
+
+@internal_kernel
+def _none_can_start(sched, c):
+    """Whether no tested job from c on can start now on the plan: each asks for some type
+    k of which every such job asks more than the plan's least total over [now, now +
+    their least limit) (a job starts now only if its totals fit over its whole limit, and
+    later reservations only take more)."""
+    bt, btot = sched.bt, sched.btot
+    nb = sched.par[P_NB]
+    short = 0  # bit k: type k is short for every job from c on that asks for it
+    for k in range(N_RES):
+        a = sched.sufa[c, k]
+        if a >= INF:
+            continue
+        until = bt[0] + sched.sufd[c, k]
+        least = btot[0, k]
+        b = 1
+        while b < nb and bt[b] < until and least >= a:
+            least = min(least, btot[b, k])
+            b += 1
+        if least < a:
+            short |= 1 << k
+    sets = sched.sufm[c]
+    for v in range(1 << N_RES):
+        if (sets >> v) & 1 and (v & short) == 0:
+            return False
+    return True
+
+
+@internal_kernel
 def _backfill(sched, core, alloc, now):
     """One backfill cycle at now (module docstring)."""
     par = sched.par
@@ -649,10 +765,11 @@ def _backfill(sched, core, alloc, now):
     n_cand = 0
     last_fit = -1
     limit_user = par[P_BF_USER]
+    order = _order(sched)
     for r in range(par[P_ON]):
         if n_cand >= par[P_BF_TEST]:
             break
-        j = sched.order[r]
+        j = order[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         if limit_user > 0:
@@ -664,6 +781,7 @@ def _backfill(sched, core, alloc, now):
                 continue
             sched.ucount[u] += 1
         sched.cand[n_cand] = j
+        sched.crank[n_cand] = r
         if fits_now(core, j):
             last_fit = n_cand
         n_cand += 1
@@ -672,9 +790,12 @@ def _backfill(sched, core, alloc, now):
         par[P_REQUIRED] = INF  # nothing can start until something changes
         return
     _plan_reset(sched, core, now)
+    _suffixes(sched, jobs, last_fit)
     res = par[P_BF_RES]
     horizon = now + par[P_BF_WIN]
     for c in range(last_fit + 1):
+        if _none_can_start(sched, c):
+            break  # the rest would only reserve, and nothing after them could start
         j = sched.cand[c]
         d = max(jobs[j, J_PRED], 1)
         b = _earliest(sched, jobs, core.elig, j, d, horizon)
@@ -685,6 +806,7 @@ def _backfill(sched, core, alloc, now):
         _breakpoint(sched, end)
         if b == 0:
             _start_planned(sched, core, alloc, j, now, end)
+            _hole(sched, sched.crank[c])
         else:
             _take(sched, jobs, j, b, end, sched.pnode, sched.pcount, par[P_USED])
     # the cycle's plan holds until a running job's expected end or a new breakpoint
@@ -761,6 +883,8 @@ def _released(sched, core, j, now):
 def _started_outside(sched, core, j):
     par = sched.par
     par[P_DIRTY] = 1
+    par[P_HOLE_LO] = 0  # its rank is not known here
+    par[P_HOLE_HI] = max(par[P_ON] - 1, par[P_HOLE_HI])
     if par[P_USAGE] != 0:
         sched.runc[sched.acct[j]] += float(sched.cores[j])
 
@@ -915,6 +1039,8 @@ def slurm(setup, **given) -> JittedScheduler:
     par[P_T_ACC] = t0
     par[P_R_PREV] = t0
     par[P_POOL] = int(pool)
+    par[P_HOLE_LO] = INF
+    par[P_HOLE_HI] = -1
     fsf = np.ones(acct_codes.size)
     fsf[shares <= 0] = 0.0
     state = Slurm(
@@ -924,7 +1050,10 @@ def slurm(setup, **given) -> JittedScheduler:
         shares=shares.astype(np.float64), usage=np.zeros(acct_codes.size), acc=np.zeros(acct_codes.size),
         runc=np.zeros(acct_codes.size), fsf=fsf, blocked=np.zeros(max(n_parts, 1), np.int64),
         ustamp=np.zeros(max(users.size, 1), np.int64), ucount=np.zeros(max(users.size, 1), np.int64),
-        cand=np.zeros(max(test, 1), np.int64), bt=np.zeros(rows, np.int64),
+        cand=np.zeros(max(test, 1), np.int64),
+        crank=np.zeros(max(test, 1), np.int64), sufa=np.zeros((max(test, 1), N_RES), np.int64),
+        sufd=np.zeros((max(test, 1), N_RES), np.int64), sufm=np.zeros(max(test, 1), np.int64),
+        btot=np.zeros((rows, N_RES), np.int64), bt=np.zeros(rows, np.int64),
         bavail=np.zeros((rows, mm, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
         ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
     )
