@@ -194,7 +194,10 @@ P_USED = 24  # nodes of the last plan placement (Slurm.pnode / pcount)
 P_HEAD = 25  # the order in use is Slurm.order[P_HEAD : P_HEAD + P_ON]
 P_HOLE_LO = 26  # ranks (from P_HEAD) of the first and last started job still in the
 P_HOLE_HI = 27  # order (INF, -1: none): compaction touches only what they bound
-N_PAR = 28
+P_NOFIT = 28  # 1: the last cycle tested every waiting job, none fitted the free resources
+#               now, and since then no job ended and the order was not re-sorted
+P_CYCLE_SEEN = 29  # par[P_SEEN] at that cycle: the jobs that arrived since are >= it
+N_PAR = 30
 
 # Slots of Slurm.w, float64: weights
 W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
@@ -430,6 +433,7 @@ def _update_priorities(sched, core, now):
                 sched.prio[j] = _priority(sched, jobs, j, r)
             if _resort(sched):
                 par[P_DIRTY] = 1
+                par[P_NOFIT] = 0
     for j in range(par[P_SEEN], core.scal[C_NEXT]):
         if jobs[j, J_STATE] == JobState.QUEUED:
             sched.prio[j] = _priority(sched, jobs, j, jobs[j, J_SUBMIT])
@@ -725,6 +729,17 @@ def _suffixes(sched, jobs, last):
         sufm[c] = (np.int64(0) if c == last else sufm[c + 1]) | (np.int64(1) << v)
 
 
+@inline_kernel
+def _suffix_moved(sched, c):
+    """Whether what the tested jobs from c on ask (:func:`_suffixes`) differs from c - 1 on."""
+    if sched.sufm[c] != sched.sufm[c - 1]:
+        return True
+    for k in range(N_RES):
+        if sched.sufa[c, k] != sched.sufa[c - 1, k] or sched.sufd[c, k] != sched.sufd[c - 1, k]:
+            return True
+    return False
+
+
 @internal_kernel
 def _none_can_start(sched, c):
     """Whether no tested job from c on can start now on the plan: each asks for some type
@@ -758,6 +773,19 @@ def _backfill(sched, core, alloc, now):
     """One backfill cycle at now (module docstring)."""
     par = sched.par
     jobs = core.jobs
+    if par[P_NOFIT] != 0:
+        # every job tested then still does not fit (the free resources only shrank): the
+        # cycle can start something only if a job that arrived since fits now
+        arrived_fits = False
+        for j in range(par[P_CYCLE_SEEN], par[P_SEEN]):
+            if jobs[j, J_STATE] == JobState.QUEUED and fits_now(core, j):
+                arrived_fits = True
+                break
+        par[P_CYCLE_SEEN] = par[P_SEEN]
+        if not arrived_fits:
+            par[P_DIRTY] = 0
+            par[P_REQUIRED] = INF
+            return
     par[P_STAMP] += 1
     stamp = par[P_STAMP]
     # the tested jobs, and the last of them that fits the free resources now: no job
@@ -766,8 +794,10 @@ def _backfill(sched, core, alloc, now):
     last_fit = -1
     limit_user = par[P_BF_USER]
     order = _order(sched)
+    every = True  # whether every waiting job is tested
     for r in range(par[P_ON]):
         if n_cand >= par[P_BF_TEST]:
+            every = False
             break
         j = order[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
@@ -778,14 +808,20 @@ def _backfill(sched, core, alloc, now):
                 sched.ustamp[u] = stamp
                 sched.ucount[u] = 0
             if sched.ucount[u] >= limit_user:
+                every = False
                 continue
             sched.ucount[u] += 1
         sched.cand[n_cand] = j
         sched.crank[n_cand] = r
-        if fits_now(core, j):
-            last_fit = n_cand
         n_cand += 1
+    # the last tested job that fits now, from the back (usually near the end)
+    for c in range(n_cand - 1, -1, -1):
+        if fits_now(core, sched.cand[c]):
+            last_fit = c
+            break
     par[P_DIRTY] = 0
+    par[P_NOFIT] = int(last_fit < 0 and every)
+    par[P_CYCLE_SEEN] = par[P_SEEN]
     if last_fit < 0:
         par[P_REQUIRED] = INF  # nothing can start until something changes
         return
@@ -793,14 +829,19 @@ def _backfill(sched, core, alloc, now):
     _suffixes(sched, jobs, last_fit)
     res = par[P_BF_RES]
     horizon = now + par[P_BF_WIN]
+    changed = True
     for c in range(last_fit + 1):
-        if _none_can_start(sched, c):
-            break  # the rest would only reserve, and nothing after them could start
+        # the test needs redoing only when the plan or what the jobs left ask changed
+        if changed or _suffix_moved(sched, c):
+            if _none_can_start(sched, c):
+                break  # the rest would only reserve, and nothing after them could start
+        changed = False
         j = sched.cand[c]
         d = max(jobs[j, J_PRED], 1)
         b = _earliest(sched, jobs, core.elig, j, d, horizon)
         if b < 0:
             continue
+        changed = True
         start = sched.bt[b]
         end = _roundup(start + d, res)
         _breakpoint(sched, end)
@@ -873,6 +914,7 @@ def _wake(sched, core):
 def _released(sched, core, j, now):
     par = sched.par
     par[P_DIRTY] = 1
+    par[P_NOFIT] = 0
     if par[P_USAGE] != 0:
         _clock(sched, now)
         sched.runc[sched.acct[j]] -= float(sched.cores[j])
