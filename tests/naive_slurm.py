@@ -7,8 +7,11 @@ queues the arrivals, runs the main scheduler, then, at a grid instant (or always
 ``bf_interval`` 0), a backfill cycle built from scratch.  Priorities are evaluated
 from their definitions at the last calc instant (fair-share usage recomputed from the
 whole history every time).  Placement is first fit in node index order (what the ``ff``
-allocator does); the plan is per node, or on the totals when every job is single units
-of one type spread freely (as the scheduler documents).
+allocator does) on the job's eligible nodes (``Job.nodes_ok``: its partitions' nodes that
+carry its features); the plan is per node, or on the totals when every job is single
+units of one type spread freely over every node (as the scheduler documents).  A job
+belongs to one or more partitions (``Job.parts``): the main loop passes it over when all
+of them are blocked and blocks all of them when it does not start.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ class Job:
     req_nodes: int = -1
     user: int = 0
     account: int = 0
-    part: int = 0  # partition index
+    parts: tuple = (0,)  # partition indices
+    nodes_ok: frozenset | None = None  # eligible nodes (None: every node)
     tier: int = 0
     part_factor: float = 0.0
     qos_factor: float = 0.0
@@ -48,11 +52,15 @@ def _host(free, req):
 
 
 def place(free, job):
-    """First fit in index order on ``free`` (list of [4] lists): [(node, units)] or None."""
+    """First fit in index order on ``free`` (list of [4] lists), on the job's eligible
+    nodes: [(node, units)] or None."""
     out = []
+    ok = job.nodes_ok
     if job.req_nodes > 0:
         per = job.units // job.req_nodes
         for i, f in enumerate(free):
+            if ok is not None and i not in ok:
+                continue
             if _host(f, job.req) >= per:
                 out.append((i, per))
                 if len(out) == job.req_nodes:
@@ -60,6 +68,8 @@ def place(free, job):
         return None
     left = job.units
     for i, f in enumerate(free):
+        if ok is not None and i not in ok:
+            continue
         h = _host(f, job.req)
         if h > 0:
             take = min(h, left)
@@ -81,8 +91,8 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
     if not valid:
         return jobs
-    pool = all(j.req_nodes <= 0 and sum(1 for r in j.req if r > 0) == 1 and max(j.req) == 1 for j in valid) and \
-        len({j.part for j in valid}) <= 1
+    pool = all(j.req_nodes <= 0 and sum(1 for r in j.req if r > 0) == 1 and max(j.req) == 1
+               and (j.nodes_ok is None or len(j.nodes_ok) == m) for j in valid)
     t0 = min(j.submit for j in valid)
     accounts = sorted({j.account for j in jobs})
     sh = {a: (shares or {}).get(a, 1.0) for a in accounts}
@@ -167,11 +177,11 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
     def main(t):
         blocked = set()
         for j in ordered(t)[:default_queue_depth]:
-            if j.part in blocked:
+            if blocked.issuperset(j.parts):
                 continue
             nodes = place(free, j)
             if nodes is None:
-                blocked.add(j.part)
+                blocked.update(j.parts)
             else:
                 start(j, nodes, t)
 
