@@ -1099,4 +1099,4 @@ def slurm(setup, **given) -> JittedScheduler:
         bavail=np.zeros((rows, mm, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
         ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
     )
-    return JittedScheduler(state)
+    return JittedScheduler(state, options=opts)
