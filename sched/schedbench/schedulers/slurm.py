@@ -80,22 +80,32 @@ Backfill scheduler (sched/backfill)
     ended since the last one, the priority order did not change and neither a running
     job's expected end nor a new plan breakpoint entering the window has been reached,
     the cycle would start nothing (its plan is the previous one's), so the replay does
-    not even stop there; and a cycle in which no tested job fits the free resources now
-    is left out altogether (its reservations would be thrown away unused).  The naive
-    oracle (``tests/naive_slurm.py``) runs every cycle and gives the same schedules.
+    not even stop there; a cycle in which no tested job fits the free resources now is
+    left out altogether (its reservations would be thrown away unused), and after such a
+    cycle, until a job ends or the order is re-sorted, only the jobs that arrived since
+    are tested.  A cycle also stops planning once no job left can start now: every one
+    asks, of some type, more than the plan's least free total over [now, now + the least
+    limit among the jobs left asking for that type) (reservations made later only take
+    more).  The naive oracle (``tests/naive_slurm.py``) runs every cycle in full and
+    gives the same schedules.
 
 Relation to ``easy`` and ``conservative``
     With only the age weight (or none), one partition, ``bf_interval=0``, no per-user
-    limit and ``bf_max_job_test``, ``default_queue_depth`` and ``bf_window`` larger than
-    the queue and the plan's horizon, ``bf_resolution=1``, every event re-plans every
-    waiting job in submission order on the running jobs' predicted ends: conservative
-    backfilling re-planned at every event (a job starts when it fits now for its whole
-    predicted run without entering any earlier job's reservation; reservations are not
-    kept from one event to the next, so a job's planned start moves earlier when jobs end
-    before their limits).  EASY reserves for the first waiting job only; here every job within
-    the window holds one, so fewer jobs backfill than under EASY.  The ``conservative``
-    scheduler keeps its bookings between events and compresses them; a re-plan from
-    scratch in priority order gives the same starts when nothing ends early.
+    limit, ``bf_max_job_test``, ``default_queue_depth`` and ``bf_window`` larger than the
+    queue and the plan's horizon, ``max_age`` longer than any wait, and
+    ``bf_resolution=1``, the order is the submission order (ages at one calc instant
+    follow submission, a job arriving since has age 0, ties go by job index) and every
+    event re-plans every waiting job in that order on the running jobs' predicted ends:
+    conservative backfilling re-planned at every event.  A job starts when it fits now
+    for its whole predicted run without entering any earlier job's reservation.  EASY
+    reserves for the first waiting job only; here every waiting job holds one, so fewer
+    jobs backfill than under EASY.  The ``conservative`` scheduler books each job at its
+    arrival and keeps (and compresses) its bookings; on a pool (the plan on totals) where
+    every job ends exactly at its limit (at least 1 s), a re-plan in submission order
+    books each waiting job where conservative booked it, so the starts are equal job by
+    job (``tests/schedulers/test_slurm.py`` checks it, hypothesis).  When jobs end early,
+    or on nodes (the plan may pick other nodes than conservative's booking), they can
+    differ.
 """
 
 from __future__ import annotations
