@@ -118,7 +118,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
         k = 1
         while t0 + k * calc_period <= r:
             a, b = t0 + (k - 1) * calc_period, t0 + k * calc_period
-            decay = 2.0 ** (-(r - b) / decay_half_life)
+            decay = 2.0 ** (-(r - b) / decay_half_life) if decay_half_life > 0 else 1.0
             for j in valid:
                 if j.start is None:
                     continue
@@ -283,7 +283,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
             first_round = False
             before = {id(j) for j in running}
             main(t)
-            if queue and (bf_interval == 0 or (t - t0) % bf_interval == 0):
+            if queue and (bf_interval == 0 or (bf_interval > 0 and (t - t0) % bf_interval == 0)):
                 backfill(t)
             if not any(j.run == 0 and id(j) not in before for j in running):
                 break

@@ -225,3 +225,15 @@ def test_summary_json_records_the_slurm_conf_value(tmp_path):
         opts = json.loads((out / "summary.json").read_text())["scheduler_options"]
         assert opts["bf_interval"] == interval
         assert opts["bf_resolution"] == (60 if not args else 10)
+
+
+def test_no_backfill_and_no_decay_as_slurm_conf_writes_them():
+    # DELAYS: job 3 backfills at 1 under a coarse resolution; without a backfill scheduler
+    # (bf_interval -1, or SchedulerType=sched/builtin) it waits for job 2 (main loop, FIFO)
+    coarse = {"bf_interval": 0, "bf_resolution": 60}
+    assert replay(DELAYS, POOL4, "slurm", "ff", options=coarse).start.tolist() == [0, 21, 1]
+    assert replay(DELAYS, POOL4, "slurm", "ff", options={**coarse, "bf_interval": -1}).start.tolist() == [0, 10, 15]
+    r = replay(DELAYS, POOL4, "slurm", "ff", meta={"slurm": {"scheduler_type": "builtin", "bf_resolution": 60}})
+    assert r.start.tolist() == [0, 10, 15] and r.options["scheduler_options"]["bf_interval"] == -1
+    r = replay(DELAYS, POOL4, "slurm", "ff", meta={"slurm": {"decay_half_life": 0}}, options={"weight_fairshare": 1})
+    assert r.options["scheduler_options"]["decay_half_life"] == 0

@@ -15,7 +15,8 @@ Priority (``priority_type="multifactor"``; Slurm's priority/multifactor)
       ``meta["accounts"]``; an account without an entry has 1 share, Slurm's default).
       Usage is allocated cores x seconds and accrues *while jobs run*, as Slurm's decay
       thread charges running jobs at every period: at each calc instant r the usage of
-      every account is multiplied by 2^(-(r - r_prev) / decay_half_life) and the cores x
+      every account is multiplied by 2^(-(r - r_prev) / decay_half_life) (0: no decay,
+      as PriorityDecayHalfLife=0 means) and the cores x
       seconds its jobs ran during (r_prev, r] are added.  Simplified: accounts are flat
       (no user level inside an account, no parent accounts, no damping factor, no
       PriorityUsageResetPeriod);
@@ -57,7 +58,8 @@ Main scheduler (Slurm's event-triggered schedule())
 
 Backfill scheduler (sched/backfill)
     A cycle runs at the instants t0 + k * ``bf_interval`` while jobs wait (every decision
-    point when ``bf_interval`` is 0).  It plans from scratch: the free resources now and
+    point when ``bf_interval`` is 0; never when it is -1, or when slurm.conf's
+    SchedulerType is sched/builtin and no ``bf_interval`` option is given).  It plans from scratch: the free resources now and
     each running job's expected end (start + its limit, the job's J_PRED; one that ran
     past it ends at the next resolution step after now), rounded up to a multiple of
     ``bf_resolution`` as Slurm rounds its node-space map.  It walks the waiting jobs in
@@ -896,7 +898,7 @@ def _pass(sched, core, pred, alloc, now):
     step = par[P_BF_INT]
     if step == 0:
         _backfill(sched, core, alloc, now)
-    elif (now - par[P_T0]) % step == 0 and (par[P_DIRTY] != 0 or now >= par[P_REQUIRED]):
+    elif step > 0 and (now - par[P_T0]) % step == 0 and (par[P_DIRTY] != 0 or now >= par[P_REQUIRED]):
         _backfill(sched, core, alloc, now)
 
 
@@ -905,7 +907,7 @@ def _pass(sched, core, pred, alloc, now):
 def _wake(sched, core):
     par = sched.par
     step = par[P_BF_INT]
-    if step == 0 or core.scal[C_QN] == 0:
+    if step <= 0 or core.scal[C_QN] == 0:
         return -1
     last = core.scal[C_LAST_PASS]
     nxt = _grid_at_or_after(par[P_T0], step, last + 1)
@@ -953,6 +955,8 @@ def resolve(setup, given: dict) -> dict:
         value = given.get(name)
         if value is None:
             value = conf.get(name, default)
+            if name == "bf_interval" and str(conf.get("scheduler_type", "backfill")).lower() == "builtin":
+                value = -1  # SchedulerType=sched/builtin: no backfill scheduler
         try:
             if isinstance(default, bool):
                 value = value if isinstance(value, bool) else str(value).strip().lower() in ("1", "true", "yes", "on")
@@ -970,13 +974,14 @@ def resolve(setup, given: dict) -> dict:
     for name in ("weight_age", "weight_fairshare", "weight_jobsize", "weight_partition", "weight_qos"):
         if not (np.isfinite(out[name]) and out[name] >= 0):
             raise UsageError(f"slurm: {name} must be a finite number >= 0")
-    for name in ("max_age", "decay_half_life", "calc_period", "default_queue_depth", "bf_max_job_test",
-                 "bf_resolution"):
+    for name in ("max_age", "calc_period", "default_queue_depth", "bf_max_job_test", "bf_resolution"):
         if out[name] < 1:
             raise UsageError(f"slurm: {name} must be >= 1")
-    for name in ("bf_interval", "bf_window", "bf_max_job_user"):
+    for name in ("decay_half_life", "bf_window", "bf_max_job_user"):
         if out[name] < 0:
             raise UsageError(f"slurm: {name} must be >= 0")
+    if out["bf_interval"] < -1:
+        raise UsageError("slurm: bf_interval must be >= 0, or -1 (no backfill)")
     return out
 
 
@@ -1074,7 +1079,7 @@ def slurm(setup, **given) -> JittedScheduler:
     par = np.zeros(N_PAR, np.int64)
     par[P_BASIC] = int(basic)
     par[P_MAX_AGE] = opts["max_age"]
-    par[P_HALF] = opts["decay_half_life"]
+    par[P_HALF] = opts["decay_half_life"] or INF  # 0: no decay
     par[P_CALC] = opts["calc_period"]
     par[P_DEPTH] = opts["default_queue_depth"]
     par[P_BF_INT] = opts["bf_interval"]
