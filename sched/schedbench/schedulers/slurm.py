@@ -129,6 +129,7 @@ from ..core.api import (
     commit,
     fits_now,
     implements,
+    place,
     sched_released,
     sched_started_outside,
     sched_wake,
@@ -151,7 +152,6 @@ from ..core.layout import (
     N_RES,
     JobState,
 )
-from ..core.placement import _place
 from ..core.state import C_LAST_PASS
 from ..errors import UsageError
 
@@ -521,7 +521,7 @@ def _fit_on(avail, jobs, j, ident, out_node, out_count, elig):
     out_node / out_count, on the nodes of its class (elig: the core's uint8 (k, m) node
     classes); the nodes used or -1.  Every fit test of the per-node plan goes through here
     (the aggregate plan is used only when every job may use every node)."""
-    return _place(avail, ident, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+    return place(avail, ident, np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
                   jobs[j, J_REQ_NODES], out_node, out_count, elig[jobs[j, J_CLASS]])
 
 
