@@ -86,11 +86,14 @@ class JittedScheduler(NamedTuple):
     :func:`schedbench.core.hooks.sched_has_room` and gives ``grow(state, core)``: the
     loop returns when they might fill, and :func:`run` calls ``grow`` to enlarge them in
     place before calling the loop again (:class:`schedbench.engine.simulation.Simulation`
-    calls it before every pass it steps)."""
+    calls it before every pass it steps).  ``options``: the values of its options the
+    factory resolved (from defaults or the input), recorded in the run's provenance in
+    place of what was given; None when they are what was given."""
 
     state: Any
     queue_order: int = QueueOrder.FIFO
     grow: Any = None
+    options: dict | None = None
 
 
 def arm(core: Core) -> None:

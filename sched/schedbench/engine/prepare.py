@@ -249,6 +249,8 @@ def start_run(
         if jitted_entry:
             jitted = sched_entry.load()(setup, **sched_opts)
             sched, order = jitted.state, jitted.queue_order
+            if jitted.options:  # the values the factory resolved (defaults, the input's own) are recorded
+                sched_opts = {**sched_opts, **jitted.options}
         else:
             jitted = None
             sched, order = PolicyDriven(np.zeros(1, dtype=np.int64)), _QUEUE_ORDERS[queue_order]

@@ -55,3 +55,32 @@ DECLARATIONS: tuple[Entry, ...] = (
           "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
           "depth-D reservations and backfill", _FAIRSHARE_OPTIONS, Capabilities(pool_only=True)),
 )
+
+_SLURM_OPTIONS = tuple(
+    Option(name, None, f"slurm: {text} (default: slurm.conf's value, else Slurm's {default})", parse, metavar=meta)
+    for name, default, text, parse, meta in (
+        ("priority_type", "multifactor", "PriorityType, multifactor or basic (submission order)", str, "TYPE"),
+        ("weight_age", 0, "PriorityWeightAge", float, "W"),
+        ("weight_fairshare", 0, "PriorityWeightFairshare", float, "W"),
+        ("weight_jobsize", 0, "PriorityWeightJobSize", float, "W"),
+        ("weight_partition", 0, "PriorityWeightPartition", float, "W"),
+        ("weight_qos", 0, "PriorityWeightQOS", float, "W"),
+        ("max_age", 604800, "PriorityMaxAge, s", int, "S"),
+        ("decay_half_life", 604800, "PriorityDecayHalfLife, s (0: no decay)", int, "S"),
+        ("favor_small", "false", "PriorityFavorSmall", boolean, "BOOL"),
+        ("calc_period", 300, "PriorityCalcPeriod, s", int, "S"),
+        ("default_queue_depth", 100, "jobs the main scheduler considers at each event", int, "N"),
+        ("bf_interval", 30, "s between backfill cycles (0: at every event, -1: none)", int, "S"),
+        ("bf_max_job_test", 500, "jobs a backfill cycle tests", int, "N"),
+        ("bf_window", 86400, "s ahead within which backfill reserves", int, "S"),
+        ("bf_resolution", 60, "s, the backfill plan's time step", int, "S"),
+        ("bf_max_job_user", 0, "jobs per user a backfill cycle tests (0: no limit)", int, "N"),
+    )
+)
+
+DECLARATIONS += (
+    # Its backfill plan does not see maintenance windows: no site feature is honoured.
+    Entry("slurm", Kind.JITTED, "schedbench.schedulers.slurm:slurm",
+          "Slurm: multifactor priority, main scheduler with partition blocking, backfill cycles every bf_interval "
+          "with reservations within bf_window", _SLURM_OPTIONS, Capabilities(site=frozenset())),
+)

@@ -1,0 +1,299 @@
+"""A naive oracle of the ``slurm`` scheduler, written from its rules (issue 26 item 4 and
+the module docstring of ``schedbench.schedulers.slurm``), event by event and slow.
+
+At every decision instant (a submission, an end, every backfill-grid instant while jobs
+wait, again at the same instant after zero-length jobs ended) it: frees the ended jobs,
+queues the arrivals, runs the main scheduler, then, at a grid instant (or always with
+``bf_interval`` 0), a backfill cycle built from scratch.  Priorities are evaluated
+from their definitions at the last calc instant (fair-share usage recomputed from the
+whole history every time).  Placement is first fit in node index order (what the ``ff``
+allocator does) on the job's eligible nodes (``Job.nodes_ok``: its partitions' nodes that
+carry its features); the plan is per node, or on the totals when every job is single
+units of one type spread freely over every node (as the scheduler documents).  A job
+belongs to one or more partitions (``Job.parts``): the main loop passes it over when all
+of them are blocked and blocks all of them when it does not start.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Job:
+    submit: int
+    run: int
+    est: int
+    units: int
+    req: tuple  # per-unit (cores, GPUs, MICs, MiB)
+    req_nodes: int = -1
+    user: int = 0
+    account: int = 0
+    parts: tuple = (0,)  # partition indices
+    nodes_ok: frozenset | None = None  # eligible nodes (None: every node)
+    tier: int = 0
+    part_factor: float = 0.0
+    qos_factor: float = 0.0
+    start: int | None = None
+    nodes: list = field(default_factory=list)  # (node, units)
+
+
+def _ceil(t, res):
+    return -(-t // res) * res
+
+
+def _host(free, req):
+    h = math.inf
+    for k in range(4):
+        if req[k] > 0:
+            h = min(h, free[k] // req[k])
+    return h
+
+
+def place(free, job):
+    """First fit in index order on ``free`` (list of [4] lists), on the job's eligible
+    nodes: [(node, units)] or None."""
+    out = []
+    ok = job.nodes_ok
+    if job.req_nodes > 0:
+        per = job.units // job.req_nodes
+        for i, f in enumerate(free):
+            if ok is not None and i not in ok:
+                continue
+            if _host(f, job.req) >= per:
+                out.append((i, per))
+                if len(out) == job.req_nodes:
+                    return out
+        return None
+    left = job.units
+    for i, f in enumerate(free):
+        if ok is not None and i not in ok:
+            continue
+        h = _host(f, job.req)
+        if h > 0:
+            take = min(h, left)
+            out.append((i, take))
+            left -= take
+            if left == 0:
+                return out
+    return None
+
+
+def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0.0, weight_partition=0.0,
+           weight_qos=0.0, max_age=604800, decay_half_life=604800, favor_small=False, calc_period=300,
+           default_queue_depth=100, bf_interval=30, bf_max_job_test=500, bf_window=86400, bf_resolution=60,
+           bf_max_job_user=0, priority_type="multifactor", shares=None):
+    """Replay ``jobs`` (list of :class:`Job`, in (submit, id) order) on nodes ``caps``
+    (list of 4-tuples); fills each job's ``start`` (None: never)."""
+    m = len(caps)
+    n_cores = sum(c[0] for c in caps)
+    valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
+    if not valid:
+        return jobs
+    pool = all(j.req_nodes <= 0 and sum(1 for r in j.req if r > 0) == 1 and max(j.req) == 1
+               and (j.nodes_ok is None or len(j.nodes_ok) == m) for j in valid)
+    t0 = min(j.submit for j in valid)
+    accounts = sorted({j.account for j in jobs})
+    sh = {a: (shares or {}).get(a, 1.0) for a in accounts}
+    total_sh = sum(sh.values())
+    basic = priority_type == "basic"
+
+    def size_factor(j):
+        cpus = j.units * j.req[0]
+        mn = j.req_nodes if j.req_nodes > 0 else 1
+        if favor_small:
+            v = (m - mn) / m
+            if cpus:
+                v = (v + (n_cores - cpus) / n_cores) / 2
+        else:
+            v = mn / m
+            if cpus:
+                v = (v + cpus / n_cores) / 2
+        return min(max(v, 0.0), 1.0)
+
+    def usage_at(r):
+        """Decayed usage per account at calc instant r (from the whole history)."""
+        u = dict.fromkeys(accounts, 0.0)
+        k = 1
+        while t0 + k * calc_period <= r:
+            a, b = t0 + (k - 1) * calc_period, t0 + k * calc_period
+            decay = 2.0 ** (-(r - b) / decay_half_life) if decay_half_life > 0 else 1.0
+            for j in valid:
+                if j.start is None:
+                    continue
+                end = j.start + j.run
+                ov = min(end, b) - max(j.start, a)
+                if ov > 0:
+                    u[j.account] += decay * j.units * j.req[0] * ov
+            k += 1
+        # what the engine folds in: decay of the sum, not a sum of decays (same value up to rounding)
+        return u
+
+    def fs_factor(r):
+        u = usage_at(r)
+        tot = sum(u.values())
+        out = {}
+        for a in accounts:
+            s = sh[a] / total_sh if total_sh > 0 else 0.0
+            out[a] = 0.0 if s <= 0 else 2.0 ** (-((u[a] / tot) if tot > 0 else 0.0) / s)
+        return out
+
+    def last_calc(t):
+        return t0 + ((t - t0) // calc_period) * calc_period
+
+    def priority(j, t):
+        if basic:
+            return 0.0
+        r = last_calc(t)
+        at = j.submit if j.submit > r else r
+        fsr = last_calc(at)
+        age = min(max(at - j.submit, 0), max_age) / max_age
+        fs = fs_factor(fsr)[j.account] if weight_fairshare > 0 else 0.0
+        return (weight_jobsize * size_factor(j) + weight_partition * j.part_factor + weight_qos * j.qos_factor
+                + weight_age * age + weight_fairshare * fs)
+
+    free = [list(c) for c in caps]
+    running = []  # jobs
+    queue = []
+    idx = {id(j): i for i, j in enumerate(jobs)}
+    pending_arrivals = sorted(valid, key=lambda j: (j.submit, idx[id(j)]))
+
+    def take(nodes, j, sign):
+        for i, u in nodes:
+            for k in range(4):
+                free[i][k] -= sign * u * j.req[k]
+
+    def start(j, nodes, t):
+        j.start, j.nodes = t, nodes
+        take(nodes, j, 1)
+        running.append(j)
+        queue.remove(j)
+
+    def ordered(t):
+        pr = {id(j): priority(j, t) for j in queue}
+        return sorted(queue, key=lambda j: (-j.tier, -pr[id(j)], idx[id(j)]))
+
+    def main(t):
+        blocked = set()
+        for j in ordered(t)[:default_queue_depth]:
+            if blocked.issuperset(j.parts):
+                continue
+            nodes = place(free, j)
+            if nodes is None:
+                blocked.update(j.parts)
+            else:
+                start(j, nodes, t)
+
+    def backfill(t):
+        # holds: (start, end, {node: amounts}) ; running jobs hold [t, rounded expected end)
+        holds = []
+        for j in running:
+            e = _ceil(max(j.start + j.est, t + 1), bf_resolution)
+            holds.append((t, e, j, j.nodes))
+        tested = 0
+        per_user = {}
+        order = ordered(t)
+        for j in order:
+            if bf_max_job_user > 0:
+                if per_user.get(j.user, 0) >= bf_max_job_user:
+                    continue
+                per_user[j.user] = per_user.get(j.user, 0) + 1
+            tested += 1
+            if tested > bf_max_job_test:
+                break
+            d = max(j.est, 1)
+            cands = sorted({t} | {h[1] for h in holds if h[1] > t})
+            found = None
+            for s in cands:
+                if s > t + bf_window:
+                    break
+                points = sorted({s} | {h[0] for h in holds if s < h[0] < s + d} | {h[1] for h in holds if s < h[1] < s + d})
+                if pool:
+                    ok = True
+                    for x in points:
+                        used = [0] * 4
+                        for (hs, he, hj, hn) in holds:
+                            if hs <= x < he:
+                                for k in range(4):
+                                    used[k] += sum(u for _, u in hn) * hj.req[k]
+                        cap = [sum(c[k] for c in caps) for k in range(4)]
+                        if any(j.req[k] > 0 and cap[k] - used[k] < j.units * j.req[k] for k in range(4)):
+                            ok = False
+                            break
+                    if ok:
+                        found = (s, None)
+                        break
+                else:
+                    least = [list(c) for c in caps]
+                    for i in range(m):
+                        for x in points:
+                            av = list(caps[i])
+                            for (hs, he, hj, hn) in holds:
+                                if hs <= x < he:
+                                    for node, u in hn:
+                                        if node == i:
+                                            for k in range(4):
+                                                av[k] -= u * hj.req[k]
+                            least[i] = [min(a, b) for a, b in zip(least[i], av, strict=True)]
+                    nodes = place(least, j)
+                    if nodes is not None:
+                        found = (s, nodes)
+                        break
+            if found is None:
+                continue
+            s, plan_nodes = found
+            e = _ceil(s + d, bf_resolution)
+            if s == t:
+                nodes = place(free, j)
+                if not pool and not _fits_plan(nodes, j, t, e, holds, caps):
+                    nodes = plan_nodes  # the allocator's nodes would enter a reservation
+                start(j, nodes, t)
+                holds.append((t, e, j, nodes))
+            else:
+                if pool:
+                    plan_nodes = [(0, j.units)]
+                holds.append((s, e, j, plan_nodes))
+
+    def _fits_plan(nodes, j, t, e, holds, caps):
+        points = sorted({t} | {h[0] for h in holds if t < h[0] < e} | {h[1] for h in holds if t < h[1] < e})
+        for node, u in nodes:
+            for x in points:
+                av = list(caps[node])
+                for (hs, he, hj, hn) in holds:
+                    if hs <= x < he:
+                        for nd, uu in hn:
+                            if nd == node:
+                                for k in range(4):
+                                    av[k] -= uu * hj.req[k]
+                if any(av[k] < u * j.req[k] for k in range(4)):
+                    return False
+        return True
+
+    t = t0
+    while pending_arrivals or queue or running:
+        first_round = True
+        while True:
+            for j in [j for j in running if j.start + j.run == t]:
+                running.remove(j)
+                take(j.nodes, j, -1)
+            if first_round:
+                while pending_arrivals and pending_arrivals[0].submit == t:
+                    queue.append(pending_arrivals.pop(0))
+            first_round = False
+            before = {id(j) for j in running}
+            main(t)
+            if queue and (bf_interval == 0 or (bf_interval > 0 and (t - t0) % bf_interval == 0)):
+                backfill(t)
+            if not any(j.run == 0 and id(j) not in before for j in running):
+                break
+        nxt = []
+        if pending_arrivals:
+            nxt.append(pending_arrivals[0].submit)
+        nxt += [j.start + j.run for j in running]
+        if queue and bf_interval > 0:
+            nxt.append(t0 + ((t - t0) // bf_interval + 1) * bf_interval)
+        if not nxt:
+            break
+        t = min(nxt)
+    return jobs

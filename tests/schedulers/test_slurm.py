@@ -1,0 +1,239 @@
+"""``slurm`` (schedbench.schedulers.slurm) on hand-made traces with known starts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedbench.cli.main import main
+from schedbench.engine.replay import replay
+from schedbench.io import jobs, machine
+from schedbench.io.machine import Machine, Partition, spec_of
+from strategies import pool_traces
+
+POOL4 = machine.from_spec("1x(cores=4)")
+
+
+def _table(submit, run, procs, est):
+    n = len(submit)
+    return jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, procs_req=procs, procs_alloc=procs,
+                             time_req=est)
+
+
+# job 1 holds 3 of 4 cores over [0, 10); job 2 needs all 4 (reserved from 10 to 15);
+# job 3 asks 1 core for 20 s at t=1: it would enter job 2's reservation
+DELAYS = _table([0, 0, 1], [10, 5, 20], [3, 4, 1], [10, 5, 20])
+
+
+@pytest.mark.parametrize(("options", "starts"), [
+    ({"bf_interval": 0, "bf_resolution": 1}, [0, 10, 15]),  # job 3 would delay job 2: it waits
+    # job 1's expected end rounds up to 60: job 2's reservation is [60, 120), job 3 ends
+    # before it and backfills (job 1 ends at 10 in fact: job 2 then waits for job 3)
+    ({"bf_interval": 0, "bf_resolution": 60}, [0, 21, 1]),
+    # job 2 starts beyond the 5 s window: no reservation, job 3 backfills
+    ({"bf_interval": 0, "bf_resolution": 1, "bf_window": 5}, [0, 21, 1]),
+    # the cycle at 0 sees job 3 not yet; the next grid instant is 30 > 15
+    ({"bf_interval": 30, "bf_resolution": 1}, [0, 10, 15]),
+])
+def test_backfill_reservations(options, starts):
+    r = replay(DELAYS, POOL4, "slurm", "ff", options=options)
+    assert r.start.tolist() == starts
+
+
+def test_a_job_that_delays_no_reservation_starts():
+    t = _table([0, 0, 1, 2, 3], [10, 5, 5, 3, 2], [3, 4, 2, 1, 1], [10, 5, 5, 3, 2])
+    r = replay(t, POOL4, "slurm", "ff", options={"bf_interval": 0, "bf_resolution": 1})
+    assert r.start.tolist() == [0, 10, 15, 2, 5]
+
+
+def test_bf_max_job_test_and_user():
+    # jobs 2 and 3 (user 1) wait; job 4 (user 2) fits now: tested only when the cycle reaches it
+    t = jobs.from_columns(job_id=np.arange(1, 5), submit=[0, 1, 1, 1], run=[10, 5, 5, 3], procs_req=[3, 4, 4, 1],
+                          procs_alloc=[3, 4, 4, 1], time_req=[10, 5, 5, 3], user=[1, 1, 1, 2])
+    base = {"bf_interval": 0, "bf_resolution": 1}
+    assert replay(t, POOL4, "slurm", "ff", options=base).start.tolist() == [0, 10, 15, 1]
+    # two jobs tested: job 4 is never reached, and starts after job 3 (main loop, at 20)
+    assert replay(t, POOL4, "slurm", "ff", options={**base, "bf_max_job_test": 2}).start.tolist()[3] == 20
+    # one job per user tested: job 3 is skipped, job 4 is the second tested
+    assert replay(t, POOL4, "slurm", "ff", options={**base, "bf_max_job_test": 2,
+                                                    "bf_max_job_user": 1}).start.tolist()[3] == 1
+
+
+def test_job_size_factor_orders_the_queue():
+    # 4 cores busy until 10; then a 1-core and a 3-core job wait: favouring large jobs
+    # starts the 3-core one first, favor_small the 1-core one (the other then waits for it)
+    t = _table([0, 1, 1], [10, 10, 10], [4, 1, 4], [10, 10, 10])
+    big = replay(t, POOL4, "slurm", "ff", options={"weight_jobsize": 1000, "bf_interval": 0})
+    small = replay(t, POOL4, "slurm", "ff", options={"weight_jobsize": 1000, "favor_small": True, "bf_interval": 0})
+    assert big.start.tolist() == [0, 20, 10]
+    assert small.start.tolist() == [0, 10, 20]
+
+
+# --------------------------------------------------------------------------- age only: conservative
+
+
+AGE_ONLY = {"weight_age": 1000, "bf_interval": 0, "bf_resolution": 1, "bf_window": 10**9, "bf_max_job_test": 10**6,
+            "default_queue_depth": 10**6, "max_age": 10**9}
+
+
+def test_age_only_reserves_for_every_waiting_job():
+    # job 1 holds 3 of 4 cores over [0, 10); job 2 (2 cores) waits for [10, 20), leaving
+    # 2 cores; job 3 (4 cores) for [20, 30); job 4 (1 core, 20 s) fits now and its core
+    # is spare over [10, 20), but it would run into job 3's reservation: it waits until 30.
+    # EASY reserves for job 2 only and backfills job 4 at 3, delaying job 3 to 23.
+    t = _table([0, 1, 2, 3], [10, 10, 10, 20], [3, 2, 4, 1], [10, 10, 10, 20])
+    assert replay(t, POOL4, "slurm", "ff", options=AGE_ONLY).start.tolist() == [0, 10, 20, 30]
+    assert replay(t, POOL4, "conservative", "ff").start.tolist() == [0, 10, 20, 30]
+    assert replay(t, POOL4, "easy", "ff").start.tolist() == [0, 10, 23, 3]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=pool_traces(max_procs=8, max_jobs=25, min_size=1, min_est=1), weight=st.sampled_from([0.0, 1000.0]))
+def test_age_only_equals_conservative_when_jobs_end_at_their_limits(case, weight):
+    """On a pool, with every job ending exactly at its limit, a re-plan from scratch in
+    submission order at every event books each waiting job where conservative booked it
+    at its arrival: the starts are equal."""
+    table, procs = case
+    run = np.maximum(table.run, 1)
+    table = jobs.from_columns(job_id=table.job_id, submit=table.submit, run=run, procs_req=table.procs_req,
+                              procs_alloc=table.procs_req, time_req=run)
+    mach = machine.from_spec(f"1x(cores={procs})")
+    got = replay(table, mach, "slurm", "ff", options={**AGE_ONLY, "weight_age": weight})
+    ref = replay(table, mach, "conservative", "ff")
+    assert got.start.tolist() == ref.start.tolist()
+
+
+# --------------------------------------------------------------------------- priority factors, partitions
+
+
+def _cluster(partitions, nodes=(4,)):
+    cap = np.array([[c, 0, 0, 0] for c in nodes], dtype=np.int64)
+    parts = tuple(Partition(name, np.array(idx, dtype=np.int64), default=i == 0, job_factor=factor, tier=tier)
+                  for i, (name, idx, factor, tier) in enumerate(partitions))
+    return Machine(cap, spec_of(cap), "test", tuple(f"n{i}" for i in range(len(nodes))),
+                   tuple(frozenset() for _ in nodes), parts)
+
+
+def _jobs(submit, run, procs, **cols):
+    n = len(submit)
+    return jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, procs_req=procs, procs_alloc=procs,
+                             time_req=run, **{k: np.array(v) for k, v in cols.items()})
+
+
+# job 1 (lo) holds the node over [0, 10); job 2 (lo) arrives at 1, job 3 (hi) at 2, each
+# needing the whole node for 10 s: whichever goes first starts at 10, the other at 20
+QUEUED_BEHIND = dict(submit=[0, 1, 2], run=[10, 10, 10], procs=[4, 4, 4], partition=[0, 0, 1])
+TWO_PARTS = {"partitions": {"lo": 0, "hi": 1}}
+NO_BACKFILL = {"bf_interval": 0}
+
+
+@pytest.mark.parametrize(("hi_tier", "starts"), [(1, [0, 10, 20]), (2, [0, 20, 10])])
+def test_partition_tier_goes_first(hi_tier, starts):
+    m = _cluster([("lo", [0], 1, 1), ("hi", [0], 1, hi_tier)])
+    r = replay(_jobs(**QUEUED_BEHIND), m, "slurm", "ff", meta=TWO_PARTS, options=NO_BACKFILL)
+    assert r.start.tolist() == starts
+
+
+@pytest.mark.parametrize(("weight", "starts"), [(0, [0, 10, 20]), (1000, [0, 20, 10])])
+def test_partition_job_factor(weight, starts):
+    m = _cluster([("lo", [0], 1, 1), ("hi", [0], 10, 1)])
+    r = replay(_jobs(**QUEUED_BEHIND), m, "slurm", "ff", meta=TWO_PARTS,
+               options={**NO_BACKFILL, "weight_partition": weight})
+    assert r.start.tolist() == starts
+
+
+def test_a_blocked_partition_blocks_only_its_own_jobs():
+    # a = node 0, b = node 1 (4 cores each).  Job 1 (a) holds 3 cores of node 0 over [0, 10).
+    # At 1: job 2 (a, 4 cores) cannot start and blocks a; job 3 (b) starts; job 4 (a,
+    # 1 core) would fit but a is blocked (no backfill cycle before 10^9); job 5 ("a,b", 1
+    # core for 5 s) is passed over only when both are blocked: it starts at 1.  At 10 job 2
+    # starts, job 4 waits behind it until 20.
+    m = _cluster([("a", [0], 1, 1), ("b", [1], 1, 1)], nodes=(4, 4))
+    t = _jobs([0, 1, 1, 1, 1], [10, 10, 10, 10, 5], [3, 4, 2, 1, 1], partition=[0, 0, 1, 0, 2])
+    r = replay(t, m, "slurm", "ff", meta={"partitions": {"a": 0, "b": 1, "a,b": 2}},
+               options={"bf_interval": 10**9})
+    assert r.start.tolist() == [0, 10, 1, 20, 1]
+
+
+def test_qos_priority():
+    meta = {"qos": {"normal": 0, "high": 1}, "slurm_accounts": {"qos_priority": {"normal": 0, "high": 100}}}
+    t = _jobs([0, 1, 2], [10, 10, 10], [4, 4, 4], queue=[0, 0, 1])
+    assert replay(t, POOL4, "slurm", "ff", meta=meta, options={**NO_BACKFILL, "weight_qos": 1000}).start.tolist() \
+        == [0, 20, 10]
+    assert replay(t, POOL4, "slurm", "ff", meta=meta, options=NO_BACKFILL).start.tolist() == [0, 10, 20]
+
+
+@pytest.mark.parametrize(("weight", "starts"), [(0, [0, 100, 110]), (1000, [0, 110, 100])])
+def test_fair_share_lets_the_account_that_used_less_go_first(weight, starts):
+    # account 1 runs job 1 on the whole pool over [0, 100); at 100 its job 2 (submitted
+    # first) and account 2's job 3 wait: with the fair-share weight, account 2 goes first
+    t = _jobs([0, 50, 60], [100, 10, 10], [4, 4, 4], group=[1, 1, 2])
+    r = replay(t, POOL4, "slurm", "ff", options={**NO_BACKFILL, "weight_fairshare": weight, "calc_period": 10})
+    assert r.start.tolist() == starts
+
+
+@pytest.mark.parametrize(("max_age", "starts"), [(100, [0, 100, 110]), (10, [0, 110, 100])])
+def test_age_is_capped_at_max_age(max_age, starts):
+    # job 1 holds the pool until 100; A (2 cores, submitted at 1) and B (4 cores, at 5)
+    # wait.  B's job size factor is higher by 0.25 (x weight 1).  With max_age 100, A's 4 s
+    # of extra age weigh 40: A first.  With max_age 10 both are capped at 100: B first.
+    t = _jobs([0, 1, 5], [100, 10, 10], [4, 2, 4])
+    opts = {**NO_BACKFILL, "weight_age": 1000, "weight_jobsize": 1, "max_age": max_age, "calc_period": 1}
+    assert replay(t, POOL4, "slurm", "ff", options=opts).start.tolist() == starts
+
+
+@pytest.mark.parametrize(("calc_period", "starts"), [(1, [0, 50, 60]), (100, [0, 60, 50])])
+def test_priorities_are_as_of_the_last_calc_instant(calc_period, starts):
+    # job 1 holds the pool until 50; A (3 cores, at 1) and B (4 cores, at 2) wait; B's job
+    # size factor is higher (weight 10: 1.25 more).  Recomputed at 50, A's extra second of
+    # age weighs 10 (1000 / max_age 100): A first.  With calc_period 100 the last calc instant is 0: both have
+    # their arrival priority (age 0) and B goes first.
+    t = _jobs([0, 1, 2], [50, 10, 10], [4, 3, 4])
+    opts = {**NO_BACKFILL, "weight_age": 1000, "weight_jobsize": 10, "max_age": 100, "calc_period": calc_period}
+    assert replay(t, POOL4, "slurm", "ff", options=opts).start.tolist() == starts
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+def test_resolved_options_are_recorded():
+    t = _table([0, 1], [10, 5], [4, 4], [10, 5])
+    r = replay(t, POOL4, "slurm", "ff")
+    opts = r.options["scheduler_options"]
+    assert opts["bf_interval"] == 30 and opts["bf_resolution"] == 60 and opts["priority_type"] == "multifactor"
+    assert all(v is not None for v in opts.values())
+    r = replay(t, POOL4, "slurm", "ff", meta={"slurm": {"bf_interval": 45, "weight_age": 7}})
+    assert r.options["scheduler_options"]["bf_interval"] == 45
+    assert r.options["scheduler_options"]["weight_age"] == 7.0
+    r = replay(t, POOL4, "slurm", "ff", meta={"slurm": {"bf_interval": 45}}, options={"bf_interval": 5})
+    assert r.options["scheduler_options"]["bf_interval"] == 5
+
+
+def test_summary_json_records_the_slurm_conf_value(tmp_path):
+    trace = tmp_path / "t.swf"
+    trace.write_text("1 0 -1 10 4 -1 -1 4 10 -1 1 1 1 -1 -1 -1 -1 -1\n2 1 -1 5 4 -1 -1 4 5 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n[1-2] CPUs=4\nPartitionName=all Nodes=ALL Default=YES\n"
+                    "SchedulerParameters=bf_interval=45,bf_resolution=10\n")
+    for args, interval in (([], 30), (["--machine", str(conf)], 45), (["--machine", str(conf), "-O", "bf_interval=7"], 7)):
+        out = tmp_path / f"run{interval}"
+        assert main(["replay", str(trace), "-s", "slurm", "-o", str(out), "-q", *args]) == 0
+        opts = json.loads((out / "summary.json").read_text())["scheduler_options"]
+        assert opts["bf_interval"] == interval
+        assert opts["bf_resolution"] == (60 if not args else 10)
+
+
+def test_no_backfill_and_no_decay_as_slurm_conf_writes_them():
+    # DELAYS: job 3 backfills at 1 under a coarse resolution; without a backfill scheduler
+    # (bf_interval -1, or SchedulerType=sched/builtin) it waits for job 2 (main loop, FIFO)
+    coarse = {"bf_interval": 0, "bf_resolution": 60}
+    assert replay(DELAYS, POOL4, "slurm", "ff", options=coarse).start.tolist() == [0, 21, 1]
+    assert replay(DELAYS, POOL4, "slurm", "ff", options={**coarse, "bf_interval": -1}).start.tolist() == [0, 10, 15]
+    r = replay(DELAYS, POOL4, "slurm", "ff", meta={"slurm": {"scheduler_type": "builtin", "bf_resolution": 60}})
+    assert r.start.tolist() == [0, 10, 15] and r.options["scheduler_options"]["bf_interval"] == -1
+    r = replay(DELAYS, POOL4, "slurm", "ff", meta={"slurm": {"decay_half_life": 0}}, options={"weight_fairshare": 1})
+    assert r.options["scheduler_options"]["decay_half_life"] == 0
