@@ -105,7 +105,8 @@ def _option_flags(p) -> None:
             group.add_argument(
                 option.flag, dest=_OPTION_DEST + option.name, choices=option.choices,
                 metavar=None if option.choices else (option.metavar or "VALUE"),
-                help=f"{option.help} (default {default!s})".replace("%", "%%"),
+                # a None default is resolved by the factory, whose help says how
+                help=(option.help if default is None else f"{option.help} (default {default!s})").replace("%", "%%"),
             )
 
 
