@@ -503,7 +503,7 @@ def test_traces_info_on_a_dump(tmp_path, capsys):
     path = small_dump(tmp_path)
     code, out, err = run(capsys, "traces", "info", path)
     assert code == 0, err
-    assert "format: sacct -P dump, times read in UTC\njobs: 4\nnever started (status 6, not replayed): 2\n" in out
+    assert "format: sacct -P dump, times read in UTC\njobs: 4\nnever started (left out of a replay as never_started): 2\n" in out
     assert "partitions: batch, gpu\n" in out and "accounts: 1, users: 1\n" in out
     assert "2024-03-01 00:00:00 UTC to 2024-03-01 01:01:40 UTC" in out
     code, out, err = run(capsys, "traces", "info", "--json", "--tz", "Europe/Paris", path)

@@ -228,7 +228,7 @@ def _sacct_info(path, args) -> int:
     print(f"file: {path}")
     print(f"format: sacct -P dump, times read in {summary['time_zone']}")
     print(f"jobs: {summary['jobs']}")
-    print(f"never started (status {sacct.NEVER_STARTED_STATUS}, not replayed): {summary['never_started']}")
+    print(f"never started (left out of a replay as never_started): {summary['never_started']}")
     for label, key in (("partitions", "partitions"), ("QOS", "qos"), ("constraints", "constraints")):
         print(f"{label}: {', '.join(summary[key]) or 'none'}")
     print(f"accounts: {summary['accounts']}, users: {summary['users']}")
