@@ -93,6 +93,63 @@ def run_one(args) -> dict:
     return summary
 
 
+def compare_models(workload: str, seed: int, jobs: int, number: int, old_solves: int) -> dict:
+    """IPSCHED's model over node states (used) against the per-node model at every
+    decision point of one replay of experiment ``number``: columns and rows of both models
+    (the per-node one built, not solved), the states model's solve times, the per-node
+    model's solve times on the first ``old_solves`` decision points (one thread, node limit
+    200, as in the replay), and the replay's wall time."""
+    from schedbench.engine.replay import replay
+    from schedbench.policies import window as win
+    from schedbench.policies.ipsched import IPSched
+
+    _, _, scheduler, options = EXPERIMENTS[number - 1]
+    assert scheduler == "ipsched", "compare IPSCHED experiments (3-6)"
+    table, machine = _workload(workload, seed, jobs)
+    old = []  # (columns, rows, solve_s or None) per decision point
+    original = IPSched._allocate
+
+    def both(self, *args):
+        solve = self._solve
+        timed = len(old) < old_solves
+
+        def record(m, now, window_size, jobs, extra=None):
+            t = None
+            if timed:
+                t0 = time.perf_counter()
+                m.optimize(max_nodes=self.solver.max_nodes)
+                t = time.perf_counter() - t0
+            old.append((m.num_cols, m.num_rows, t))
+            return win.Solve("skipped", None, False, True)
+
+        self._solve = record
+        self._allocate_nodes(*args)
+        self._solve = solve
+        return original(self, *args)
+
+    IPSched._allocate = both
+    try:
+        t0 = time.perf_counter()
+        result = replay(table, machine, scheduler, "bf", period=5, options={**options, "model": "states"})
+        wall = time.perf_counter() - t0
+    finally:
+        IPSched._allocate = original
+    d = result.tables["decisions"]
+    old_cols = np.array([o[0] for o in old])
+    old_rows = np.array([o[1] for o in old])
+    old_t = np.array([o[2] for o in old if o[2] is not None])
+    return {"workload": workload, "seed": seed, "experiment": number, "decisions": d.height,
+            "cols_nodes": (int(np.median(old_cols)), int(old_cols.max())),
+            "cols_states": (int(d["variables"].median()), int(d["variables"].max())),
+            "rows_nodes": (int(np.median(old_rows)), int(old_rows.max())),
+            "rows_states": (int(d["constraints"].median()), int(d["constraints"].max())),
+            "solve_states": (float(d["solve_s"].median()), float(d["solve_s"].max()), float(d["solve_s"].sum())),
+            "solve_nodes_first": (len(old_t), float(np.median(old_t)) if old_t.size else None,
+                                  float(old_t.max()) if old_t.size else None),
+            "statuses": dict(zip(*np.unique(d["status"].to_numpy(), return_counts=True), strict=True)),
+            "wall_s": wall}
+
+
 def measures(rundir: Path) -> dict:
     import polars as pl
 
@@ -118,7 +175,18 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs-parallel", type=int, default=min(2, os.cpu_count() or 1), dest="parallel")
     ap.add_argument("-o", "--output", default="bench/results/soner-study")
     ap.add_argument("--report-only", action="store_true", help="write the report from the runs already done")
+    ap.add_argument("--compare-models", type=int, metavar="K", default=None,
+                    help="instead of the study: IPSCHED's states and per-node models at every decision point of "
+                         "one replay per workload and --experiments (3-6), the per-node model solved at the "
+                         "first K decision points")
     args = ap.parse_args(argv)
+    if args.compare_models is not None:
+        for w in (w for w in args.workloads.split(",") if w):
+            for n in _numbers(args.experiments):
+                for seed in range(1, args.seeds + 1):
+                    print(json.dumps(compare_models(w, seed, args.jobs, n, args.compare_models), default=str),
+                          flush=True)
+        return 0
     out = Path(args.output)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     numbers = _numbers(args.experiments)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive_aucsched as naive
@@ -39,12 +39,27 @@ def test_table1_easy_best_fit_makes_j3_wait():
 
 @pytest.mark.parametrize("solver", ["cbc", "highs"])
 def test_table1_ipsched_starts_all_three_at_once(solver):
-    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf", solver=solver)
+    # On Table 1 two optima tie at 3.75: all three jobs (J1 on 1024 nodes) or J1 on 512
+    # whole nodes and J2; the per-node model's solvers pick the first, the paper's.
+    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf", solver=solver, model="nodes")
     assert r.start.tolist() == [0, 0, 0]
     assert r.end.max() == 1000
     assert r.policy["solver"] == solver and r.policy["statuses"] == {"optimal": 1}
     # J1 shares every node: 4 cores beside J2's or J3's 4 cores and 2 GPUs
     assert r.nodes_used.tolist() == [1024, 512, 512]
+    assert r.tables["decisions"]["objective"][0] == pytest.approx(3.75)
+
+
+def test_table1_ipsched_states_model_reaches_the_same_optimum_on_a_tenth_of_the_columns():
+    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf")
+    first = r.tables["decisions"].row(0, named=True)
+    assert first["objective"] == pytest.approx(3.75) and first["status"] == "optimal"
+    assert first["variables"] < 50  # the per-node model has 4,099
+    # CBC picks the other optimum: J1 on 512 whole nodes (the lowest indices), J2 on the rest
+    assert r.start.tolist() == [0, 0, 1000]
+    assert r.nodes_used.tolist() == [512, 512, 512]
+    rows = r.alloc_log[r.alloc_ptr[0] : r.alloc_ptr[0] + 512]
+    assert rows[:, 0].tolist() == list(range(512)) and set(rows[:, 1].tolist()) == {8}
 
 
 def test_table1_aucsched_paper_bids_cannot_and_spread_bids_can():
@@ -266,18 +281,18 @@ def test_whole_soner_v_run_fits_and_replays_every_job(scheduler, options):
     assert set(decisions["status"].to_list()) <= {"optimal", "feasible", "no_solution_found"}
 
 
-def _solved_both_ways(cls, method: str, flag: str, run):
+def _solved_both_ways(cls, method: str, flag: str, run, values=(False, True)):
     """Run ``run()`` with ``cls.method`` building and solving each decision's model twice,
-    with ``flag`` off (the model as written) then on (the one used); returns run()'s result
-    and the decision rows [(as written, used)]."""
+    with ``flag`` set to ``values[0]`` (the model as written) then ``values[1]`` (the one
+    used); returns run()'s result and the decision rows [(as written, used)]."""
     original = getattr(cls, method)
     pairs = []
 
     def both(self, *args):
-        setattr(self, flag, False)
+        setattr(self, flag, values[0])
         original(self, *args)
         written = self.solver.rows[-1]
-        setattr(self, flag, True)
+        setattr(self, flag, values[1])
         starts = original(self, *args)
         pairs.append((written, self.solver.rows[-1]))
         return starts
@@ -322,6 +337,85 @@ def test_ipsched_valid_cuts_keep_every_optimum(kind, seed, objective):
         assert (written.status, cut.status) == ("optimal", "optimal")
         assert cut.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), cut.time
     assert np.all(r.start >= 0) and checked
+
+
+@st.composite
+def eligibility_windows(draw):
+    """(table, machine, meta, site, objective): 3-8 nodes of a few (cores, GPUs) shapes,
+    with or without GPUs, optionally partitions and features, a maintenance window on
+    some nodes; jobs of free shape or fixed node counts arriving in bursts, so that the
+    decision points see empty, part-used and blocked nodes."""
+    from schedbench.io.machine import Machine, Partition, spec_of
+    from schedbench.plan import site
+
+    gpus = draw(st.booleans())
+    m = draw(st.integers(3, 8))
+    shapes = [(8, 2), (4, 1), (8, 0)] if gpus else [(8, 0), (4, 0)]
+    cap = np.array([[*shapes[draw(st.integers(0, len(shapes) - 1))], 0, 0] for _ in range(m)], dtype=np.int64)
+    features = tuple(frozenset(f for f in ("a", "b") if draw(st.booleans())) for _ in range(m))
+    parts = (Partition("all", np.arange(m), default=True),
+             Partition("low", np.arange(m // 2 + 1), default=False))
+    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), features, parts)
+    rows = []
+    for _ in range(draw(st.integers(3, 14))):
+        units = draw(st.integers(1, 12))
+        fixed = draw(st.booleans()) and units <= 3 * m
+        k = draw(st.integers(1, min(units, m))) if fixed else -1
+        rows.append(dict(
+            submit=draw(st.sampled_from([0, 0, 3, 20, 60])), run=draw(st.integers(5, 120)),
+            units=units - units % k if fixed else units, unit_cores=draw(st.integers(1, 2)),
+            unit_gpus=draw(st.integers(0, 1)) if gpus else 0, req_nodes=k,
+            partition=draw(st.sampled_from([-1, -1, 0, 1])), constraint=draw(st.sampled_from([-1, -1, 0, 1, 2])),
+        ))
+    rows.sort(key=lambda r: r["submit"])
+    cols = {k: np.array([r[k] for r in rows], dtype=np.int64) for k in rows[0]}
+    table = jobs_mod.from_columns(job_id=np.arange(1, len(rows) + 1), procs_req=cols["units"] * cols["unit_cores"],
+                                  time_req=cols["run"] + 10, **cols)
+    meta = {"partitions": {"all": 0, "low": 1}, "constraints": ["a", "b", "a|b"]}
+    down = sorted(draw(st.sets(st.integers(0, m - 1), max_size=2)))
+    text = (f'[[maintenance]]\nnodes = "{",".join(map(str, down))}"\nfrom = {draw(st.integers(0, 60))}\n'
+            f"to = {draw(st.integers(61, 200))}\n" if down else "")
+    return table, machine, meta, site.parse(text), draw(st.sampled_from(["priority", "cores"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=eligibility_windows())
+def test_ipsched_states_model_has_the_nodes_models_optimum_at_every_decision(case):
+    """At every decision point of a run (partitions, features, maintenance, with and
+    without GPUs, both objectives) the model over node states proves the same optimum as
+    the per-node model (windows of at most 6 jobs: on larger ones the per-node model's
+    symmetry can keep CBC from proving its optimum within minutes)."""
+    from schedbench.policies.ipsched import IPSched
+
+    table, machine, meta, site, objective = case
+    options = {"objective": objective, "max_nodes": 100_000, "max_jobs": 6}
+    r, checked = _solved_both_ways(IPSched, "_allocate", "model",
+                                   lambda: replay(table, machine, "ipsched", "bf", meta=meta, site=site,
+                                                  options=options), values=("nodes", "states"))
+    for nodes, states in checked:
+        assert (nodes.status, states.status) == ("optimal", "optimal")
+        assert states.objective == pytest.approx(nodes.objective, rel=1e-9, abs=1e-9), states.time
+    assert checked
+    _check_capacity(r)
+
+
+@settings(max_examples=12, deadline=None)
+@given(kind=st.sampled_from(["I", "II", "III", "IV", "V"]), seed=st.integers(0, 10_000),
+       objective=st.sampled_from(["priority", "cores"]), gap=st.sampled_from([0.0, 10.0]))
+def test_ipsched_states_model_keeps_every_optimum_on_soner_workloads(kind, seed, objective, gap):
+    from schedbench.policies.ipsched import IPSched
+
+    m = from_spec("8x(cores=8,gpus=2)")
+    table = soner.generate(kind, 10, m, np.random.default_rng(seed), mean_interarrival=gap)
+    options = {"objective": objective, "max_nodes": 100_000, "max_jobs": 6}
+    r, checked = _solved_both_ways(IPSched, "_allocate", "model",
+                                   lambda: replay(table, m, "ipsched", "bf", options=options),
+                                   values=("nodes", "states"))
+    for nodes, states in checked:
+        assert (nodes.status, states.status) == ("optimal", "optimal")
+        assert states.objective == pytest.approx(nodes.objective, rel=1e-9, abs=1e-9), states.time
+    assert np.all(r.start >= 0) and checked
+    _check_capacity(r)
 
 
 def test_contiguous_jobs_get_one_block_of_consecutive_nodes():
@@ -381,13 +475,15 @@ def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, j
     # every job at time 0: one branch-and-bound node does not prove the optimum
     m = from_spec(f"{nodes}x(cores=8,gpus=2)")
     table = soner.generate("V", jobs, m, np.random.default_rng(1), mean_interarrival=0.0)
-    paper = replay(table, m, scheduler, "bf", max_nodes=1)
+    # the states model of ipsched proves this optimum at the root: the per-node one does not
+    model = {"model": "nodes"} if scheduler == "ipsched" else {}
+    paper = replay(table, m, scheduler, "bf", max_nodes=1, **model)
     d = paper.tables["decisions"]
     assert d["status"][0] == "feasible" and d["window"][0] == jobs
     assert d["window"][1] == jobs // 2 and d["time"][1] == 5  # nothing started at 0, half the window at 5
     assert not np.any(paper.start == 0)
     assert np.all(paper.start >= 0)  # every job runs in the end
-    kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent")
+    kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent", **model)
     assert kept.tables["decisions"]["status"][0] == "feasible"
     assert np.any(kept.start == 0)
 

@@ -28,7 +28,10 @@ DECLARATIONS: tuple[Entry, ...] = (
     Entry("ipsched", Kind.PYTHON, "schedbench.policies.ipsched:ipsched",
           "IPSCHED (Soner & Ozturan): one IP per period allocates nodes' free cores and GPUs to a window of jobs",
           (*_IP_OPTIONS, Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
-                                "(sum P_j R_j^cpu (s_j - c_j))", choices=("priority", "cores"))), _IP),
+                                "(sum P_j R_j^cpu (s_j - c_j))", choices=("priority", "cores")),
+           Option("model", "states", "ipsched: 'states' (integer counts of nodes per free state; the same "
+                  "optimum, far fewer columns) or 'nodes' (the paper's per-node model)",
+                  choices=("states", "nodes"))), _IP),
     # Its SLURM bids (slurm_bids=true) need the allocator's planning order: checked by the policy,
     # since that depends on an option.
     Entry("aucsched", Kind.PYTHON, "schedbench.policies.aucsched:aucsched",

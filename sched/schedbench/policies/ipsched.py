@@ -41,6 +41,31 @@ s_j, t_nj binary; x_nj integer.  How this code states them:
   node n cannot host one unit (or one node's share) of job j, and the rows of (2)/(4) that
   no choice of x can violate.
 
+**The model over node states** (``model="states"``, the default; ``model="nodes"`` is the
+per-node model above).  Nodes with the same free amounts that the same window jobs may
+use are interchangeable, so the IP counts nodes per *state* instead of naming them.  The
+window's jobs take their turn in window order (any order gives the same optima); when
+job j's turn comes, ``y_js`` nodes are in state s, and the integer ``z_jsh`` of them give
+job j h units each (h in [need_j, host_js], just need_j for a fixed shape) and move to
+the state ``s - h req_j``; the others stay in s.  Flow rows: ``sum_h z_jsh <= y_js`` and
+``y_{j+1,s'}`` = the nodes that enter s'.  Then (3) is ``sum_sh h z_jsh = units_j s_j``,
+(6) for a fixed shape ``sum_s z_js,need = R_j^node s_j``, and the nodes job j uses,
+``sum_n t_nj`` in (5), are ``sum_sh z_jsh``.  Capacities (2)/(4) hold by construction
+(h <= host_js), and every per-node solution is a flow, and every integer flow splits into
+one path of states per node: the optima are the per-node model's (tested at every
+decision point of generated runs, both objectives, with and without GPUs, partitions,
+features and maintenance).  A state is (free amounts capped at what the jobs still to come
+could take, since more never binds; which of those jobs may use the node, i.e. its
+column of ``host > 0``: a node outside a job's partition or features, under maintenance
+during its run, or too small for it never becomes able to host it, as free amounts only
+decrease), so states merge as jobs pass.  On Machine-L (1024 nodes x (8 cores, 2 GPUs))
+there are at most 27 free states per eligibility signature: Table 1's model has 28
+columns instead of 4,099.  The same valid inequalities are added.  **Placement**: the
+solver's state counts become nodes deterministically: in each state, the nodes in
+ascending index order, the largest shares h first go to the lowest indices.  Where
+several optima tie, the two models may pick different ones (Table 1: the per-node model
+starts all three jobs, this one J1 on 512 whole nodes and J2, both 3.75).
+
 IPSCHED places the jobs itself (the layout matrix of its Algorithm 1): the run's
 allocator is not used, and summary.json says so.  A node with a maintenance window
 during a job's predicted run cannot host it.
@@ -53,6 +78,7 @@ import numpy as np
 from . import window as win
 
 OBJECTIVES = ("priority", "cores")
+MODELS = ("states", "nodes")
 
 
 class IPSched(win.WindowPolicy):
@@ -64,21 +90,78 @@ class IPSched(win.WindowPolicy):
     that the optimum is the same)."""
 
     def __init__(self, context, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
-                 max_nodes=200, on_limit="halve", solver_seed=0):
+                 max_nodes=200, on_limit="halve", solver_seed=0, model="states"):
         super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         self.objective = win.check_choice("objective", objective, OBJECTIVES)
+        self.model = win.check_choice("model", model, MODELS)
 
     def _settings(self) -> dict:
-        return {"objective": self.objective, **super()._settings()}
+        return {"objective": self.objective, "model": self.model, **super()._settings()}
 
     def _allocate(self, view, jobs, prio, host, need, window_size):
+        if self.model == "states":
+            return self._allocate_states(view, jobs, prio, host, need, window_size)
+        return self._allocate_nodes(view, jobs, prio, host, need, window_size)
+
+    def _weights(self, view, jobs, prio) -> np.ndarray:
+        units = view.units[jobs]
+        return prio * (units * view.request[jobs, 0] if self.objective == "cores" else 1)
+
+    def _knapsack_rows(self, m, view, jobs, selected) -> None:
+        """The valid knapsack rows on s alone (the sum of (2)/(4) over the nodes): CBC
+        derives cover cuts from them, which it cannot from the per-node rows."""
+        import mip
+
+        free_total = view.free.sum(axis=0)
+        request = view.request[jobs]
+        for k in range(request.shape[1]):
+            demand = view.units[jobs] * request[:, k]
+            if demand.sum() > free_total[k]:
+                m += mip.xsum(int(demand[a]) * s for a, s in enumerate(selected) if demand[a] > 0) <= int(
+                    free_total[k])
+
+    def _allocate_states(self, view, jobs, prio, host, need, window_size):
+        import mip
+
+        m = self.solver.model()
+        units = view.units[jobs]
+        fixed = view.req_nodes[jobs] > 0
+        flow = _StateFlow(m, view.free, view.request[jobs], units, need, fixed, host)
+        weight = self._weights(view, jobs, prio)
+        N2 = 2.0 * self.n_nodes
+        selected = []
+        objective = []
+        for a in range(jobs.size):
+            s = m.add_var(var_type=mip.BINARY)
+            takes = flow.takes[a]  # [(z, h)]
+            nodes = mip.xsum(z for z, _ in takes)
+            if fixed[a]:
+                m += nodes == int(view.req_nodes[jobs[a]]) * s  # (6) with R_min = R_max, and (3)
+            else:
+                m += mip.xsum(h * z for z, h in takes) == int(units[a]) * s  # (3)
+                most = max(h for _, h in takes)
+                fewest = -(-int(units[a]) // most)
+                if self.valid_cuts and fewest > 1:
+                    m += nodes >= fewest * s
+            objective.append(float(weight[a]) * s)
+            objective.append(-float(weight[a]) / N2 * nodes)  # -P_j c_j, (5)
+            selected.append(s)
+        if self.valid_cuts:
+            self._knapsack_rows(m, view, jobs, selected)
+        m.objective = mip.maximize(mip.xsum(objective))
+        if not self._solve(m, view.time, window_size, int(jobs.size)).use:
+            return []
+        chosen = [a for a, s in enumerate(selected) if s.x is not None and s.x >= 0.5]
+        return flow.place(jobs, chosen)
+
+    def _allocate_nodes(self, view, jobs, prio, host, need, window_size):
         import mip
 
         m = self.solver.model()
         N2 = 2.0 * self.n_nodes
         units = view.units[jobs]
         req_nodes = view.req_nodes[jobs]
-        weight = prio * (units * view.request[jobs, 0] if self.objective == "cores" else 1)
+        weight = self._weights(view, jobs, prio)
         per_node: dict[int, list] = {}  # node -> [(job position, x term)]
         objective = []
         xs = []
@@ -108,14 +191,7 @@ class IPSched(win.WindowPolicy):
             xs.append((s, nodes, x))
         request = view.request[jobs]
         if self.valid_cuts:
-            # valid knapsack rows on s alone (the sum of (2)/(4) over the nodes): CBC
-            # derives cover cuts from them, which it cannot from the per-node rows
-            free_total = view.free.sum(axis=0)
-            for k in range(request.shape[1]):
-                demand = units * request[:, k]
-                if demand.sum() > free_total[k]:
-                    m += mip.xsum(int(demand[a]) * s for a, (s, _, _) in enumerate(xs) if demand[a] > 0) <= int(
-                        free_total[k])
+            self._knapsack_rows(m, view, jobs, [s for s, _, _ in xs])
         for n, terms in per_node.items():  # (2) and (4), per resource type
             for k in range(request.shape[1]):
                 worst = sum(int(request[a, k]) * int(host[a, n]) for a, _ in terms)
@@ -137,3 +213,122 @@ class IPSched(win.WindowPolicy):
 
 def ipsched(context, **options) -> IPSched:
     return IPSched(context, **options)
+
+
+class _StateFlow:
+    """The node-state flow of the ``model="states"`` IP (see the module docstring): the
+    window's jobs take their units one after the other, and ``count[j][s]`` nodes are in
+    state ``s`` when job ``j``'s turn comes; ``z`` (integer) of them give job j ``h``
+    units each and move to the state ``s - h request_j``, the others stay.
+
+    A state is (free amounts, the later jobs that may use the node): free int64 (4,) capped
+    at what the jobs from j on could take in all (more can never bind), and the node's
+    column of ``host > 0`` from job j on (a node a job may not use, or cannot host one
+    unit or share of it on its free amounts, never hosts it: amounts only decrease).
+    Nodes in the same state are interchangeable for the jobs still to come, so the flow
+    has the per-node model's optima (any per-node solution is one flow; an integer flow
+    splits into one path of states per node).
+
+    ``takes[a]``: [(z, h)] of job a; :meth:`place` turns the solution into nodes."""
+
+    def __init__(self, m, free, request, units, need, fixed, host):
+        import mip
+
+        W = request.shape[0]
+        self.W = W
+        demand = units[:, None] * request  # (W, 4)
+        # left[j]: what jobs j.. could take in all; a free amount at or above it never binds
+        left = np.vstack([np.cumsum(demand[::-1], axis=0)[::-1], np.zeros((1, free.shape[1]), dtype=np.int64)])
+        may = host > 0  # (W, nodes)
+        capped = np.minimum(free, left[0])
+        keys, group = np.unique(np.column_stack([capped, may.T]), axis=0, return_inverse=True)
+        group = np.asarray(group).reshape(-1)
+        # one stage's states: key -> [count (int or Var), upper bound, free (4,), may column (W,)]
+        stage: dict = {}
+        self.members: dict = {}  # stage-0 key -> node indices, ascending
+        order = np.argsort(group, kind="stable")
+        bounds = np.searchsorted(group[order], np.arange(keys.shape[0] + 1))
+        for g in range(keys.shape[0]):
+            nodes = order[bounds[g] : bounds[g + 1]]
+            key = (tuple(keys[g, : free.shape[1]].tolist()), keys[g, free.shape[1] :].tobytes())
+            stage[key] = [int(nodes.size), int(nodes.size), keys[g, : free.shape[1]], keys[g, free.shape[1] :] > 0]
+            self.members[key] = nodes
+        self.stages = []  # per job: [(key, [(z, h, next key)], stay key)]
+        self.takes = [[] for _ in range(W)]
+        for j in range(W):
+            req = request[j]
+            typed = req > 0
+            nxt: dict = {}
+            inflow: dict = {}  # next key -> [terms], upper bound
+            moves = []
+            for key, (count, ub, fr, col) in stage.items():
+                options = []
+                if col[j]:
+                    h_max = int(min(units[j], (fr[typed] // req[typed]).min())) if typed.any() else int(units[j])
+                    hs = [int(need[j])] if fixed[j] else range(h_max, 0, -1)
+                    for h in hs:
+                        if h > h_max or h < need[j]:
+                            continue
+                        bound = min(ub, int(units[j] // h) if not fixed[j] else int(units[j] // need[j]))
+                        z = m.add_var(var_type=mip.INTEGER, lb=0, ub=bound)
+                        self.takes[j].append((z, h))
+                        options.append((z, h, self._enter(nxt, inflow, fr - h * req, col, j + 1, left, z, bound)))
+                if options:
+                    if not (isinstance(count, int) and sum(o[0].ub for o in options) <= count):
+                        m += mip.xsum(z for z, _, _ in options) <= count  # the nodes in state s
+                    stay_count = count - mip.xsum(z for z, _, _ in options)
+                else:
+                    stay_count = count
+                stay = self._enter(nxt, inflow, fr, col, j + 1, left, stay_count, ub)
+                moves.append((key, options, stay))
+            for key, terms in inflow.items():
+                if len(terms) == 1 and not isinstance(terms[0], mip.LinExpr):
+                    nxt[key][0] = terms[0]  # a constant or one variable: no row needed
+                elif all(isinstance(t, int) for t in terms):
+                    nxt[key][0] = sum(terms)
+                else:
+                    y = m.add_var(lb=0, ub=nxt[key][1])
+                    m += y == mip.xsum(terms)
+                    nxt[key][0] = y
+            self.stages.append(moves)
+            stage = nxt
+
+    @staticmethod
+    def _enter(nxt, inflow, fr, col, j, left, term, bound):
+        """Add ``term`` nodes (upper bound ``bound``) to the stage-j state of free amounts
+        ``fr`` and may column ``col``; returns its key."""
+        fr = np.minimum(fr, left[j])
+        key = (tuple(fr.tolist()), col[j:].tobytes())
+        if key in nxt:
+            nxt[key][1] += bound
+        else:
+            nxt[key] = [None, bound, fr, col]
+        inflow.setdefault(key, []).append(term)
+        return key
+
+    def place(self, jobs, chosen):
+        """Starts [(job, nodes, units per node)] of the chosen window positions: each
+        state's nodes in ascending index order, the largest shares to the lowest indices."""
+        members = dict(self.members)
+        got: dict[int, list] = {a: [] for a in chosen}
+        for j, moves in enumerate(self.stages):
+            nxt: dict = {}
+            for key, options, stay in moves:
+                nodes = members.get(key, np.zeros(0, dtype=np.int64))
+                at = 0
+                for z, h, to in options:  # h descending
+                    k = round(z.x)
+                    if k:
+                        if j in got:
+                            got[j].append((nodes[at : at + k], h))
+                        nxt.setdefault(to, []).append(nodes[at : at + k])
+                        at += k
+                nxt.setdefault(stay, []).append(nodes[at:])
+            members = {key: np.sort(np.concatenate(parts)) for key, parts in nxt.items()}
+        starts = []
+        for a in chosen:
+            nodes = np.concatenate([n for n, _ in got[a]])
+            counts = np.concatenate([np.full(n.size, h, dtype=np.int64) for n, h in got[a]])
+            order = np.argsort(nodes)
+            starts.append((int(jobs[a]), nodes[order], counts[order]))
+        return starts
