@@ -39,26 +39,44 @@ def _plan(slots, meta, sizes, lengths):
     return True
 
 
+@numba.njit(cache=True)
+def _plan_indexed(slots, meta, index, sizes, lengths):
+    """:func:`_plan` with a slot index kept along (the search skips blocks)."""
+    for i in range(sizes.shape[0]):
+        t = rusv.kernel_earliest_fit_indexed(slots, meta, index, sizes[i], lengths[i], np.int64(0), rusv.INF,
+                                             np.int64(0), np.int64(0), np.int64(0))
+        if not rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i]):
+            return False
+    return True
+
+
 def _jobs(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     sizes = rng.integers(1, 257, n).astype(np.int64)
     lengths = rng.integers(60, 86_400, n).astype(np.int64)
     return sizes, lengths
 
 
-def measure(n: int, seed: int = 0) -> tuple[int, float]:
+def measure(n: int, seed: int = 0) -> tuple[int, float, float]:
+    """(slots in the plan of n jobs, us per job planned without the index, with it)."""
     rng = np.random.default_rng(seed)
     r = rusv.new(CORES, cap=4 * (n + PROBE) + 64)
     sizes, lengths = _jobs(n, rng)
     assert _plan(r.slots, r.meta, sizes, lengths)
     slots_used = int(r.meta[rusv.M_N])
     psizes, plengths = _jobs(PROBE, rng)
-    times = []
-    for _ in range(5):
+    plain, indexed = [], []
+    for _ in range(5):  # alternate the two, so that both see the same machine load
         s, m = r.slots.copy(), r.meta.copy()
         t0 = time.perf_counter()
         assert _plan(s, m, psizes, plengths)
-        times.append(time.perf_counter() - t0)
-    return slots_used, statistics.median(times) / PROBE * 1e6
+        plain.append(time.perf_counter() - t0)
+        s2, m2 = r.slots.copy(), r.meta.copy()
+        index = rusv.build_index(rusv.Rusv(s2, m2))  # built before timing, as a scheduler keeps one
+        t0 = time.perf_counter()
+        assert _plan_indexed(s2, m2, index, psizes, plengths)
+        indexed.append(time.perf_counter() - t0)
+        assert np.array_equal(s[: m[rusv.M_N]], s2[: m2[rusv.M_N]])  # the same plan
+    return slots_used, statistics.median(plain) / PROBE * 1e6, statistics.median(indexed) / PROBE * 1e6
 
 
 def main() -> None:
@@ -67,17 +85,21 @@ def main() -> None:
     args = ap.parse_args()
     r = rusv.new(CORES, cap=64)
     _plan(r.slots, r.meta, *_jobs(10, np.random.default_rng(1)))  # compile before timing
+    r = rusv.new(CORES, cap=64)
+    _plan_indexed(r.slots, r.meta, rusv.build_index(r), *_jobs(10, np.random.default_rng(1)))
     rows = [(n, *measure(n)) for n in SIZES]
-    print(f"{'planned jobs':>12} {'slots':>8} {'us per job':>11}")
-    for n, s, us in rows:
-        print(f"{n:>12,} {s:>8,} {us:>11.2f}")
+    print(f"{'planned jobs':>12} {'slots':>8} {'us/job plain':>13} {'us/job indexed':>15}")
+    for n, s, plain, indexed in rows:
+        print(f"{n:>12,} {s:>8,} {plain:>13.2f} {indexed:>15.2f}")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.5))
-    ax.loglog([r[0] for r in rows], [r[2] for r in rows], "o-")
+    ax.loglog([r[0] for r in rows], [r[2] for r in rows], "o-", label="scan from now")
+    ax.loglog([r[0] for r in rows], [r[3] for r in rows], "s-", label="slot index (skips blocks)")
+    ax.legend()
     ax.set_xlabel("jobs already planned")
     ax.set_ylabel("planning cost per job (µs)")
     ax.set_title("Earliest fit + booking on a RUSV (616 x 16 cores)")

@@ -571,6 +571,200 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
     return True
 
 
+# --------------------------------------------------------------------------- the slot index
+# A summary over the slots that lets the earliest fit skip what cannot hold a job (issue
+# 27): the time axis is cut into blocks of about ``block_rows`` rows, each with the least
+# and the most used items at any instant of it (gaps count as 0 used).  A search that
+# reaches a block's start skips it whole when its most used leaves room (the run of room
+# goes on) or its least used leaves none (no start inside it can fit); only the other
+# blocks are read row by row.  Blocks are cut in *time*, not in rows, so an operation
+# that inserts rows (moving the tail) leaves every other block's summary valid: an
+# operation over [a, c) adds its amount to the least and most of the blocks it covers
+# whole (clamping is monotone, so it maps the least and the most exactly) and recomputes
+# the at most two it covers in part.  A block that grows past twice ``block_rows`` rows
+# is split in two at its middle row.
+#
+# index int64 (icap, 3): row 0 the header (count of blocks m, block_rows, 0); rows 1..m
+# the blocks (start s, least used, most used), block b covering [index[b, 0],
+# index[b + 1, 0]) (the last up to INF, the first from -INF).  m = 0: no index (a
+# vector of another kind or min_dist > 1, where joins change values outside the
+# operation's interval); the indexed kernels then do what the plain ones do.
+X_START, X_LO, X_HI = range(3)
+
+
+@inline_kernel
+def _block_of(index, t):
+    """The block (1..m) that holds time t: the last whose start is <= t."""
+    lo, hi = 2, index[0, 0] + 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if index[mid, X_START] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@inline_kernel
+def _block_end(index, b):
+    return index[b + 1, X_START] if b < index[0, 0] else INF
+
+
+@inline_kernel
+def _index_summarise(slots, meta, index, b):
+    """Set block b's least and most used from the rows; returns the first row reaching
+    into it and the first row after it."""
+    n = meta[M_N]
+    t = index[b, X_START]
+    end = _block_end(index, b)
+    i = _first_stop_after(slots, n, t)
+    first = i
+    lo = INF
+    hi = -INF
+    while t < end:
+        v, nxt = _piece_at(slots, n, i, t, 0)
+        lo = min(lo, v)
+        hi = max(hi, v)
+        if i < n and slots[i, S_STOP] <= nxt:
+            i += 1
+        t = nxt
+    index[b, X_LO] = lo
+    index[b, X_HI] = hi
+    return first, i
+
+
+@kernel
+def _index_recompute(slots, meta, index, b):
+    """Recompute block b from the rows; split it at its middle row when it holds more than
+    twice block_rows rows and the index has room.  Changes index."""
+    first, after = _index_summarise(slots, meta, index, b)
+    m = index[0, 0]
+    if after - first > 2 * index[0, 1] and m + 2 <= index.shape[0]:
+        cut = slots[(first + after) >> 1, S_START]
+        if index[b, X_START] < cut < _block_end(index, b):
+            for k in range(m, b, -1):
+                index[k + 1, X_START] = index[k, X_START]
+                index[k + 1, X_LO] = index[k, X_LO]
+                index[k + 1, X_HI] = index[k, X_HI]
+            index[b + 1, X_START] = cut
+            index[0, 0] = m + 1
+            _index_summarise(slots, meta, index, b)
+            _index_summarise(slots, meta, index, b + 1)
+
+
+@kernel
+def _index_build(slots, meta, index, block_rows):
+    """Cut the vector into blocks of block_rows rows (the first from -INF) and summarise
+    them; no index (m = 0) for a free vector, min_dist > 1, or an index too small.
+    Changes index."""
+    n = meta[M_N]
+    m = 1 + n // block_rows
+    index[0, 1] = block_rows
+    if meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or m + 1 > index.shape[0] or block_rows < 1:
+        index[0, 0] = 0
+        return
+    index[0, 0] = m
+    index[1, X_START] = -INF
+    for b in range(2, m + 1):
+        index[b, X_START] = slots[(b - 1) * block_rows, S_START]
+    for b in range(1, m + 1):
+        _index_summarise(slots, meta, index, b)
+
+
+@inline_kernel
+def _index_shift(index, a, c, x):
+    """Blocks covered whole by [a, c): least and most plus x, clamped at 0 as the vector is."""
+    b = _block_of(index, a)
+    if index[b, X_START] < a:
+        b += 1
+    m = index[0, 0]
+    while b <= m and _block_end(index, b) <= c:
+        index[b, X_LO] = max(index[b, X_LO] + x, 0)
+        index[b, X_HI] = max(index[b, X_HI] + x, 0)
+        b += 1
+
+
+@inline_kernel
+def _index_edges(slots, meta, index, a, c):
+    """Recompute the blocks [a, c) covers in part (at most the two holding a and c - 1)."""
+    b = _block_of(index, a)
+    if index[b, X_START] < a or _block_end(index, b) > c:
+        _index_recompute(slots, meta, index, b)
+    b = _block_of(index, c - 1)
+    if index[b, X_START] < a or _block_end(index, b) > c:
+        _index_recompute(slots, meta, index, b)
+
+
+@kernel
+def _add_indexed(slots, meta, index, start, stop, x):
+    """:func:`_add` keeping ``index`` a summary of the vector.  Changes slots, meta, index."""
+    if not _add(slots, meta, start, stop, x):
+        return False
+    if index[0, 0] > 0 and start < stop and x != 0:
+        _index_shift(index, start, stop, x)
+        _index_edges(slots, meta, index, start, stop)
+    return True
+
+
+@kernel
+def _add_two_indexed(slots, meta, index, a0, a1, x, c0, c1, y):
+    """:func:`_add_two` keeping ``index`` a summary of the vector.  Changes slots, meta, index."""
+    if not _add_two(slots, meta, a0, a1, x, c0, c1, y):
+        return False
+    if index[0, 0] > 0:
+        if a0 < a1 and x != 0:
+            _index_shift(index, a0, a1, x)
+        if c0 < c1 and y != 0:
+            _index_shift(index, c0, c1, y)
+        # after both shifts: a block covered whole by one and in part by the other is
+        # recomputed from the rows, which hold both
+        if a0 < a1 and x != 0:
+            _index_edges(slots, meta, index, a0, a1)
+        if c0 < c1 and y != 0:
+            _index_edges(slots, meta, index, c0, c1)
+    return True
+
+
+@inline_kernel
+def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
+    """:func:`_earliest_fit` (same arguments, same answer) skipping every run of blocks
+    of ``index`` where a job of ``size`` items fits nowhere (their least used leaves no
+    room; blocks that meet the moved booking [ex0, ex1) are not skipped): a start whose
+    window reaches into such a run cannot fit, so the plain search runs only up to the
+    last start whose window ends before the run, and resumes after it."""
+    m = index[0, 0]
+    room = meta[M_AVL] - size
+    if m == 0 or room < 0:
+        return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
+    t = t0
+    b = _block_of(index, t0)
+    if index[b, X_START] < t0:
+        b += 1  # the first block that starts at or after t0
+    while True:
+        while b <= m and (index[b, X_LO] <= room or (ex_items != 0 and index[b, X_START] < ex1
+                                                        and _block_end(index, b) > ex0)):
+            b += 1
+        if b > m:
+            return _earliest_fit(slots, meta, size, d, t, limit, ex0, ex1, ex_items)
+        last = index[b, X_START] - d + 1  # from here on a window reaches into block b
+        if t < last:
+            found = _earliest_fit(slots, meta, size, d, t, min(limit, last), ex0, ex1, ex_items)
+            if found >= 0 or limit <= last:
+                return found
+        while b <= m and index[b, X_LO] > room and (ex_items == 0 or index[b, X_START] >= ex1
+                                                     or _block_end(index, b) <= ex0):
+            b += 1
+        t = max(t, index[b, X_START] if b <= m else INF)
+        if t >= limit:
+            return -1
+
+
+@kernel
+def _earliest_fit_indexed_kernel(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
+    """Kernel entry of :func:`_earliest_fit_indexed`."""
+    return _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items)
+
+
 # --------------------------------------------------------------------------- Python API
 
 
@@ -603,16 +797,43 @@ def _check(start: int, stop: int) -> None:
         raise ValueError(f"a slot needs start < stop, not [{start}, {stop})")
 
 
-def increment(r: Rusv, start: int, stop: int, items: int) -> None:
-    """``r ⊕ (start, stop, items)``: ``items`` more over [start, stop)."""
+BLOCK_ROWS = 32
+"""Rows per block of a slot index when built (blocks split past twice as many)."""
+
+
+def build_index(r: Rusv, block_rows: int = BLOCK_ROWS) -> np.ndarray:
+    """A slot index of ``r`` (int64 (icap, 3), see ``X_*``) with room for the vector's
+    capacity; an index with no blocks (plain searches) for a free vector or min_dist > 1.
+    Keep it current by passing it to every operation on ``r`` (``index=``)."""
+    if block_rows < 1:
+        raise ValueError("block_rows must be >= 1")
+    index = np.zeros((2 * (r.slots.shape[0] // block_rows) + 16, 3), dtype=np.int64)
+    _index_build(r.slots, r.meta, index, np.int64(block_rows))
+    return index
+
+
+def _room_for_splits(r: Rusv, index: np.ndarray) -> None:
+    if index.shape[0] < 2 * (r.slots.shape[0] // max(int(index[0, 1]), 1)) + 16:
+        index.resize((2 * (r.slots.shape[0] // max(int(index[0, 1]), 1)) + 16, 3), refcheck=False)
+
+
+def increment(r: Rusv, start: int, stop: int, items: int, index: np.ndarray | None = None) -> None:
+    """``r ⊕ (start, stop, items)``: ``items`` more over [start, stop) (``index``, when
+    given, is kept a summary of ``r``)."""
     _check(start, stop)
-    while not _add(r.slots, r.meta, np.int64(start), np.int64(stop), np.int64(items)):
+    args = (np.int64(start), np.int64(stop), np.int64(items))
+    if index is None:
+        while not _add(r.slots, r.meta, *args):
+            grow(r)
+        return
+    while not _add_indexed(r.slots, r.meta, index, *args):
         grow(r)
+    _room_for_splits(r, index)
 
 
-def decrement(r: Rusv, start: int, stop: int, items: int) -> None:
+def decrement(r: Rusv, start: int, stop: int, items: int, index: np.ndarray | None = None) -> None:
     """``r ⊖ (start, stop, items)``: ``items`` fewer over [start, stop)."""
-    increment(r, start, stop, -items)
+    increment(r, start, stop, -items, index)
 
 
 def copy(r: Rusv) -> Rusv:
@@ -681,15 +902,18 @@ def get_free_slots(r: Rusv, free_min: int, d: int, t1: int, t2: int) -> np.ndarr
 
 
 def earliest_fit(r: Rusv, size: int, d: int, t0: int, limit: int = int(INF),
-                 exclude: tuple[int, int, int] = (0, 0, 0)) -> int:
+                 exclude: tuple[int, int, int] = (0, 0, 0), index: np.ndarray | None = None) -> int:
     """Earliest t >= t0 at which ``size`` more items fit in the used vector ``r`` for
     ``d`` >= 1 seconds, counting ``exclude = (start, stop, items)`` as not there; -1 when
-    none before ``limit`` (or size > avl)."""
+    none before ``limit`` (or size > avl).  With ``index`` (a current :func:`build_index`
+    of ``r``) the search skips the blocks that cannot matter; the answer is the same."""
     if r.meta[M_KIND] != Kind.USED or d < 1:
         raise ValueError("earliest_fit takes a used vector and d >= 1")
     ex0, ex1, exi = exclude
-    return int(_earliest_fit_kernel(r.slots, r.meta, np.int64(size), np.int64(d), np.int64(t0),
-                                    np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi)))
+    args = (np.int64(size), np.int64(d), np.int64(t0), np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi))
+    if index is None:
+        return int(_earliest_fit_kernel(r.slots, r.meta, *args))
+    return int(_earliest_fit_indexed_kernel(r.slots, r.meta, index, *args))
 
 
 def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, limit: int = int(INF)) -> int:
@@ -714,3 +938,8 @@ kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
 kernel_max_in = _max_in
 kernel_earliest_fit_valid = _earliest_fit_valid
+# the same with a slot index (pass the index to every operation on an indexed vector)
+kernel_index_build = _index_build
+kernel_add_indexed = _add_indexed
+kernel_add_two_indexed = _add_two_indexed
+kernel_earliest_fit_indexed = _earliest_fit_indexed
