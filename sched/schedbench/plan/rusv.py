@@ -573,23 +573,27 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 
 # --------------------------------------------------------------------------- the slot index
 # A summary over the slots that lets the earliest fit skip what cannot hold a job (issue
-# 27): the time axis is cut into blocks of about ``block_rows`` rows, each with the least
-# and the most used items at any instant of it (gaps count as 0 used).  A search that
-# reaches a block's start skips it whole when its most used leaves room (the run of room
-# goes on) or its least used leaves none (no start inside it can fit); only the other
-# blocks are read row by row.  Blocks are cut in *time*, not in rows, so an operation
-# that inserts rows (moving the tail) leaves every other block's summary valid: an
-# operation over [a, c) adds its amount to the least and most of the blocks it covers
-# whole (clamping is monotone, so it maps the least and the most exactly) and recomputes
-# the at most two it covers in part.  A block that grows past twice ``block_rows`` rows
-# is split in two at its middle row.
+# 27).  The time axis is cut into blocks of about ``block_rows`` rows.  For each of
+# LEVELS free amounts 2^k (k = 0..LEVELS-1) a block keeps the runs of time where at
+# least 2^k items are free: the one it starts with (pre), the one it ends with (suf) and
+# its longest (best), in seconds (gaps count as all free).  A job of ``size`` items reads
+# level k = floor(log2(size)): 2^k <= size, so those runs are at least as long as the
+# job's own, and a block whose longest run and whose first run (added to the run carried
+# from the blocks before) are both shorter than the job can start none of its windows
+# there: it is skipped after three reads; only the blocks that might hold a start are
+# searched row by row.  The search's cost thus follows the number of blocks, not rows.
+# Blocks are cut in *time*, not in rows, so an operation that inserts rows (moving the
+# tail) leaves the blocks it does not cover valid; it recomputes the blocks it covers.
+# A block that grows past twice ``block_rows`` rows is split at its middle row.
 #
-# index int64 (icap, 3): row 0 the header (count of blocks m, block_rows, 0); rows 1..m
-# the blocks (start s, least used, most used), block b covering [index[b, 0],
-# index[b + 1, 0]) (the last up to INF, the first from -INF).  m = 0: no index (a
-# vector of another kind or min_dist > 1, where joins change values outside the
-# operation's interval); the indexed kernels then do what the plain ones do.
-X_START, X_LO, X_HI = range(3)
+# index int64 (X_WIDTH, icap), one row per field so that a search reading one level reads
+# four contiguous rows: column 0 the header (count of blocks m, block_rows); columns
+# 1..m the blocks: start s, then per level pre, suf, best (s; INF for runs without end).
+# Block b covers [index[0, b], index[0, b + 1]) (the first from -INF, the last up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
+# outside an operation's interval); the indexed kernels then do what the plain ones do.
+LEVELS = 16
+X_START, X_PRE, X_SUF, X_BEST = range(4)
+X_WIDTH = 1 + 3 * LEVELS
 
 
 @inline_kernel
@@ -598,7 +602,7 @@ def _block_of(index, t):
     lo, hi = 2, index[0, 0] + 1
     while lo < hi:
         mid = (lo + hi) >> 1
-        if index[mid, X_START] <= t:
+        if index[X_START, mid] <= t:
             lo = mid + 1
         else:
             hi = mid
@@ -607,29 +611,64 @@ def _block_of(index, t):
 
 @inline_kernel
 def _block_end(index, b):
-    return index[b + 1, X_START] if b < index[0, 0] else INF
+    return index[X_START, b + 1] if b < index[0, 0] else INF
+
+
+@inline_kernel
+def _span(a, b):
+    """b - a (s), INF when either end is unbounded (no overflow)."""
+    return INF if a <= -INF or b >= INF else b - a
+
+
+@inline_kernel
+def _levels_free(f):
+    """How many levels have at least their amount free: the k < LEVELS with 2^k <= f."""
+    g = 0
+    while g < LEVELS and (np.int64(1) << g) <= f:
+        g += 1
+    return g
 
 
 @inline_kernel
 def _index_summarise(slots, meta, index, b):
-    """Set block b's least and most used from the rows; returns the first row reaching
-    into it and the first row after it."""
+    """Set block b's runs from the rows; returns the first row reaching into it and the
+    first row after it.  Levels [0, a) are in a run (its start kept in the suf column
+    meanwhile), levels [g0, LEVELS) have met an instant without their amount free."""
     n = meta[M_N]
-    t = index[b, X_START]
+    avl = meta[M_AVL]
+    t0 = index[X_START, b]
     end = _block_end(index, b)
-    i = _first_stop_after(slots, n, t)
+    for k in range(LEVELS):
+        index[X_BEST + 3 * k, b] = 0
+    i = _first_stop_after(slots, n, t0)
     first = i
-    lo = INF
-    hi = -INF
+    a = 0
+    g0 = LEVELS
+    t = t0
     while t < end:
         v, nxt = _piece_at(slots, n, i, t, 0)
-        lo = min(lo, v)
-        hi = max(hi, v)
+        nxt = min(nxt, end)
+        g = _levels_free(avl - v)
+        for k in range(g, a):  # runs that end here
+            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], _span(index[X_SUF + 3 * k, b], t))
+        for k in range(a, g):  # runs that start here
+            index[X_SUF + 3 * k, b] = t
+        for k in range(g, g0):  # first instant without the level's amount
+            index[X_PRE + 3 * k, b] = _span(t0, t)
+        g0 = min(g0, g)
+        a = g
         if i < n and slots[i, S_STOP] <= nxt:
             i += 1
         t = nxt
-    index[b, X_LO] = lo
-    index[b, X_HI] = hi
+    for k in range(LEVELS):
+        if k < a:
+            run = _span(index[X_SUF + 3 * k, b], end)
+            index[X_SUF + 3 * k, b] = run
+            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], run)
+        else:
+            index[X_SUF + 3 * k, b] = 0
+        if k < g0:
+            index[X_PRE + 3 * k, b] = _span(t0, end)
     return first, i
 
 
@@ -639,14 +678,13 @@ def _index_recompute(slots, meta, index, b):
     twice block_rows rows and the index has room.  Changes index."""
     first, after = _index_summarise(slots, meta, index, b)
     m = index[0, 0]
-    if after - first > 2 * index[0, 1] and m + 2 <= index.shape[0]:
+    if after - first > 2 * index[1, 0] and m + 2 <= index.shape[1]:
         cut = slots[(first + after) >> 1, S_START]
-        if index[b, X_START] < cut < _block_end(index, b):
+        if index[X_START, b] < cut < _block_end(index, b):
             for k in range(m, b, -1):
-                index[k + 1, X_START] = index[k, X_START]
-                index[k + 1, X_LO] = index[k, X_LO]
-                index[k + 1, X_HI] = index[k, X_HI]
-            index[b + 1, X_START] = cut
+                for c in range(X_WIDTH):
+                    index[c, k + 1] = index[c, k]
+            index[X_START, b + 1] = cut
             index[0, 0] = m + 1
             _index_summarise(slots, meta, index, b)
             _index_summarise(slots, meta, index, b + 1)
@@ -658,41 +696,28 @@ def _index_build(slots, meta, index, block_rows):
     them; no index (m = 0) for a free vector, min_dist > 1, or an index too small.
     Changes index."""
     n = meta[M_N]
-    m = 1 + n // block_rows
-    index[0, 1] = block_rows
-    if meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or m + 1 > index.shape[0] or block_rows < 1:
+    m = 1 + (n - 1) // block_rows if block_rows > 0 and n > 0 else 1  # block b starts at row (b - 1) block_rows
+    index[1, 0] = block_rows
+    if (meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or block_rows < 1 or m + 1 > index.shape[1]
+            or index.shape[0] != X_WIDTH):
         index[0, 0] = 0
         return
     index[0, 0] = m
-    index[1, X_START] = -INF
+    index[X_START, 1] = -INF
     for b in range(2, m + 1):
-        index[b, X_START] = slots[(b - 1) * block_rows, S_START]
+        index[X_START, b] = slots[(b - 1) * block_rows, S_START]
     for b in range(1, m + 1):
         _index_summarise(slots, meta, index, b)
 
 
 @inline_kernel
-def _index_shift(index, a, c, x):
-    """Blocks covered whole by [a, c): least and most plus x, clamped at 0 as the vector is."""
+def _index_update(slots, meta, index, a, c):
+    """Recompute every block that [a, c) meets (a < c), splits included."""
     b = _block_of(index, a)
-    if index[b, X_START] < a:
-        b += 1
-    m = index[0, 0]
-    while b <= m and _block_end(index, b) <= c:
-        index[b, X_LO] = max(index[b, X_LO] + x, 0)
-        index[b, X_HI] = max(index[b, X_HI] + x, 0)
-        b += 1
-
-
-@inline_kernel
-def _index_edges(slots, meta, index, a, c):
-    """Recompute the blocks [a, c) covers in part (at most the two holding a and c - 1)."""
-    b = _block_of(index, a)
-    if index[b, X_START] < a or _block_end(index, b) > c:
+    while b <= index[0, 0] and index[X_START, b] < c:
+        m = index[0, 0]
         _index_recompute(slots, meta, index, b)
-    b = _block_of(index, c - 1)
-    if index[b, X_START] < a or _block_end(index, b) > c:
-        _index_recompute(slots, meta, index, b)
+        b += 1 + index[0, 0] - m  # past both halves of a split block
 
 
 @kernel
@@ -701,8 +726,7 @@ def _add_indexed(slots, meta, index, start, stop, x):
     if not _add(slots, meta, start, stop, x):
         return False
     if index[0, 0] > 0 and start < stop and x != 0:
-        _index_shift(index, start, stop, x)
-        _index_edges(slots, meta, index, start, stop)
+        _index_update(slots, meta, index, start, stop)
     return True
 
 
@@ -713,50 +737,62 @@ def _add_two_indexed(slots, meta, index, a0, a1, x, c0, c1, y):
         return False
     if index[0, 0] > 0:
         if a0 < a1 and x != 0:
-            _index_shift(index, a0, a1, x)
+            _index_update(slots, meta, index, a0, a1)
         if c0 < c1 and y != 0:
-            _index_shift(index, c0, c1, y)
-        # after both shifts: a block covered whole by one and in part by the other is
-        # recomputed from the rows, which hold both
-        if a0 < a1 and x != 0:
-            _index_edges(slots, meta, index, a0, a1)
-        if c0 < c1 and y != 0:
-            _index_edges(slots, meta, index, c0, c1)
+            _index_update(slots, meta, index, c0, c1)
     return True
 
 
 @inline_kernel
 def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
-    """:func:`_earliest_fit` (same arguments, same answer) skipping every run of blocks
-    of ``index`` where a job of ``size`` items fits nowhere (their least used leaves no
-    room; blocks that meet the moved booking [ex0, ex1) are not skipped): a start whose
-    window reaches into such a run cannot fit, so the plain search runs only up to the
-    last start whose window ends before the run, and resumes after it."""
+    """:func:`_earliest_fit` (same arguments, same answer) reading only the blocks of
+    ``index`` that might hold the start of a fitting window.
+
+    The block holding t0 is searched row by row for starts before its end.  Then, block
+    by block, ``carried`` bounds the run of room reaching the block's start from starts
+    not yet ruled out: a block whose longest run at the job's level is shorter than d,
+    and whose first run plus ``carried`` too, holds no start of a fit, and none of the
+    starts carried into it fit unless the run goes on; otherwise the starts from its
+    start - carried to its end are searched row by row (then none is carried).  Blocks
+    that meet the moved booking [ex0, ex1) count as all free (their rows may be)."""
     m = index[0, 0]
-    room = meta[M_AVL] - size
-    if m == 0 or room < 0:
+    if m == 0 or size < 1 or meta[M_AVL] < size:
         return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
-    t = t0
+    k = 0
+    while k + 1 < LEVELS and (np.int64(1) << (k + 1)) <= size:
+        k += 1
     b = _block_of(index, t0)
-    if index[b, X_START] < t0:
-        b += 1  # the first block that starts at or after t0
-    while True:
-        while b <= m and (index[b, X_LO] <= room or (ex_items != 0 and index[b, X_START] < ex1
-                                                        and _block_end(index, b) > ex0)):
-            b += 1
-        if b > m:
-            return _earliest_fit(slots, meta, size, d, t, limit, ex0, ex1, ex_items)
-        last = index[b, X_START] - d + 1  # from here on a window reaches into block b
-        if t < last:
-            found = _earliest_fit(slots, meta, size, d, t, min(limit, last), ex0, ex1, ex_items)
-            if found >= 0 or limit <= last:
-                return found
-        while b <= m and index[b, X_LO] > room and (ex_items == 0 or index[b, X_START] >= ex1
-                                                     or _block_end(index, b) <= ex0):
-            b += 1
-        t = max(t, index[b, X_START] if b <= m else INF)
-        if t >= limit:
+    end = _block_end(index, b)
+    found = _earliest_fit(slots, meta, size, d, t0, min(limit, end), ex0, ex1, ex_items)
+    if found >= 0 or limit <= end:
+        return found
+    carried = 0
+    b += 1
+    while b <= m:
+        start = index[X_START, b]
+        if start - carried >= limit:
             return -1
+        end = _block_end(index, b)
+        length = _span(start, end)
+        if ex_items != 0 and start < ex1 and end > ex0:
+            pre = length
+            suf = length
+            best = length
+        else:
+            pre = index[X_PRE + 3 * k, b]
+            suf = index[X_SUF + 3 * k, b]
+            best = index[X_BEST + 3 * k, b]
+        if best >= d or carried + pre >= d:
+            found = _earliest_fit(slots, meta, size, d, start - carried, min(limit, end), ex0, ex1, ex_items)
+            if found >= 0 or limit <= end:
+                return found
+            carried = 0
+        elif pre >= length:
+            carried = min(carried + length, INF)
+        else:
+            carried = suf
+        b += 1
+    return -1
 
 
 @kernel
@@ -797,24 +833,31 @@ def _check(start: int, stop: int) -> None:
         raise ValueError(f"a slot needs start < stop, not [{start}, {stop})")
 
 
-BLOCK_ROWS = 32
+BLOCK_ROWS = 64
 """Rows per block of a slot index when built (blocks split past twice as many)."""
 
 
 def build_index(r: Rusv, block_rows: int = BLOCK_ROWS) -> np.ndarray:
-    """A slot index of ``r`` (int64 (icap, 3), see ``X_*``) with room for the vector's
-    capacity; an index with no blocks (plain searches) for a free vector or min_dist > 1.
-    Keep it current by passing it to every operation on ``r`` (``index=``)."""
+    """A slot index of ``r`` (int64 (X_WIDTH, icap), see ``X_*``) with room for the
+    vector's capacity; an index with no blocks (plain searches) for a free vector or
+    min_dist > 1.  Keep it current by passing it to every operation on ``r`` (``index=``)."""
     if block_rows < 1:
         raise ValueError("block_rows must be >= 1")
-    index = np.zeros((2 * (r.slots.shape[0] // block_rows) + 16, 3), dtype=np.int64)
+    index = np.zeros((X_WIDTH, _index_cap(r, block_rows)), dtype=np.int64)
     _index_build(r.slots, r.meta, index, np.int64(block_rows))
     return index
 
 
+def _index_cap(r: Rusv, block_rows: int) -> int:
+    return 2 * (r.slots.shape[0] // block_rows) + 16
+
+
 def _room_for_splits(r: Rusv, index: np.ndarray) -> None:
-    if index.shape[0] < 2 * (r.slots.shape[0] // max(int(index[0, 1]), 1)) + 16:
-        index.resize((2 * (r.slots.shape[0] // max(int(index[0, 1]), 1)) + 16, 3), refcheck=False)
+    """After ``r`` grew: a larger index, rebuilt (blocks beyond its room are not split)."""
+    block_rows = max(int(index[1, 0]), 1)
+    if index.shape[1] < _index_cap(r, block_rows):
+        index.resize((X_WIDTH, _index_cap(r, block_rows)), refcheck=False)
+        _index_build(r.slots, r.meta, index, np.int64(block_rows))
 
 
 def increment(r: Rusv, start: int, stop: int, items: int, index: np.ndarray | None = None) -> None:
