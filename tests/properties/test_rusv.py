@@ -267,3 +267,27 @@ def test_no_index_for_a_free_vector_or_min_dist():
     assert index[0, 0] == 0
     R.increment(r, 0, 10, 8, index=index)
     assert R.earliest_fit(r, 1, 5, 0, index=index) == 10
+
+
+def test_index_sync_builds_past_the_threshold_and_drops_below():
+    """Below INDEX_ON_ROWS the index stays empty (plain searches); past it, sync builds it
+    and the searches agree; below INDEX_OFF_ROWS again, sync drops it."""
+    rng = np.random.default_rng(3)
+    r = R.new(64, cap=4 * R.INDEX_ON_ROWS + 64)
+    index = np.zeros((R.X_WIDTH, 2 * r.slots.shape[0] // R.BLOCK_ROWS + 16), dtype=np.int64)
+    bookings = []
+    t = 0
+    while r.meta[R.M_N] <= R.INDEX_ON_ROWS:
+        t += int(rng.integers(1, 50))
+        b = (t, t + int(rng.integers(1, 200)), int(rng.integers(1, 64)))
+        bookings.append(b)
+        R.increment(r, *b, index=index)
+        R.kernel_index_sync(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
+        assert (index[0, 0] > 0) == (r.meta[R.M_N] > R.INDEX_ON_ROWS)
+    for size, d in [(1, 300), (32, 60), (63, 1000), (64, 5)]:
+        assert R.earliest_fit(r, size, d, 0, index=index) == R.earliest_fit(r, size, d, 0)
+    for b in bookings:
+        R.decrement(r, *b, index=index)
+        R.kernel_index_sync(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
+        assert R.earliest_fit(r, 40, 100, 0, index=index) == R.earliest_fit(r, 40, 100, 0)
+    assert r.meta[R.M_N] == 0 and index[0, 0] == 0

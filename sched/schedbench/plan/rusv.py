@@ -710,6 +710,25 @@ def _index_build(slots, meta, index, block_rows):
         _index_summarise(slots, meta, index, b)
 
 
+INDEX_ON_ROWS = 2048
+INDEX_OFF_ROWS = 1024
+"""A vector of more rows than INDEX_ON_ROWS gets its index built by :func:`_index_sync`,
+one of fewer than INDEX_OFF_ROWS drops it: on short vectors the plain search reads
+fewer rows than keeping the index costs (plan_cost_curve.py: break-even near 1,000 rows)."""
+
+
+@kernel
+def _index_sync(slots, meta, index, block_rows):
+    """Build ``index`` when the vector has grown past INDEX_ON_ROWS rows, drop it (no
+    blocks: the indexed kernels do what the plain ones do) when it has shrunk below
+    INDEX_OFF_ROWS; call before a search.  Changes index."""
+    n = meta[M_N]
+    if index[0, 0] == 0 and n > INDEX_ON_ROWS:
+        _index_build(slots, meta, index, block_rows)
+    elif index[0, 0] > 0 and n < INDEX_OFF_ROWS:
+        index[0, 0] = 0
+
+
 @inline_kernel
 def _index_update(slots, meta, index, a, c):
     """Recompute every block that [a, c) meets (a < c), splits included."""
@@ -983,6 +1002,7 @@ kernel_max_in = _max_in
 kernel_earliest_fit_valid = _earliest_fit_valid
 # the same with a slot index (pass the index to every operation on an indexed vector)
 kernel_index_build = _index_build
+kernel_index_sync = _index_sync
 kernel_add_indexed = _add_indexed
 kernel_add_two_indexed = _add_two_indexed
 kernel_earliest_fit_indexed = _earliest_fit_indexed
