@@ -621,11 +621,14 @@ def _span(a, b):
 
 
 @inline_kernel
-def _levels_free(f):
-    """How many levels have at least their amount free: the k < LEVELS with 2^k <= f."""
-    g = 0
+def _levels_free(f, g):
+    """How many levels have at least their amount free (the k < LEVELS with 2^k <= f),
+    stepping from g, the count of a neighbouring piece (free amounts change little from
+    one piece to the next)."""
     while g < LEVELS and (np.int64(1) << g) <= f:
         g += 1
+    while g > 0 and (np.int64(1) << (g - 1)) > f:
+        g -= 1
     return g
 
 
@@ -648,7 +651,7 @@ def _index_summarise(slots, meta, index, b):
     while t < end:
         v, nxt = _piece_at(slots, n, i, t, 0)
         nxt = min(nxt, end)
-        g = _levels_free(avl - v)
+        g = _levels_free(avl - v, a)
         for k in range(g, a):  # runs that end here
             index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], _span(index[X_SUF + 3 * k, b], t))
         for k in range(a, g):  # runs that start here
