@@ -766,6 +766,61 @@ def _add_two_indexed(slots, meta, index, a0, a1, x, c0, c1, y):
 
 
 @inline_kernel
+def _first_start_from(slots, n, j, t):
+    """Index of the first of rows [j, n) whose start is >= t, rows before j starting
+    before t: steps of 1, 2, 4, ... from j, then a binary search (cheap when the answer
+    is near j, logarithmic when far)."""
+    lo = j
+    hi = j
+    step = 1
+    while hi < n and slots[hi, S_START] < t:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    hi = min(hi, n)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if slots[mid, S_START] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
+def _earliest_fit_far(slots, meta, size, d, t0, limit):
+    """:func:`_earliest_fit` without a moved booking, finding each window's end by
+    galloping rather than by stepping through its rows: a window is read from its right
+    end back to its last row without room only, so a search through a region where long
+    windows keep failing reads a few rows per window instead of all of them."""
+    n = meta[M_N]
+    room = meta[M_AVL] - size
+    if room < 0:
+        return -1
+    cand = t0
+    j = _first_stop_after(slots, n, t0)
+    ok = j  # rows [ok, j) are known to leave room
+    while cand < limit:
+        j = _first_start_from(slots, n, j, cand + d)
+        k = j - 1
+        while k >= ok and slots[k, S_ITEMS] <= room:
+            k -= 1
+        if k < ok:
+            return cand  # gaps leave room too
+        cand = slots[k, S_STOP]
+        ok = j
+    return -1
+
+
+@inline_kernel
+def _exact_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
+    """The plain search, galloping when no booking is being moved."""
+    if ex_items == 0:
+        return _earliest_fit_far(slots, meta, size, d, t0, limit)
+    return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
+
+
+@inline_kernel
 def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
     """:func:`_earliest_fit` (same arguments, same answer) reading only the blocks of
     ``index`` that might hold the start of a fitting window.
@@ -785,7 +840,7 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
         k += 1
     b = _block_of(index, t0)
     end = _block_end(index, b)
-    found = _earliest_fit(slots, meta, size, d, t0, min(limit, end), ex0, ex1, ex_items)
+    found = _exact_fit(slots, meta, size, d, t0, min(limit, end), ex0, ex1, ex_items)
     if found >= 0 or limit <= end:
         return found
     carried = 0
@@ -805,7 +860,7 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
             suf = index[X_SUF + 3 * k, b]
             best = index[X_BEST + 3 * k, b]
         if best >= d or carried + pre >= d:
-            found = _earliest_fit(slots, meta, size, d, start - carried, min(limit, end), ex0, ex1, ex_items)
+            found = _exact_fit(slots, meta, size, d, start - carried, min(limit, end), ex0, ex1, ex_items)
             if found >= 0 or limit <= end:
                 return found
             carried = 0
