@@ -4,6 +4,9 @@
   the middle of a used vector of about S slots (S = 100, 1k, 10k);
 * ``test_rusv_earliest_fit[S]``: the earliest fit of a job that only fits past the vector's
   last booking (the longest scan) on the same vectors;
+* ``test_rusv_earliest_fit_indexed[S]``: the same search with a slot index (issue 27: it
+  skips the blocks that cannot start the job), and ``test_rusv_add_indexed[S]`` the ⊕/⊖
+  pair keeping the index;
 * ``test_plan_array_10k``: booking a 10,000-job array (same size and estimate, all
   submitted at once) on a 616-node machine through the conservative scheduler's whole
   replay (OpenCCS: about 30 s to plan it; our target: under 0.3 s);
@@ -68,6 +71,37 @@ def test_rusv_earliest_fit(benchmark, slots):
             np.int64(0), np.int64(0), np.int64(0))
     assert fit(*args) >= 0
     benchmark(fit, *args)
+
+
+@pytest.mark.benchmark(group="rusv")
+@pytest.mark.parametrize("slots", SIZES)
+def test_rusv_earliest_fit_indexed(benchmark, slots):
+    r = _vector(slots)
+    index = rusv.build_index(r)
+    fit = rusv._earliest_fit_indexed_kernel
+    args = (r.slots, r.meta, index, np.int64(1000), np.int64(86_400), np.int64(0), np.int64(rusv.INF),
+            np.int64(0), np.int64(0), np.int64(0))
+    assert fit(*args) == rusv.earliest_fit(r, 1000, 86_400, 0) >= 0
+    benchmark(fit, *args)
+
+
+@pytest.mark.benchmark(group="rusv")
+@pytest.mark.parametrize("slots", SIZES)
+def test_rusv_add_indexed(benchmark, slots):
+    r = _vector(slots)
+    index = rusv.build_index(r)
+    mid = int(r.slots[r.meta[rusv.M_N] // 2, 0]) + 1
+    args = (np.int64(mid), np.int64(mid + 3600))
+    add = rusv.kernel_add_indexed
+
+    def step():
+        add(r.slots, r.meta, index, *args, np.int64(5))
+        add(r.slots, r.meta, index, *args, np.int64(-5))
+
+    step()
+    before = rusv.slots_of(r)
+    benchmark(step)
+    assert np.array_equal(rusv.slots_of(r), before)
 
 
 def _array_table(n: int):

@@ -201,3 +201,93 @@ def test_two_operations_in_one_equal_them_one_after_the_other(seq, kind, first, 
     else:  # no room for both: nothing changed
         before, _ = build(kind, seq)
         assert np.array_equal(R.slots_of(r), R.slots_of(before))
+
+
+# --------------------------------------------------------------------------- the slot index
+
+index_ops = st.lists(
+    st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(-AVL, AVL).filter(bool), st.booleans()),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seq=index_ops, block_rows=st.integers(1, 4), size=st.integers(0, AVL + 1), d=st.integers(1, 25),
+       t0=st.integers(0, H), limit=st.one_of(st.none(), st.integers(0, 3 * H)),
+       ex=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(0, AVL)))
+def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, size, d, t0, limit, ex):
+    """An index kept through ⊕/⊖ and moves (blocks of 1-4 rows, so that blocks split and
+    many are skipped) never changes the answer, with or without a moved booking."""
+    r = R.new(AVL, cap=4)
+    index = R.build_index(r, block_rows)
+    v = np.zeros(H + 5, int)
+    for start, length, x, as_move in seq:
+        stop = min(start + length, H)
+        if as_move:  # a booking's move: -x where it was, +x one step later
+            R.grow(r, 4 * int(r.meta[R.M_N]) + 64)
+            R._room_for_splits(r, index)
+            assert R.kernel_add_two_indexed(r.slots, r.meta, index, np.int64(start), np.int64(stop), np.int64(-x),
+                                            np.int64(start + 1), np.int64(stop + 1), np.int64(x))
+            naive_apply(v, R.Kind.USED, start, stop, -x)
+            naive_apply(v, R.Kind.USED, start + 1, stop + 1, x)
+        else:
+            R.increment(r, start, stop, x, index=index)
+            naive_apply(v, R.Kind.USED, start, stop, x)
+    assert np.array_equal(values(r), v)  # the vector itself is the plain kernels'
+    ex0, length, exi = ex
+    kw = {"exclude": (ex0, ex0 + length, exi), "limit": int(R.INF) if limit is None else limit}
+    assert R.earliest_fit(r, size, d, t0, index=index, **kw) == R.earliest_fit(r, size, d, t0, **kw)
+
+
+def test_index_skips_blocks_with_no_long_enough_run():
+    """A hand-made plan: 1 item free on [0, 96) except 4-second holes of 8 free every 10 s;
+    the last booking ends at 96.  A job of 4 items for 5 s fits at 96; the index's blocks (2
+    rows) all have runs of at least 4 free shorter than 5 s, and the answer is the same."""
+    r = R.new(8)
+    for t in range(0, 100, 10):
+        R.increment(r, t, t + 6, 7)
+    index = R.build_index(r, 2)  # 10 rows, 2 a block: blocks from -INF, 20, 40, 60, 80
+    blocks = int(index[0, 0])
+    assert index[R.X_START, 1 : blocks + 1].tolist() == [-R.INF, 20, 40, 60, 80]
+    k = 2  # level 2^2 = 4 items
+    assert index[R.X_BEST + 3 * k, 2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
+    assert index[R.X_PRE + 3 * k, 2:blocks].tolist() == [0] * 3  # each block starts at 7 used
+    assert index[R.X_SUF + 3 * k, 2:blocks].tolist() == [4] * 3
+    assert index[R.X_BEST + 3 * 0, 2:blocks].tolist() == [20] * 3  # 1 item free throughout
+    assert index[R.X_BEST + 3 * k, blocks] == R.INF  # the last block runs free for ever
+    assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
+    assert R.earliest_fit(r, 4, 4, 0, index=index) == 6
+    assert R.earliest_fit(r, 1, 50, 0, index=index) == 0  # 1 item free throughout
+
+
+def test_no_index_for_a_free_vector_or_min_dist():
+    assert R.build_index(R.new(8, kind=R.Kind.FREE))[0, 0] == 0
+    r = R.new(8, min_dist=3)
+    index = R.build_index(r)
+    assert index[0, 0] == 0
+    R.increment(r, 0, 10, 8, index=index)
+    assert R.earliest_fit(r, 1, 5, 0, index=index) == 10
+
+
+def test_index_sync_builds_past_the_threshold_and_drops_below():
+    """Below INDEX_ON_ROWS the index stays empty (plain searches); past it, sync builds it
+    and the searches agree; below INDEX_OFF_ROWS again, sync drops it."""
+    rng = np.random.default_rng(3)
+    r = R.new(64, cap=4 * R.INDEX_ON_ROWS + 64)
+    index = np.zeros((R.X_WIDTH, 2 * r.slots.shape[0] // R.BLOCK_ROWS + 16), dtype=np.int64)
+    bookings = []
+    t = 0
+    while r.meta[R.M_N] <= R.INDEX_ON_ROWS:
+        t += int(rng.integers(1, 50))
+        b = (t, t + int(rng.integers(1, 200)), int(rng.integers(1, 64)))
+        bookings.append(b)
+        R.increment(r, *b, index=index)
+        R.kernel_index_sync(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
+        assert (index[0, 0] > 0) == (r.meta[R.M_N] > R.INDEX_ON_ROWS)
+    for size, d in [(1, 300), (32, 60), (63, 1000), (64, 5)]:
+        assert R.earliest_fit(r, size, d, 0, index=index) == R.earliest_fit(r, size, d, 0)
+    for b in bookings:
+        R.decrement(r, *b, index=index)
+        R.kernel_index_sync(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
+        assert R.earliest_fit(r, 40, 100, 0, index=index) == R.earliest_fit(r, 40, 100, 0)
+    assert r.meta[R.M_N] == 0 and index[0, 0] == 0

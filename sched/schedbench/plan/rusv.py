@@ -571,6 +571,313 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
     return True
 
 
+# --------------------------------------------------------------------------- the slot index
+# A summary over the slots that lets the earliest fit skip what cannot hold a job (issue
+# 27).  The time axis is cut into blocks of about ``block_rows`` rows.  For each of
+# LEVELS free amounts 2^k (k = 0..LEVELS-1) a block keeps the runs of time where at
+# least 2^k items are free: the one it starts with (pre), the one it ends with (suf) and
+# its longest (best), in seconds (gaps count as all free).  A job of ``size`` items reads
+# level k = floor(log2(size)): 2^k <= size, so those runs are at least as long as the
+# job's own, and a block whose longest run and whose first run (added to the run carried
+# from the blocks before) are both shorter than the job can start none of its windows
+# there: it is skipped after three reads; only the blocks that might hold a start are
+# searched row by row.  The search's cost thus follows the number of blocks, not rows.
+# Blocks are cut in *time*, not in rows, so an operation that inserts rows (moving the
+# tail) leaves the blocks it does not cover valid; it recomputes the blocks it covers.
+# A block that grows past twice ``block_rows`` rows is split at its middle row.
+#
+# index int64 (X_WIDTH, icap), one row per field so that a search reading one level reads
+# four contiguous rows: column 0 the header (count of blocks m, block_rows); columns
+# 1..m the blocks: start s, then per level pre, suf, best (s; INF for runs without end).
+# Block b covers [index[0, b], index[0, b + 1]) (the first from -INF, the last up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
+# outside an operation's interval); the indexed kernels then do what the plain ones do.
+LEVELS = 16
+X_START, X_PRE, X_SUF, X_BEST = range(4)
+X_WIDTH = 1 + 3 * LEVELS
+
+
+@inline_kernel
+def _block_of(index, t):
+    """The block (1..m) that holds time t: the last whose start is <= t."""
+    lo, hi = 2, index[0, 0] + 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if index[X_START, mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@inline_kernel
+def _block_end(index, b):
+    return index[X_START, b + 1] if b < index[0, 0] else INF
+
+
+@inline_kernel
+def _span(a, b):
+    """b - a (s), INF when either end is unbounded (no overflow)."""
+    return INF if a <= -INF or b >= INF else b - a
+
+
+@inline_kernel
+def _levels_free(f, g):
+    """How many levels have at least their amount free (the k < LEVELS with 2^k <= f),
+    stepping from g, the count of a neighbouring piece (free amounts change little from
+    one piece to the next)."""
+    while g < LEVELS and (np.int64(1) << g) <= f:
+        g += 1
+    while g > 0 and (np.int64(1) << (g - 1)) > f:
+        g -= 1
+    return g
+
+
+@inline_kernel
+def _index_summarise(slots, meta, index, b):
+    """Set block b's runs from the rows; returns the first row reaching into it and the
+    first row after it.  Levels [0, a) are in a run (its start kept in the suf column
+    meanwhile), levels [g0, LEVELS) have met an instant without their amount free."""
+    n = meta[M_N]
+    avl = meta[M_AVL]
+    t0 = index[X_START, b]
+    end = _block_end(index, b)
+    for k in range(LEVELS):
+        index[X_BEST + 3 * k, b] = 0
+    i = _first_stop_after(slots, n, t0)
+    first = i
+    a = 0
+    g0 = LEVELS
+    t = t0
+    while t < end:
+        v, nxt = _piece_at(slots, n, i, t, 0)
+        nxt = min(nxt, end)
+        g = _levels_free(avl - v, a)
+        for k in range(g, a):  # runs that end here
+            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], _span(index[X_SUF + 3 * k, b], t))
+        for k in range(a, g):  # runs that start here
+            index[X_SUF + 3 * k, b] = t
+        for k in range(g, g0):  # first instant without the level's amount
+            index[X_PRE + 3 * k, b] = _span(t0, t)
+        g0 = min(g0, g)
+        a = g
+        if i < n and slots[i, S_STOP] <= nxt:
+            i += 1
+        t = nxt
+    for k in range(LEVELS):
+        if k < a:
+            run = _span(index[X_SUF + 3 * k, b], end)
+            index[X_SUF + 3 * k, b] = run
+            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], run)
+        else:
+            index[X_SUF + 3 * k, b] = 0
+        if k < g0:
+            index[X_PRE + 3 * k, b] = _span(t0, end)
+    return first, i
+
+
+@kernel
+def _index_recompute(slots, meta, index, b):
+    """Recompute block b from the rows; split it at its middle row when it holds more than
+    twice block_rows rows and the index has room.  Changes index."""
+    first, after = _index_summarise(slots, meta, index, b)
+    m = index[0, 0]
+    if after - first > 2 * index[1, 0] and m + 2 <= index.shape[1]:
+        cut = slots[(first + after) >> 1, S_START]
+        if index[X_START, b] < cut < _block_end(index, b):
+            for k in range(m, b, -1):
+                for c in range(X_WIDTH):
+                    index[c, k + 1] = index[c, k]
+            index[X_START, b + 1] = cut
+            index[0, 0] = m + 1
+            _index_summarise(slots, meta, index, b)
+            _index_summarise(slots, meta, index, b + 1)
+
+
+@kernel
+def _index_build(slots, meta, index, block_rows):
+    """Cut the vector into blocks of block_rows rows (the first from -INF) and summarise
+    them; no index (m = 0) for a free vector, min_dist > 1, or an index too small.
+    Changes index."""
+    n = meta[M_N]
+    m = 1 + (n - 1) // block_rows if block_rows > 0 and n > 0 else 1  # block b starts at row (b - 1) block_rows
+    index[1, 0] = block_rows
+    if (meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or block_rows < 1 or m + 1 > index.shape[1]
+            or index.shape[0] != X_WIDTH):
+        index[0, 0] = 0
+        return
+    index[0, 0] = m
+    index[X_START, 1] = -INF
+    for b in range(2, m + 1):
+        index[X_START, b] = slots[(b - 1) * block_rows, S_START]
+    for b in range(1, m + 1):
+        _index_summarise(slots, meta, index, b)
+
+
+INDEX_ON_ROWS = 2048
+INDEX_OFF_ROWS = 1024
+"""A vector of more rows than INDEX_ON_ROWS gets its index built by :func:`_index_sync`,
+one of fewer than INDEX_OFF_ROWS drops it: on short vectors the plain search reads
+fewer rows than keeping the index costs (plan_cost_curve.py: break-even near 1,000 rows)."""
+
+
+@kernel
+def _index_sync(slots, meta, index, block_rows):
+    """Build ``index`` when the vector has grown past INDEX_ON_ROWS rows, drop it (no
+    blocks: the indexed kernels do what the plain ones do) when it has shrunk below
+    INDEX_OFF_ROWS; call before a search.  Changes index."""
+    n = meta[M_N]
+    if index[0, 0] == 0 and n > INDEX_ON_ROWS:
+        _index_build(slots, meta, index, block_rows)
+    elif index[0, 0] > 0 and n < INDEX_OFF_ROWS:
+        index[0, 0] = 0
+
+
+@inline_kernel
+def _index_update(slots, meta, index, a, c):
+    """Recompute every block that [a, c) meets (a < c), splits included."""
+    b = _block_of(index, a)
+    while b <= index[0, 0] and index[X_START, b] < c:
+        m = index[0, 0]
+        _index_recompute(slots, meta, index, b)
+        b += 1 + index[0, 0] - m  # past both halves of a split block
+
+
+@kernel
+def _add_indexed(slots, meta, index, start, stop, x):
+    """:func:`_add` keeping ``index`` a summary of the vector.  Changes slots, meta, index."""
+    if not _add(slots, meta, start, stop, x):
+        return False
+    if index[0, 0] > 0 and start < stop and x != 0:
+        _index_update(slots, meta, index, start, stop)
+    return True
+
+
+@kernel
+def _add_two_indexed(slots, meta, index, a0, a1, x, c0, c1, y):
+    """:func:`_add_two` keeping ``index`` a summary of the vector.  Changes slots, meta, index."""
+    if not _add_two(slots, meta, a0, a1, x, c0, c1, y):
+        return False
+    if index[0, 0] > 0:
+        if a0 < a1 and x != 0:
+            _index_update(slots, meta, index, a0, a1)
+        if c0 < c1 and y != 0:
+            _index_update(slots, meta, index, c0, c1)
+    return True
+
+
+@inline_kernel
+def _first_start_from(slots, n, j, t):
+    """Index of the first of rows [j, n) whose start is >= t, rows before j starting
+    before t: steps of 1, 2, 4, ... from j, then a binary search (cheap when the answer
+    is near j, logarithmic when far)."""
+    lo = j
+    hi = j
+    step = 1
+    while hi < n and slots[hi, S_START] < t:
+        lo = hi + 1
+        hi = lo + step
+        step <<= 1
+    hi = min(hi, n)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if slots[mid, S_START] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
+def _earliest_fit_far(slots, meta, size, d, t0, limit):
+    """:func:`_earliest_fit` without a moved booking, finding each window's end by
+    galloping rather than by stepping through its rows: a window is read from its right
+    end back to its last row without room only, so a search through a region where long
+    windows keep failing reads a few rows per window instead of all of them."""
+    n = meta[M_N]
+    room = meta[M_AVL] - size
+    if room < 0:
+        return -1
+    cand = t0
+    j = _first_stop_after(slots, n, t0)
+    ok = j  # rows [ok, j) are known to leave room
+    while cand < limit:
+        j = _first_start_from(slots, n, j, cand + d)
+        k = j - 1
+        while k >= ok and slots[k, S_ITEMS] <= room:
+            k -= 1
+        if k < ok:
+            return cand  # gaps leave room too
+        cand = slots[k, S_STOP]
+        ok = j
+    return -1
+
+
+@inline_kernel
+def _exact_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
+    """The plain search, galloping when no booking is being moved."""
+    if ex_items == 0:
+        return _earliest_fit_far(slots, meta, size, d, t0, limit)
+    return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
+
+
+@inline_kernel
+def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
+    """:func:`_earliest_fit` (same arguments, same answer) reading only the blocks of
+    ``index`` that might hold the start of a fitting window.
+
+    The block holding t0 is searched row by row for starts before its end.  Then, block
+    by block, ``carried`` bounds the run of room reaching the block's start from starts
+    not yet ruled out: a block whose longest run at the job's level is shorter than d,
+    and whose first run plus ``carried`` too, holds no start of a fit, and none of the
+    starts carried into it fit unless the run goes on; otherwise the starts from its
+    start - carried to its end are searched row by row (then none is carried).  Blocks
+    that meet the moved booking [ex0, ex1) count as all free (their rows may be)."""
+    m = index[0, 0]
+    if m == 0 or size < 1 or meta[M_AVL] < size:
+        return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
+    k = 0
+    while k + 1 < LEVELS and (np.int64(1) << (k + 1)) <= size:
+        k += 1
+    b = _block_of(index, t0)
+    end = _block_end(index, b)
+    found = _exact_fit(slots, meta, size, d, t0, min(limit, end), ex0, ex1, ex_items)
+    if found >= 0 or limit <= end:
+        return found
+    carried = 0
+    b += 1
+    while b <= m:
+        start = index[X_START, b]
+        if start - carried >= limit:
+            return -1
+        end = _block_end(index, b)
+        length = _span(start, end)
+        if ex_items != 0 and start < ex1 and end > ex0:
+            pre = length
+            suf = length
+            best = length
+        else:
+            pre = index[X_PRE + 3 * k, b]
+            suf = index[X_SUF + 3 * k, b]
+            best = index[X_BEST + 3 * k, b]
+        if best >= d or carried + pre >= d:
+            found = _exact_fit(slots, meta, size, d, start - carried, min(limit, end), ex0, ex1, ex_items)
+            if found >= 0 or limit <= end:
+                return found
+            carried = 0
+        elif pre >= length:
+            carried = min(carried + length, INF)
+        else:
+            carried = suf
+        b += 1
+    return -1
+
+
+@kernel
+def _earliest_fit_indexed_kernel(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items):
+    """Kernel entry of :func:`_earliest_fit_indexed`."""
+    return _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_items)
+
+
 # --------------------------------------------------------------------------- Python API
 
 
@@ -603,16 +910,50 @@ def _check(start: int, stop: int) -> None:
         raise ValueError(f"a slot needs start < stop, not [{start}, {stop})")
 
 
-def increment(r: Rusv, start: int, stop: int, items: int) -> None:
-    """``r ⊕ (start, stop, items)``: ``items`` more over [start, stop)."""
+BLOCK_ROWS = 64
+"""Rows per block of a slot index when built (blocks split past twice as many)."""
+
+
+def build_index(r: Rusv, block_rows: int = BLOCK_ROWS) -> np.ndarray:
+    """A slot index of ``r`` (int64 (X_WIDTH, icap), see ``X_*``) with room for the
+    vector's capacity; an index with no blocks (plain searches) for a free vector or
+    min_dist > 1.  Keep it current by passing it to every operation on ``r`` (``index=``)."""
+    if block_rows < 1:
+        raise ValueError("block_rows must be >= 1")
+    index = np.zeros((X_WIDTH, _index_cap(r, block_rows)), dtype=np.int64)
+    _index_build(r.slots, r.meta, index, np.int64(block_rows))
+    return index
+
+
+def _index_cap(r: Rusv, block_rows: int) -> int:
+    return 2 * (r.slots.shape[0] // block_rows) + 16
+
+
+def _room_for_splits(r: Rusv, index: np.ndarray) -> None:
+    """After ``r`` grew: a larger index, rebuilt (blocks beyond its room are not split)."""
+    block_rows = max(int(index[1, 0]), 1)
+    if index.shape[1] < _index_cap(r, block_rows):
+        index.resize((X_WIDTH, _index_cap(r, block_rows)), refcheck=False)
+        _index_build(r.slots, r.meta, index, np.int64(block_rows))
+
+
+def increment(r: Rusv, start: int, stop: int, items: int, index: np.ndarray | None = None) -> None:
+    """``r ⊕ (start, stop, items)``: ``items`` more over [start, stop) (``index``, when
+    given, is kept a summary of ``r``)."""
     _check(start, stop)
-    while not _add(r.slots, r.meta, np.int64(start), np.int64(stop), np.int64(items)):
+    args = (np.int64(start), np.int64(stop), np.int64(items))
+    if index is None:
+        while not _add(r.slots, r.meta, *args):
+            grow(r)
+        return
+    while not _add_indexed(r.slots, r.meta, index, *args):
         grow(r)
+    _room_for_splits(r, index)
 
 
-def decrement(r: Rusv, start: int, stop: int, items: int) -> None:
+def decrement(r: Rusv, start: int, stop: int, items: int, index: np.ndarray | None = None) -> None:
     """``r ⊖ (start, stop, items)``: ``items`` fewer over [start, stop)."""
-    increment(r, start, stop, -items)
+    increment(r, start, stop, -items, index)
 
 
 def copy(r: Rusv) -> Rusv:
@@ -681,15 +1022,18 @@ def get_free_slots(r: Rusv, free_min: int, d: int, t1: int, t2: int) -> np.ndarr
 
 
 def earliest_fit(r: Rusv, size: int, d: int, t0: int, limit: int = int(INF),
-                 exclude: tuple[int, int, int] = (0, 0, 0)) -> int:
+                 exclude: tuple[int, int, int] = (0, 0, 0), index: np.ndarray | None = None) -> int:
     """Earliest t >= t0 at which ``size`` more items fit in the used vector ``r`` for
     ``d`` >= 1 seconds, counting ``exclude = (start, stop, items)`` as not there; -1 when
-    none before ``limit`` (or size > avl)."""
+    none before ``limit`` (or size > avl).  With ``index`` (a current :func:`build_index`
+    of ``r``) the search skips the blocks that cannot matter; the answer is the same."""
     if r.meta[M_KIND] != Kind.USED or d < 1:
         raise ValueError("earliest_fit takes a used vector and d >= 1")
     ex0, ex1, exi = exclude
-    return int(_earliest_fit_kernel(r.slots, r.meta, np.int64(size), np.int64(d), np.int64(t0),
-                                    np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi)))
+    args = (np.int64(size), np.int64(d), np.int64(t0), np.int64(limit), np.int64(ex0), np.int64(ex1), np.int64(exi))
+    if index is None:
+        return int(_earliest_fit_kernel(r.slots, r.meta, *args))
+    return int(_earliest_fit_indexed_kernel(r.slots, r.meta, index, *args))
 
 
 def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, limit: int = int(INF)) -> int:
@@ -714,3 +1058,9 @@ kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
 kernel_max_in = _max_in
 kernel_earliest_fit_valid = _earliest_fit_valid
+# the same with a slot index (pass the index to every operation on an indexed vector)
+kernel_index_build = _index_build
+kernel_index_sync = _index_sync
+kernel_add_indexed = _add_indexed
+kernel_add_two_indexed = _add_two_indexed
+kernel_earliest_fit_indexed = _earliest_fit_indexed
