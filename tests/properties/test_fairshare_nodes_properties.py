@@ -41,7 +41,7 @@ def clusters(draw, max_jobs=18):
         req_nodes = draw(st.sampled_from([-1, 1, units])) if units > 1 else draw(st.sampled_from([-1, 1]))
         rows.append(dict(
             submit=draw(st.integers(0, 30)), run=draw(st.integers(0, 30)), time_req=draw(st.integers(1, 40)),
-            units=units, unit_cores=draw(st.integers(0, 3)), unit_gpus=draw(st.integers(0, 1)),
+            units=units, unit_cores=draw(st.integers(1, 3)), unit_gpus=draw(st.integers(0, 1)),
             unit_mem=draw(st.sampled_from([0, 8])), req_nodes=req_nodes, group=draw(st.integers(1, 3)),
             partition=draw(st.integers(-1, n_parts - 1)), constraint=draw(st.integers(-1, len(CONSTRAINTS) - 1)),
         ))
