@@ -106,6 +106,19 @@ def test_age_only_depth_one_is_easy(log):
     np.testing.assert_array_equal(prio.start, easy.start)
 
 
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_age_only_depth_one_is_easy_on_eurora_nodes(shared_traces, allocator):
+    """Eurora's jobs ask for cores, GPUs, MICs and memory on 64 nodes: the per-node plan."""
+    from schedbench.io import eurora
+
+    table, meta = eurora.read_instances(shared_traces / "eurora" / "job_instances")
+    mach = machine.from_node_file(shared_traces / "eurora" / "system_configs" / "nodes_#64")
+    easy = replay.replay(table, mach, "easy", allocator, meta=meta)
+    prio = replay.replay(table, mach, "priority", allocator, meta=meta,
+                         options={"priority_weights": "age=1,size=0,fairshare=0"})
+    np.testing.assert_array_equal(prio.start, easy.start)
+
+
 @pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name.split("-cln")[0])
 @pytest.mark.parametrize(("scheduler", "weights", "depth"), [
