@@ -159,3 +159,225 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
     res = naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)
     res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
     return res
+
+
+# ---------------------------------------------------------------------------------------
+# On nodes (issue 26): jobs with node counts, several resource types, and eligible nodes.
+#
+# N1  A job's size is its cores (units x cores per unit); a job without cores counts
+#     units x its first positive per-unit amount.  Occupancy, usage, the size term and the
+#     trace's work count sizes.
+# N2  A job may use only its eligible nodes: every allocation it gets (now, or in a
+#     reservation) is tried as if the other nodes had nothing free.
+# N3  The plan of a pass at ``now``: free(node, type, s) for s >= now = capacity - the
+#     allocations of the running jobs (those started in this pass too) with max(start +
+#     pred, now) > s - the placements of the reservations with t <= s < t + d.  Over a
+#     window the plan's free amount is the least value, per node and type, over every
+#     instant of the window (read at its start and at every change point inside it);
+#     a negative amount counts as 0.
+# N4  A reservation (pass 2's first ``depth`` jobs that do not start) is the first instant
+#     t in {now} and the plan's change points after now at which the job's allocation,
+#     nodes in index order, succeeds on the plan's free amounts over [t, t + max(pred, 1)):
+#     it holds that placement.
+# N5  Once reservations exist, a job with pred > 0 that fits now (allocation A, with the
+#     run's allocator) starts only when, A being taken away over [now, now + pred), each
+#     reservation in turn still fits over its window beside the others: its placement is
+#     kept when it still fits, else it is replaced by the allocation (index order) that
+#     succeeds there; if some reservation gets none, the job does not start and the
+#     reservations stay as they were.  A job with pred = 0 starts when it fits.
+# ---------------------------------------------------------------------------------------
+
+
+def job_size(units, unit):
+    """N1."""
+    if unit[0] > 0:
+        return units * unit[0]
+    for amount in unit:
+        if amount > 0:
+            return units * amount
+    return 0
+
+
+class _Eligible(naive._Nodes):
+    """N2: allocations on a job's eligible nodes only (``job.elig``: a set of node
+    indices, or None for every node)."""
+
+    def try_alloc(self, job, free):
+        if job.elig is not None:
+            free = [list(row) if i in job.elig else [0] * naive.NTYPES for i, row in enumerate(free)]
+        return super().try_alloc(job, free)
+
+
+class _FairShareNodesReplay(_FairShareReplay):
+    def __init__(self, jobs, nodes, allocator, **kw):
+        naive._Replay.__init__(self, jobs, _Eligible(nodes, allocator), "fcfs", is_pool=False)
+        self.planner = _Eligible(nodes, "ff")  # reservations place in node index order
+        self.cap = [list(n) for n in nodes]
+        self.backfill = kw["backfill"]
+        self.sfs = kw["sfs"]
+        self.w = kw["weights"]
+        self.depth = kw["depth"]
+        self.account_of = kw["account_of"]
+        self.target = kw["target"]
+        self.shares = kw["shares"]
+        self.half = kw["half_life"]
+        self.usage = {a: 0.0 for a in self.target}
+        self.last = 0
+        self.occ = {a: 0 for a in self.target}
+        self.pass1_starts = []
+        self.plans = []  # (now, [(t, end, job, alloc)], [(job, start, pe)]) after every pass
+
+    # sizes instead of processors (N1)
+    def start(self, job, alloc, now):
+        naive._Replay.start(self, job, alloc, now)
+        self.occ[self.account_of[job.idx]] += job.size
+
+    def finish(self, job):
+        naive._Replay.finish(self, job)
+        a = self.account_of[job.idx]
+        self.occ[a] -= job.size
+        now = job.end
+        if now > self.last:
+            f = 2.0 ** (-float(now - self.last) / float(self.half))
+            for b in self.usage:
+                self.usage[b] *= f
+            self.last = now
+        self.usage[a] += float(job.size) * float(now - job.start)
+
+    def _key(self, job, now):
+        age = float(now - job.submit) / 60.0
+        prio = self.w[0] * age + self.w[1] * float(job.size) + self.w[2] * self._factor(self.account_of[job.idx])
+        return (-prio, job.idx)
+
+    # the plan (N3)
+    def _free_at(self, s, now, holds, extra):
+        free = [list(c) for c in self.cap]
+        for r in self.running:
+            if r.predicted_end(now) > s:
+                _sub(free, r, r.alloc)
+        for job, alloc, a, b in list(holds) + list(extra):
+            if a <= s < b:
+                _sub(free, job, alloc)
+        return free
+
+    def _window(self, a, b, now, holds, extra):
+        points = {a}
+        for r in self.running:
+            points.add(r.predicted_end(now))
+        for _, _, x, y in list(holds) + list(extra):
+            points.update((x, y))
+        least = None
+        for s in sorted(p for p in points if a <= p < b):
+            free = self._free_at(s, now, holds, extra)
+            least = free if least is None else [[min(u, v) for u, v in zip(x, y, strict=True)]
+                                                for x, y in zip(least, free, strict=True)]
+        return [[max(0, v) for v in row] for row in least]
+
+    def _reserve(self, job, now, holds):
+        """N4."""
+        d = max(job.pred, 1)
+        points = {now}
+        for r in self.running:
+            points.add(r.predicted_end(now))
+        for _, _, x, y in holds:
+            points.update((x, y))
+        for t in sorted(p for p in points if p >= now):
+            alloc = self.planner.try_alloc(job, self._window(t, t + d, now, holds, []))
+            if alloc is not None:
+                return (job, alloc, t, t + d)
+        return None
+
+    def _survive(self, job, alloc, now, holds):
+        """N5: the reservations as they stand after ``job`` starts with ``alloc``, or None."""
+        extra = [(job, alloc, now, now + job.pred)]
+        new = list(holds)
+        for i, (hjob, halloc, t, e) in enumerate(new):
+            others = new[:i] + new[i + 1:]
+            win = self._window(t, e, now, others, extra)
+            if all(k * hjob.need.unit[x] <= win[node][x] for node, k in halloc for x in range(naive.NTYPES)):
+                continue
+            again = self.planner.try_alloc(hjob, win)
+            if again is None:
+                return None
+            new[i] = (hjob, again, t, e)
+        return new
+
+    def one_pass(self, now):
+        before = set(id(j) for j in self.running)
+        order = sorted(self.queue, key=lambda j: self._key(j, now))
+        if self.sfs:
+            for job in order:
+                a = self.account_of[job.idx]
+                if self.occ[a] <= self.target[a]:
+                    alloc = self.fits_now(job)
+                    if alloc is not None:
+                        self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
+                        self.start(job, alloc, now)
+        holds = []
+        reservations = 0
+        for job in order:
+            if job not in self.queue:
+                continue
+            alloc = self.fits_now(job)
+            if alloc is not None and holds and job.pred > 0:
+                new = self._survive(job, alloc, now, holds)
+                if new is None:
+                    alloc = None
+                else:
+                    holds = new
+            if alloc is not None:
+                self.start(job, alloc, now)
+            elif not self.backfill:
+                break
+            elif reservations < self.depth:
+                h = self._reserve(job, now, holds)
+                if h is not None:
+                    holds.append(h)
+                reservations += 1
+        self.plans.append((now, list(holds), [(r, r.start, r.predicted_end(now)) for r in self.running]))
+        return [j for j in self.running if id(j) not in before]
+
+
+def _sub(free, job, alloc):
+    """Take a placement away, letting amounts go negative (a plan may be overdrawn while a
+    candidate is tested)."""
+    for node, k in alloc:
+        for x in range(naive.NTYPES):
+            free[node][x] -= k * job.need.unit[x]
+
+
+def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares, half_life=7 * 86400,
+                 backfill=True):
+    """Replay ``jobs`` (dicts: job_id, submit, run, pred, units, unit = per-unit (cores,
+    GPUs, MICs, MiB), req_nodes, elig = set of node indices or None, account = index) on
+    ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff" or "bf".  A job that no
+    empty machine hosts on its eligible nodes, or that asks for nothing, is not replayed
+    (status "dropped").  Returns a naive.NaiveResult plus pass1_starts and plans."""
+    caps = [tuple(int(x) for x in nd) for nd in nodes]
+    empty = [list(c) for c in caps]
+    probe = _Eligible(caps, "ff")
+    ids, status, sim, account_of = [], [], [], {}
+    for i, d in enumerate(jobs):
+        unit = tuple(int(x) for x in d["unit"])
+        units = int(d["units"])
+        job = naive._Job(idx=i, job_id=int(d["job_id"]), submit=int(d["submit"]), run=int(d["run"]),
+                         pred=int(d["pred"]),
+                         need=naive._NodeRequest(units=units, unit=unit, req_nodes=int(d.get("req_nodes", -1))))
+        job.elig = d.get("elig")
+        job.size = job_size(units, unit)
+        ids.append(job.job_id)
+        if job.run < 0 or units <= 0 or max(unit) <= 0 or probe.try_alloc(job, empty) is None:
+            status.append("dropped")
+            continue
+        status.append(naive.REPLAYED)
+        sim.append(job)
+        account_of[i] = int(d["account"])
+    accounts = range(len(target))
+    rep = _FairShareNodesReplay(
+        sim, caps, allocator, sfs=sfs, weights=tuple(float(w) for w in weights), depth=int(depth),
+        account_of=account_of, target={a: int(target[a]) for a in accounts},
+        shares={a: float(shares[a]) for a in accounts}, half_life=int(half_life), backfill=bool(backfill))
+    rep.run()
+    res = naive._result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)
+    res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
+    return res

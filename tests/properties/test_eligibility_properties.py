@@ -72,7 +72,7 @@ def check(table, machine, meta, r):
     assert not np.any((r.status == Status.NO_ELIGIBLE_NODES) & ~classes.empty)
 
 
-PAIRS = [(s, a) for s in ("fcfs", "easy", "conservative", "prb") for a in ("ff", "bf")] + [
+PAIRS = [(s, a) for s in ("fcfs", "easy", "conservative", "prb", "priority", "sfs") for a in ("ff", "bf")] + [
     ("sjf", "balanced"), ("easy", "weighted"), ("easy", "priority-weighted")]
 
 

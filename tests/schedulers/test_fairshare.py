@@ -106,6 +106,19 @@ def test_age_only_depth_one_is_easy(log):
     np.testing.assert_array_equal(prio.start, easy.start)
 
 
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_age_only_depth_one_is_easy_on_eurora_nodes(shared_traces, allocator):
+    """Eurora's jobs ask for cores, GPUs, MICs and memory on 64 nodes: the per-node plan."""
+    from schedbench.io import eurora
+
+    table, meta = eurora.read_instances(shared_traces / "eurora" / "job_instances")
+    mach = machine.from_node_file(shared_traces / "eurora" / "system_configs" / "nodes_#64")
+    easy = replay.replay(table, mach, "easy", allocator, meta=meta)
+    prio = replay.replay(table, mach, "priority", allocator, meta=meta,
+                         options={"priority_weights": "age=1,size=0,fairshare=0"})
+    np.testing.assert_array_equal(prio.start, easy.start)
+
+
 @pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name.split("-cln")[0])
 @pytest.mark.parametrize(("scheduler", "weights", "depth"), [
@@ -151,11 +164,50 @@ def test_bad_weights_are_usage_errors(tmp_path, weights):
         replay.replay(table, mach, "priority", "ff", options={"priority_weights": weights})
 
 
-def test_node_requests_are_refused():
-    table = jobs.from_columns(submit=[0], run=[1], units=[2], unit_cores=[2], unit_gpus=[0], unit_mics=[0],
-                              unit_mem=[0], req_nodes=[1])
-    with pytest.raises(UsageError, match="not implemented"):
-        replay.replay(table, machine.from_spec("2x(cores=4)"), "sfs", "ff")
+def _moving_head(r2_run):
+    """2 nodes of 2 cores, all jobs submitted at 0, priority = (submit, id): R1 (1 core,
+    10 s) goes to node 0, R2 (a whole node, ``r2_run`` s) to node 1; H (a whole node)
+    cannot start and is reserved at 10 on node 0 (node index order); C (1 core, 100 s)
+    fits now only on node 0, where H's placement is."""
+    return jobs.from_columns(
+        job_id=[1, 2, 3, 4], submit=[0, 0, 0, 0], run=[10, r2_run, 10, 100], estimate=[10, r2_run, 10, 100],
+        units=[1, 1, 1, 1], unit_cores=[1, 2, 2, 1], unit_gpus=[0] * 4, unit_mics=[0] * 4, unit_mem=[0] * 4,
+        req_nodes=[1, 1, 1, 1],
+    )
+
+
+@pytest.mark.parametrize(("r2_run", "starts"), [
+    (10, [0, 0, 10, 0]),  # node 1 is free at 10: H's reservation moves there and C backfills
+    (50, [0, 0, 10, 20]),  # node 1 is busy until 50: H cannot move, C would delay it and waits for H's end
+])
+def test_a_reservation_moves_to_other_nodes_to_let_a_job_backfill(r2_run, starts):
+    table = _moving_head(r2_run)
+    r = replay.replay(table, machine.from_spec("2x(cores=2)"), "priority", "ff", options={
+        "priority_weights": "age=0,size=0,fairshare=0", "depth": 2})
+    assert r.start.tolist() == starts
+    # H ends up on node 1 in the first case, node 0 in the second
+    assert int(r.alloc_log[r.alloc_ptr[2], 0]) == (1 if r2_run == 10 else 0)
+
+
+def test_node_workloads_are_accepted_and_sizes_are_cores(tmp_path):
+    """On 2 nodes of (4 cores, 1 GPU), priority = size: job 1 (2 units of 2 cores and a
+    GPU) runs 0-100 and is 4 cores, over its account's target of 3 (as 2 units it would
+    not be).  At 1, sfs's pass 1 skips account 1's jobs 3 (8 cores) and 2 (1 core) and
+    starts account 2's job 4; pass 2 reserves job 3 at 100 and backfills job 2 (it ends at
+    11).  Strict priority: pass 2 stops at job 3, which starts at 100 (pass 1), job 2
+    after it, at 110."""
+    table = jobs.from_columns(
+        job_id=[1, 2, 3, 4], submit=[0, 1, 1, 1], run=[100, 10, 10, 10], estimate=[100, 10, 10, 10],
+        units=[2, 1, 4, 1], unit_cores=[2, 1, 2, 1], unit_gpus=[1, 0, 0, 0], unit_mics=[0] * 4,
+        unit_mem=[0] * 4, req_nodes=[-1, -1, -1, -1], group=[1, 1, 1, 2],
+    )
+    accounts = tmp_path / "a.toml"
+    accounts.write_text("[accounts.1]\ntarget = 3\n[accounts.2]\ntarget = 4\n")
+    mach = machine.from_spec("2x(cores=4,gpus=1)")
+    opts = {"priority_weights": "age=0,size=1,fairshare=0", "accounts": str(accounts)}
+    assert replay.replay(table, mach, "sfs", "ff", options=opts).start.tolist() == [0, 1, 100, 1]
+    strict = replay.replay(table, mach, "sfs", "ff", options={**opts, "backfill": False})
+    assert strict.start.tolist() == [0, 110, 100, 1]
 
 
 def test_fairness_metrics_by_hand(tmp_path):

@@ -47,13 +47,13 @@ DECLARATIONS: tuple[Entry, ...] = (
     Entry("conservative", Kind.JITTED, "schedbench.schedulers.conservative:conservative",
           "conservative backfilling on a RUSV plan: every queued job holds a booking (Keller's OpenCCS)",
           capabilities=Capabilities(plans=True, plan_order="on nodes", site=_PLAN_SITE)),
-    # Its plan holds pools of units only (fairshare._pool_types refuses other jobs).
+    # On pool workloads they plan on totals, else on nodes (fairshare's docstring).
     Entry("priority", Kind.JITTED, "schedbench.schedulers.fairshare:priority",
           "linear multifactor priority (age, size, fair-share 2^-U/S) with depth-D reservations and backfill",
-          _FAIRSHARE_OPTIONS, Capabilities(pool_only=True)),
+          _FAIRSHARE_OPTIONS),
     Entry("sfs", Kind.JITTED, "schedbench.schedulers.fairshare:sfs",
           "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
-          "depth-D reservations and backfill", _FAIRSHARE_OPTIONS, Capabilities(pool_only=True)),
+          "depth-D reservations and backfill", _FAIRSHARE_OPTIONS),
 )
 
 _SLURM_OPTIONS = tuple(

@@ -1,0 +1,148 @@
+"""Properties of ``priority`` and ``sfs`` on nodes (their per-node plan: partitions,
+features, node counts, several resource types): the engine equals
+tests/naive_fairshare.py's ``replay_nodes`` job by job (starts and placements), depth 1
+with only the age weight is EASY, and after every pass of the oracle the plan - running
+jobs and reservations - overdraws no node at any instant."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import naive_fairshare as nf
+from schedbench.engine.replay import replay
+from schedbench.io import jobs
+from schedbench.io.machine import Machine, Partition, spec_of
+from schedbench.plan.eligibility import node_classes
+from schedbench.schema import Status
+
+FEATURES = ("a", "b", "gpu:x")
+CONSTRAINTS = ["a", "b", "a|b", "a&b", "!a", "gpu:x"]
+
+
+@st.composite
+def clusters(draw, max_jobs=18):
+    """(table, machine, meta): 2-4 nodes of cores, GPUs and MiB with random features,
+    one to three overlapping partitions, jobs of two or three accounts in them with random
+    constraints, shapes, runs and estimates (some shorter than the run)."""
+    m = draw(st.integers(2, 4))
+    cap = np.array([[draw(st.integers(1, 6)), draw(st.integers(0, 2)), 0, draw(st.sampled_from([0, 32]))]
+                    for _ in range(m)], dtype=np.int64)
+    feats = tuple(frozenset(f for f in FEATURES if draw(st.booleans())) for _ in range(m))
+    n_parts = draw(st.integers(1, 3))
+    parts = [Partition(f"p{p}", np.array(sorted(draw(st.sets(st.integers(0, m - 1), min_size=1, max_size=m))),
+                                         dtype=np.int64), default=p == 0) for p in range(n_parts)]
+    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), feats, tuple(parts))
+    n = draw(st.integers(1, max_jobs))
+    rows = []
+    for _ in range(n):
+        units = draw(st.integers(1, 4))
+        req_nodes = draw(st.sampled_from([-1, 1, units])) if units > 1 else draw(st.sampled_from([-1, 1]))
+        rows.append(dict(
+            submit=draw(st.integers(0, 30)), run=draw(st.integers(0, 30)), time_req=draw(st.integers(1, 40)),
+            units=units, unit_cores=draw(st.integers(1, 3)), unit_gpus=draw(st.integers(0, 1)),
+            unit_mem=draw(st.sampled_from([0, 8])), req_nodes=req_nodes, group=draw(st.integers(1, 3)),
+            partition=draw(st.integers(-1, n_parts - 1)), constraint=draw(st.integers(-1, len(CONSTRAINTS) - 1)),
+        ))
+    rows.sort(key=lambda r: r["submit"])
+    cols = {k: np.array([r[k] for r in rows], dtype=np.int64) for k in rows[0]}
+    table = jobs.from_columns(job_id=np.arange(1, n + 1), procs_req=cols["units"] * cols["unit_cores"], **cols)
+    meta = {"partitions": {f"p{p}": p for p in range(n_parts)}, "constraints": CONSTRAINTS}
+    return table, machine, meta
+
+
+def _oracle_jobs(table, meta, machine):
+    """The oracle's job dicts, from the table as the engine reads it (memory defaults of
+    the partitions applied) and the jobs' eligible nodes."""
+    classes = node_classes(table, meta, machine)
+    t = classes.table
+    out = []
+    for j in range(t.n_jobs):
+        out.append(dict(
+            job_id=int(t.job_id[j]), submit=int(t.submit[j]), run=int(t.run[j]),
+            pred=int(t.estimate[j]), units=int(t.units[j]),
+            unit=(int(t.unit_cores[j]), int(t.unit_gpus[j]), 0, max(int(t.unit_mem[j]), 0)),
+            req_nodes=int(t.req_nodes[j]), elig=set(np.flatnonzero(classes.elig[classes.job_class[j]]).tolist()),
+            account=int(t.group[j]) - 1,
+        ))
+    return out
+
+
+def _allocations(specs, replayed, n_accounts):
+    """Targets (2 x ideal occupancy, floored) and shares from the replayed jobs' work
+    (size x run) over the trace's span, written here from the package docstring."""
+    live = [d for d, ok in zip(specs, replayed, strict=True) if ok]
+    if not live:
+        return [0] * n_accounts, [0.0] * n_accounts
+    span = max(1, max(d["submit"] + d["run"] for d in live) - min(d["submit"] for d in live))
+    ideal = [0.0] * n_accounts
+    for d in live:
+        ideal[d["account"]] += nf.job_size(d["units"], d["unit"]) * d["run"] / span
+    total = sum(ideal)
+    return [int(np.floor(2.0 * x + 1e-9)) for x in ideal], [x / total if total > 0 else 0.0 for x in ideal]
+
+
+def _run_both(case, scheduler, allocator, weights, depth, backfill):
+    table, machine, meta = case
+    opts = {"priority_weights": f"age={weights[0]},size={weights[1]},fairshare={weights[2]}", "depth": depth,
+            "backfill": backfill}
+    r = replay(table, machine, scheduler, allocator, meta=meta, options=opts)
+    specs = _oracle_jobs(table, meta, machine)
+    replayed = [s == Status.REPLAYED for s in r.status]
+    target, shares = _allocations(specs, replayed, 3)
+    nv = nf.replay_nodes(specs, machine.capacity.tolist(), allocator, sfs=scheduler == "sfs", weights=weights,
+                         depth=depth, target=target, shares=shares, backfill=backfill)
+    assert replayed == [s == "replayed" for s in nv.status]
+    return r, nv
+
+
+WEIGHTS = st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0, 3.0]),
+                    st.sampled_from([0.0, 5.0, 1e4]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs"]), allocator=st.sampled_from(["ff", "bf"]),
+       weights=WEIGHTS, depth=st.integers(1, 3), backfill=st.sampled_from([True, True, False]))
+def test_engine_equals_oracle_on_nodes(case, scheduler, allocator, weights, depth, backfill):
+    r, nv = _run_both(case, scheduler, allocator, weights, depth, backfill)
+    for j, s in enumerate(nv.start):
+        if s is None:
+            continue
+        assert r.start[j] == s, (j, r.start[j], s)
+        rows = r.alloc_log[r.alloc_ptr[j] : r.alloc_ptr[j] + r.nodes_used[j]]
+        assert sorted((int(a), int(b)) for a, b in rows) == nv.alloc[j], j
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs"]), depth=st.integers(1, 3))
+def test_the_plan_never_overdraws_a_node(case, scheduler, depth):
+    """After every pass: running jobs (until their predicted ends) and reservations fit
+    every node at every instant, and each reservation is on its job's eligible nodes."""
+    _, nv = _run_both(case, scheduler, "ff", (1.0, 1.0, 5.0), depth, True)
+    cap = case[1].capacity
+    for now, holds, running in nv.plans:
+        for job, alloc, _, _ in holds:
+            assert {node for node, _ in alloc} <= job.elig, (now, job.job_id)
+        # the plan's load only rises at now and at a reservation's start
+        for s in {now} | {t for _, _, t, _ in holds}:
+            used = np.zeros_like(cap)
+            for job, _, pe in running:
+                if pe > s:
+                    for node, k in job.alloc:
+                        used[node] += k * np.array(job.need.unit)
+            for job, alloc, t, e in holds:
+                if t <= s < e:
+                    for node, k in alloc:
+                        used[node] += k * np.array(job.need.unit)
+            assert np.all(used <= cap), (now, s)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=clusters(), allocator=st.sampled_from(["ff", "bf"]))
+def test_age_only_depth_one_is_easy_on_nodes(case, allocator):
+    table, machine, meta = case
+    easy = replay(table, machine, "easy", allocator, meta=meta)
+    prio = replay(table, machine, "priority", allocator, meta=meta,
+                  options={"priority_weights": "age=1,size=0,fairshare=0", "depth": 1})
+    np.testing.assert_array_equal(prio.start, easy.start)
