@@ -70,16 +70,26 @@ def allocations(submit: np.ndarray, run: np.ndarray, units: np.ndarray, live: np
     return target, shares, record
 
 
+def job_sizes(units: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
+    """Each job's size as priority and sfs count it, int64 (n,): its cores (units x cores
+    per unit), or for a job that asks for no cores, units x the per-unit amount of its
+    first requested type (a pool job's size is then its units, of whatever type).
+    units: int64 (n,); per_unit: int64 (n, 4), cores, GPUs, MICs, MiB per unit."""
+    req = np.maximum(per_unit, 0)
+    first = np.argmax(req > 0, axis=1)  # 0 (cores) whenever the job asks for cores
+    return units * req[np.arange(req.shape[0]), first]
+
+
 def account_targets(table, status: np.ndarray, by: str = "group", path: str | None = None,
                     factor: float = DEFAULT_FACTOR) -> dict[int, float]:
-    """{account id: target occupancy (units)} of a replayed table, as priority and sfs
-    compute them (``status``: the replay's per-job :class:`schedbench.schema.Status`;
-    dropped jobs do not count)."""
+    """{account id: target occupancy (job sizes, :func:`job_sizes`)} of a replayed table,
+    as priority and sfs compute them (``status``: the replay's per-job
+    :class:`schedbench.schema.Status`; only the jobs the replay kept count)."""
     column = table.group if by == "group" else table.user
     ids, index = np.unique(column, return_inverse=True)
-    live = ~np.isin(status, (Status.DROPPED_NO_SUBMIT, Status.DROPPED_NO_RUNTIME, Status.DROPPED_NO_SIZE,
-                             Status.DROPPED_TOO_WIDE))
-    target, _, _ = allocations(table.submit, table.run, table.units, live, ids, index, path, factor)
+    live = np.isin(status, (Status.REPLAYED, Status.NOT_STARTED))
+    size = job_sizes(table.units, np.stack([table.unit_cores, table.unit_gpus, table.unit_mics, table.unit_mem], 1))
+    target, _, _ = allocations(table.submit, table.run, size, live, ids, index, path, factor)
     return {int(i): float(t) for i, t in zip(ids, target, strict=True)}
 
 

@@ -86,6 +86,7 @@ from ...core import JittedScheduler
 from ...core.layout import J_REQ, J_RUN, J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
 from ...errors import UsageError
 from ...plan.accounts import accounts, allocations
+from ...plan.accounts import job_sizes as sizes_of
 from ...plan.rusv import M_AVL, M_MAX_AVL, M_MIN_DIST
 from .common import N_PAR
 from .nodes import FairShareNodes
@@ -122,12 +123,9 @@ def parse_weights(text) -> dict[str, float]:
 
 
 def job_sizes(J: np.ndarray) -> np.ndarray:
-    """Each job's size, int64 (n,): its cores (units x cores per unit), or for a job that
-    asks for no cores, units x the per-unit amount of its first requested type (a pool
-    job's size is then its units, of whatever type)."""
-    req = J[:, J_REQ : J_REQ + N_RES]
-    first = np.argmax(req > 0, axis=1)  # 0 (cores) whenever the job asks for cores
-    return J[:, J_UNITS] * req[np.arange(J.shape[0]), first]
+    """Each job's size, int64 (n,) (:func:`schedbench.plan.accounts.job_sizes` of the job
+    matrix's units and per-unit requests)."""
+    return sizes_of(J[:, J_UNITS], J[:, J_REQ : J_REQ + N_RES])
 
 
 def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill):
