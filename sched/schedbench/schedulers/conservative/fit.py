@@ -7,12 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
-from ...core.api import W_COUNT, W_NODE, place, plan_order, window_meets
+from ...core.api import W_COUNT, W_IDENT, W_NODE, place, plan_order, window_meets
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
     M_N,
+    S_ITEMS,
     S_START,
+    S_STOP,
     kernel_earliest_fit,
     kernel_first_stop_after,
     kernel_max_in,
@@ -98,22 +100,113 @@ def _nodes_at(sched, core, alloc, j, t):
     return used >= 0
 
 
+@inline_kernel
+def _window_max(slots, meta, t, d):
+    """(most used, until) of a node's used vector over [t, t + d): its largest value, and
+    an instant > t before which the largest value over [t', t' + d) is the same for every
+    t' >= t (the window's first row may only leave at the first change of value after t,
+    and a new value may only enter when t' + d passes the first change at or after
+    t + d).  Where no row is stored the vector is 0 (used vectors)."""
+    n = meta[M_N]
+    i = kernel_first_stop_after(slots, n, t)
+    if i >= n:
+        return np.int64(0), INF
+    inside = slots[i, S_START] <= t
+    first_change = slots[i, S_STOP] if inside else slots[i, S_START]
+    best = slots[i, S_ITEMS] if inside else np.int64(0)
+    end = t + d
+    covered = t
+    while i < n and slots[i, S_START] < end:
+        if slots[i, S_START] > covered:
+            best = max(best, np.int64(0))  # a gap
+        best = max(best, slots[i, S_ITEMS])
+        covered = slots[i, S_STOP]
+        i += 1
+    if covered < end:
+        best = max(best, np.int64(0))
+        change_after = slots[i, S_START] if i < n else INF  # the next row starts at or after end
+    else:
+        change_after = covered  # the last row read reaches end: its stop is the next change
+    return best, min(first_change, change_after - d + 1)
+
+
+@inline_kernel
+def _down_until(mspan, mwin, node, t, d):
+    """(down, until): whether a maintenance window of ``node`` meets [t, t + d) (as
+    :func:`window_meets`), and an instant > t before which that answer is the same for
+    every window [t', t' + d), t' >= t."""
+    lo, hi = mspan[node, 0], mspan[node, 1]
+    while lo < hi:  # first window of the node ending after t
+        mid = (lo + hi) >> 1
+        if mwin[mid, 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo >= mspan[node, 1]:
+        return False, INF
+    if mwin[lo, 0] < t + d:
+        return True, mwin[lo, 1]  # it meets every window that starts before its end
+    return False, mwin[lo, 0] - d + 1
+
+
+@internal_kernel
+def _refresh_nodes(sched, core, j, t, d):
+    """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
+    requests, on its eligible nodes, recomputing only the nodes whose sched.wuntil has
+    passed (as :func:`_nodes_at` computes them).  Returns whether any node was recomputed
+    (if none was, the placement test gives the same answer as at the last candidate)."""
+    jobs = core.jobs
+    wfree = sched.wfree
+    wuntil = sched.wuntil
+    cap = core.cap
+    site = sched.site
+    elig = core.elig[jobs[j, J_CLASS]]
+    keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
+    changed = False
+    for node in range(wfree.shape[0]):
+        if elig[node] == 0 or wuntil[node] > t:
+            continue
+        changed = True
+        down, until = _down_until(site.mspan, site.mwin, node, t, d)
+        for k in range(N_RES):
+            if jobs[j, J_REQ + k] == 0:
+                continue
+            if cap[node, k] == 0 or down:
+                wfree[node, k] = 0
+            else:
+                v = node * N_RES + k
+                used, u = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+                wfree[node, k] = cap[node, k] - used
+                until = min(until, u)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+        wuntil[node] = until
+    return changed
+
+
 @internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
     at which the nodes take the job, skipping candidates the totals rule out; -1 when
-    none before ``limit``.  The placement is left in core.work."""
+    none before ``limit``.  The placement is left in core.work.
+
+    Whether the nodes take the job does not depend on the allocator's order, so each
+    candidate is tested in index order on the job's types, nodes recomputed only when
+    their window changed (:func:`_refresh_nodes`); the allocator's order is computed
+    only at the candidate that fits (:func:`_nodes_at`)."""
     jobs = core.jobs
+    d = _d(jobs, j)
+    sched.wuntil[:] = -1
     t = now
     while True:
         t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
         if t < 0:
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
-        if _nodes_at(sched, core, alloc, j, t):
-            return t
-        if sched.scal[S_GROW] == -2:
-            return -1
+        if _refresh_nodes(sched, core, j, t, d) and place(
+                sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], core.elig[jobs[j, J_CLASS]]) >= 0:
+            return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
         t = _next_end_after(sched, t)
         if t < 0 or t >= limit:
             return -1
