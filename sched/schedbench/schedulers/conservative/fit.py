@@ -102,32 +102,34 @@ def _nodes_at(sched, core, alloc, j, t):
 
 @inline_kernel
 def _window_max(slots, meta, t, d):
-    """(most used, until) of a node's used vector over [t, t + d): its largest value, and
-    an instant > t before which the largest value over [t', t' + d) is the same for every
-    t' >= t (the window's first row may only leave at the first change of value after t,
-    and a new value may only enter when t' + d passes the first change at or after
-    t + d).  Where no row is stored the vector is 0 (used vectors)."""
+    """(most used, exact until, no rise until) of a node's used vector over the window
+    [t, t + d), d >= 1: its largest value; an instant > t before which the largest value
+    over [t', t' + d) is the same for every t' >= t (the window's first row may only leave
+    at the first change of value after t, and a new value may only enter when t' + d
+    passes the first change at or after t + d); and an instant > t before which that
+    largest value cannot fall (the window keeps the last instant where it is reached).
+    Where no row is stored the vector is 0 (used vectors)."""
     n = meta[M_N]
     i = kernel_first_stop_after(slots, n, t)
     if i >= n:
-        return np.int64(0), INF
-    inside = slots[i, S_START] <= t
-    first_change = slots[i, S_STOP] if inside else slots[i, S_START]
-    best = slots[i, S_ITEMS] if inside else np.int64(0)
+        return np.int64(0), INF, INF
+    first_change = slots[i, S_STOP] if slots[i, S_START] <= t else slots[i, S_START]
     end = t + d
+    best = np.int64(0)  # gaps hold 0, and 0 is the least value
+    last_best = INF  # the last instant holding best; none needed while best is 0 (it cannot fall)
     covered = t
     while i < n and slots[i, S_START] < end:
-        if slots[i, S_START] > covered:
-            best = max(best, np.int64(0))  # a gap
-        best = max(best, slots[i, S_ITEMS])
+        if slots[i, S_ITEMS] >= best:
+            best = slots[i, S_ITEMS]
+            last_best = min(slots[i, S_STOP], end) - 1
         covered = slots[i, S_STOP]
         i += 1
     if covered < end:
-        best = max(best, np.int64(0))
         change_after = slots[i, S_START] if i < n else INF  # the next row starts at or after end
     else:
         change_after = covered  # the last row read reaches end: its stop is the next change
-    return best, min(first_change, change_after - d + 1)
+    no_rise = INF if best == 0 else last_best + 1
+    return best, min(first_change, change_after - d + 1), no_rise
 
 
 @inline_kernel
@@ -152,22 +154,22 @@ def _down_until(mspan, mwin, node, t, d):
 @internal_kernel
 def _refresh_nodes(sched, core, j, t, d):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
-    requests, on its eligible nodes, recomputing only the nodes whose sched.wuntil has
-    passed (as :func:`_nodes_at` computes them).  Returns whether any node was recomputed
-    (if none was, the placement test gives the same answer as at the last candidate)."""
+    requests, on its eligible nodes, recomputing (as :func:`_nodes_at` computes them)
+    only the nodes whose exact-until (sched.wvalid column 0) has passed."""
     jobs = core.jobs
     wfree = sched.wfree
-    wuntil = sched.wuntil
+    wvalid = sched.wvalid
     cap = core.cap
     site = sched.site
     elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
-    changed = False
     for node in range(wfree.shape[0]):
-        if elig[node] == 0 or wuntil[node] > t:
+        if elig[node] == 0 or wvalid[node, 0] > t:
             continue
-        changed = True
         down, until = _down_until(site.mspan, site.mwin, node, t, d)
+        # a node that is down can only rise when its window ends; one that is up only
+        # falls when it goes down
+        no_rise = until if down else INF
         for k in range(N_RES):
             if jobs[j, J_REQ + k] == 0:
                 continue
@@ -175,13 +177,37 @@ def _refresh_nodes(sched, core, j, t, d):
                 wfree[node, k] = 0
             else:
                 v = node * N_RES + k
-                used, u = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+                used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
                 wfree[node, k] = cap[node, k] - used
-                until = min(until, u)
+                until = min(until, exact)
+                no_rise = min(no_rise, rise)
         if keep > 0 and cap[node, 1] > 0:
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
-        wuntil[node] = until
-    return changed
+        wvalid[node, 0] = until
+        wvalid[node, 1] = no_rise
+
+
+@inline_kernel
+def _last_end_before(sched, t):
+    """The last booking or maintenance-window end < t (the candidates after the first),
+    or -1."""
+    slots = sched.slots[N_RES]
+    n = sched.meta[N_RES, M_N]
+    i = kernel_first_stop_after(slots, n, t - 1)
+    if i < n and slots[i, S_START] <= t - 1:
+        return t - 1
+    last = slots[i - 1, S_STOP] - 1 if i > 0 else -1
+    mends = sched.site.mends
+    lo, hi = 0, mends.shape[0]
+    while lo < hi:  # first window end >= t
+        mid = (lo + hi) >> 1
+        if mends[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo > 0:
+        last = max(last, mends[lo - 1])
+    return last
 
 
 @internal_kernel
@@ -190,23 +216,42 @@ def _node_fit(sched, core, alloc, j, now, limit):
     at which the nodes take the job, skipping candidates the totals rule out; -1 when
     none before ``limit``.  The placement is left in core.work.
 
-    Whether the nodes take the job does not depend on the allocator's order, so each
-    candidate is tested in index order on the job's types, nodes recomputed only when
-    their window changed (:func:`_refresh_nodes`); the allocator's order is computed
-    only at the candidate that fits (:func:`_nodes_at`)."""
+    Whether the nodes take the job does not depend on the allocator's order, and only
+    gets likelier as a node's free amounts rise: so each candidate is tested in index
+    order on the job's types, nodes recomputed only when their window changed
+    (:func:`_refresh_nodes`); after a failed test, the candidates before the first
+    instant some node's least free amount may rise are skipped (they fail too); the
+    allocator's order is computed only at the candidate that fits (:func:`_nodes_at`)."""
     jobs = core.jobs
     d = _d(jobs, j)
-    sched.wuntil[:] = -1
+    elig = core.elig[jobs[j, J_CLASS]]
+    wvalid = sched.wvalid
+    wvalid[:, 0] = -1
+    fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
         t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
         if t < 0:
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
-        if _refresh_nodes(sched, core, j, t, d) and place(
-                sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
-                jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], core.elig[jobs[j, J_CLASS]]) >= 0:
-            return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
+        if t >= fail_until:
+            _refresh_nodes(sched, core, j, t, d)
+            if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                     jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
+                return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
+            fail_until = INF
+            for node in range(wvalid.shape[0]):
+                if elig[node] != 0:
+                    fail_until = min(fail_until, wvalid[node, 1])
+            # resume at the last candidate end before it: the totals' earliest fit from
+            # there is the first candidate the search would test at or after fail_until,
+            # or one before it (skipped)
+            e = _last_end_before(sched, fail_until)
+            if e > t:
+                if e >= limit:
+                    return -1
+                t = e
+                continue
         t = _next_end_after(sched, t)
         if t < 0 or t >= limit:
             return -1
