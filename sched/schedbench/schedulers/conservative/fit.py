@@ -7,7 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
-from ...core.api import W_COUNT, W_IDENT, W_NODE, place, plan_order, window_meets
+from ...core.api import (
+    W_COUNT,
+    W_IDENT,
+    W_NODE,
+    argsort_stable,
+    host,
+    place,
+    plan_order,
+    window_meets,
+)
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
@@ -155,7 +164,8 @@ def _down_until(mspan, mwin, node, t, d):
 def _refresh_nodes(sched, core, j, t, d):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
     requests, on its eligible nodes, recomputing (as :func:`_nodes_at` computes them)
-    only the nodes whose exact-until (sched.wvalid column 0) has passed."""
+    only the nodes whose exact-until (sched.wvalid column 0) has passed, or whose
+    no-rise instant has (its bound from t on is then tighter)."""
     jobs = core.jobs
     wfree = sched.wfree
     wvalid = sched.wvalid
@@ -164,7 +174,7 @@ def _refresh_nodes(sched, core, j, t, d):
     elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
     for node in range(wfree.shape[0]):
-        if elig[node] == 0 or wvalid[node, 0] > t:
+        if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
             continue
         down, until = _down_until(site.mspan, site.mwin, node, t, d)
         # a node that is down can only rise when its window ends; one that is up only
@@ -211,6 +221,59 @@ def _last_end_before(sched, t):
 
 
 @internal_kernel
+def _fails_until(sched, core, j):
+    """After a failed placement test on wfree (every eligible node computed): an instant
+    before which every candidate fails too.  Until a node's no-rise instant (sched.wvalid
+    column 1) it hosts at most the units it hosts now, after it at most what its whole
+    capacity hosts; the job fails while those bounds, summed (or, for an exact node
+    count, the nodes that can each host its share), stay short of it: the nodes taken in
+    order of no-rise instant, the first at which they no longer do.  INF when never."""
+    jobs = core.jobs
+    wfree = sched.wfree
+    wvalid = sched.wvalid
+    cap = core.cap
+    key = sched.key
+    elig = core.elig[jobs[j, J_CLASS]]
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    units = jobs[j, J_UNITS]
+    req_nodes = jobs[j, J_REQ_NODES]
+    share = units // req_nodes if req_nodes > 0 else 0
+    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    short = req_nodes if req_nodes > 0 else units
+    for node in range(wfree.shape[0]):
+        key[node] = np.inf
+        if elig[node] == 0:
+            continue
+        now_hosts = host(wfree, node, req)
+        short -= np.int64(now_hosts >= share) if req_nodes > 0 else now_hosts
+        if _gain(cap, node, req, keep, req_nodes, share, now_hosts) > 0:
+            key[node] = wvalid[node, 1]
+    if short <= 0:
+        return INF  # not reached: the test failed
+    argsort_stable(key, sched.order, sched.tmp)
+    for p in range(wfree.shape[0]):
+        node = sched.order[p]
+        if key[node] == np.inf:
+            break
+        short -= _gain(cap, node, req, keep, req_nodes, share, host(wfree, node, req))
+        if short <= 0:
+            return wvalid[node, 1]
+    return INF
+
+
+@inline_kernel
+def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
+    """How much more of the job a node could host at most than it hosts now: units (a
+    free spread), or 1 when it could take its share and does not (an exact node count)."""
+    most = np.int64(host(cap, node, req))
+    if keep > 0 and cap[node, 1] > 0:
+        most = min(most, (cap[node, 0] - keep) // req[0] if cap[node, 0] > keep else 0)
+    if req_nodes > 0:
+        return np.int64(1) if now_hosts < share <= most else np.int64(0)
+    return max(most - now_hosts, np.int64(0))
+
+
+@internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
     at which the nodes take the job, skipping candidates the totals rule out; -1 when
@@ -219,14 +282,13 @@ def _node_fit(sched, core, alloc, j, now, limit):
     Whether the nodes take the job does not depend on the allocator's order, and only
     gets likelier as a node's free amounts rise: so each candidate is tested in index
     order on the job's types, nodes recomputed only when their window changed
-    (:func:`_refresh_nodes`); after a failed test, the candidates before the first
-    instant some node's least free amount may rise are skipped (they fail too); the
+    (:func:`_refresh_nodes`); after a failed test, the candidates before enough nodes'
+    least free amounts may rise are skipped (:func:`_fails_until`: they fail too); the
     allocator's order is computed only at the candidate that fits (:func:`_nodes_at`)."""
     jobs = core.jobs
     d = _d(jobs, j)
     elig = core.elig[jobs[j, J_CLASS]]
-    wvalid = sched.wvalid
-    wvalid[:, 0] = -1
+    sched.wvalid[:, 0] = -1
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
@@ -239,10 +301,7 @@ def _node_fit(sched, core, alloc, j, now, limit):
             if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
                      jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
                 return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
-            fail_until = INF
-            for node in range(wvalid.shape[0]):
-                if elig[node] != 0:
-                    fail_until = min(fail_until, wvalid[node, 1])
+            fail_until = _fails_until(sched, core, j)
             # resume at the last candidate end before it: the totals' earliest fit from
             # there is the first candidate the search would test at or after fail_until,
             # or one before it (skipped)
