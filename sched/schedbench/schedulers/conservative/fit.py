@@ -83,22 +83,27 @@ def _next_end_after(sched, t):
 @internal_kernel
 def _nodes_at(sched, core, alloc, j, t):
     """Whether the allocator places job j on the nodes' least free amounts over [t, t +
-    d) (into core.work; the nodes used in sched.scal[S_USED])."""
+    d) (into core.work; the nodes used in sched.scal[S_USED]).  The job's types on its
+    eligible nodes are already in wfree (:func:`_refresh_nodes` at t); the rest, which
+    only the allocator's order reads, are computed here."""
     jobs = core.jobs
     d = _d(jobs, j)
     wfree = sched.wfree
     cap = core.cap
     site = sched.site
+    elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
     for node in range(wfree.shape[0]):
         down = window_meets(site.mspan, site.mwin, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
+            if elig[node] != 0 and jobs[j, J_REQ + k] > 0:
+                continue  # exact already, kept cores taken off
             if cap[node, k] == 0 or down:
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
-        if keep > 0 and cap[node, 1] > 0:
+        if keep > 0 and cap[node, 1] > 0 and not (elig[node] != 0 and jobs[j, J_REQ] > 0):
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
