@@ -11,7 +11,6 @@ from ...core.api import (
     W_COUNT,
     W_IDENT,
     W_NODE,
-    argsort_stable,
     host,
     place,
     plan_order,
@@ -232,12 +231,17 @@ def _fails_until(sched, core, j):
     column 1) it hosts at most the units it hosts now, after it at most what its whole
     capacity hosts; the job fails while those bounds, summed (or, for an exact node
     count, the nodes that can each host its share), stay short of it: the nodes taken in
-    order of no-rise instant, the first at which they no longer do.  INF when never."""
+    order of no-rise instant, the first at which they no longer do.  INF when never.
+
+    The nodes that could host more go to sched.order (their no-rise instants) and
+    sched.tmp (how much more); the earliest are taken off until the job is covered (few
+    rounds: a node usually covers much of what is short)."""
     jobs = core.jobs
     wfree = sched.wfree
     wvalid = sched.wvalid
     cap = core.cap
-    key = sched.key
+    rise = sched.order
+    gain = sched.tmp
     elig = core.elig[jobs[j, J_CLASS]]
     req = jobs[j, J_REQ : J_REQ + N_RES]
     units = jobs[j, J_UNITS]
@@ -245,24 +249,34 @@ def _fails_until(sched, core, j):
     share = units // req_nodes if req_nodes > 0 else 0
     keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
     short = req_nodes if req_nodes > 0 else units
+    n = 0
     for node in range(wfree.shape[0]):
-        key[node] = np.inf
         if elig[node] == 0:
             continue
         now_hosts = host(wfree, node, req)
         short -= np.int64(now_hosts >= share) if req_nodes > 0 else now_hosts
-        if _gain(cap, node, req, keep, req_nodes, share, now_hosts) > 0:
-            key[node] = wvalid[node, 1]
+        g = _gain(cap, node, req, keep, req_nodes, share, now_hosts)
+        if g > 0:
+            rise[n] = wvalid[node, 1]
+            gain[n] = g
+            n += 1
     if short <= 0:
         return INF  # not reached: the test failed
-    argsort_stable(key, sched.order, sched.tmp)
-    for p in range(wfree.shape[0]):
-        node = sched.order[p]
-        if key[node] == np.inf:
-            break
-        short -= _gain(cap, node, req, keep, req_nodes, share, host(wfree, node, req))
+    while n > 0:
+        first = rise[0]
+        for i in range(1, n):
+            first = min(first, rise[i])
+        i = 0
+        while i < n:  # take off every node rising at first
+            if rise[i] == first:
+                short -= gain[i]
+                n -= 1
+                rise[i] = rise[n]
+                gain[i] = gain[n]
+            else:
+                i += 1
         if short <= 0:
-            return wvalid[node, 1]
+            return first
     return INF
 
 
