@@ -7,12 +7,22 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
-from ...core.api import W_COUNT, W_NODE, place, plan_order, window_meets
+from ...core.api import (
+    W_COUNT,
+    W_IDENT,
+    W_NODE,
+    host,
+    place,
+    plan_order,
+    window_meets,
+)
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
     M_N,
+    S_ITEMS,
     S_START,
+    S_STOP,
     kernel_earliest_fit,
     kernel_first_stop_after,
     kernel_max_in,
@@ -72,22 +82,27 @@ def _next_end_after(sched, t):
 @internal_kernel
 def _nodes_at(sched, core, alloc, j, t):
     """Whether the allocator places job j on the nodes' least free amounts over [t, t +
-    d) (into core.work; the nodes used in sched.scal[S_USED])."""
+    d) (into core.work; the nodes used in sched.scal[S_USED]).  The job's types on its
+    eligible nodes are already in wfree (:func:`_refresh_nodes` at t); the rest, which
+    only the allocator's order reads, are computed here."""
     jobs = core.jobs
     d = _d(jobs, j)
     wfree = sched.wfree
     cap = core.cap
     site = sched.site
+    elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
     for node in range(wfree.shape[0]):
         down = window_meets(site.mspan, site.mwin, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
+            if elig[node] != 0 and jobs[j, J_REQ + k] > 0:
+                continue  # exact already, kept cores taken off
             if cap[node, k] == 0 or down:
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
-        if keep > 0 and cap[node, 1] > 0:
+        if keep > 0 and cap[node, 1] > 0 and not (elig[node] != 0 and jobs[j, J_REQ] > 0):
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
@@ -98,22 +113,223 @@ def _nodes_at(sched, core, alloc, j, t):
     return used >= 0
 
 
+@inline_kernel
+def _window_max(slots, meta, t, d):
+    """(most used, exact until, no rise until) of a node's used vector over the window
+    [t, t + d), d >= 1: its largest value; an instant > t before which the largest value
+    over [t', t' + d) is the same for every t' >= t (the window's first row may only leave
+    at the first change of value after t, and a new value may only enter when t' + d
+    passes the first change at or after t + d); and an instant > t before which that
+    largest value cannot fall (the window keeps the last instant where it is reached).
+    Where no row is stored the vector is 0 (used vectors)."""
+    n = meta[M_N]
+    i = kernel_first_stop_after(slots, n, t)
+    if i >= n:
+        return np.int64(0), INF, INF
+    first_change = slots[i, S_STOP] if slots[i, S_START] <= t else slots[i, S_START]
+    end = t + d
+    best = np.int64(0)  # gaps hold 0, and 0 is the least value
+    last_best = INF  # the last instant holding best; none needed while best is 0 (it cannot fall)
+    covered = t
+    while i < n and slots[i, S_START] < end:
+        if slots[i, S_ITEMS] >= best:
+            best = slots[i, S_ITEMS]
+            last_best = min(slots[i, S_STOP], end) - 1
+        covered = slots[i, S_STOP]
+        i += 1
+    if covered < end:
+        change_after = slots[i, S_START] if i < n else INF  # the next row starts at or after end
+    else:
+        change_after = covered  # the last row read reaches end: its stop is the next change
+    no_rise = INF if best == 0 else last_best + 1
+    return best, min(first_change, change_after - d + 1), no_rise
+
+
+@inline_kernel
+def _down_until(mspan, mwin, node, t, d):
+    """(down, until): whether a maintenance window of ``node`` meets [t, t + d) (as
+    :func:`window_meets`), and an instant > t before which that answer is the same for
+    every window [t', t' + d), t' >= t."""
+    lo, hi = mspan[node, 0], mspan[node, 1]
+    while lo < hi:  # first window of the node ending after t
+        mid = (lo + hi) >> 1
+        if mwin[mid, 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo >= mspan[node, 1]:
+        return False, INF
+    if mwin[lo, 0] < t + d:
+        return True, mwin[lo, 1]  # it meets every window that starts before its end
+    return False, mwin[lo, 0] - d + 1
+
+
+@internal_kernel
+def _refresh_nodes(sched, core, j, t, d):
+    """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
+    requests, on its eligible nodes, recomputing (as :func:`_nodes_at` computes them)
+    only the nodes whose exact-until (sched.wvalid column 0) has passed, or whose
+    no-rise instant has (its bound from t on is then tighter)."""
+    jobs = core.jobs
+    wfree = sched.wfree
+    wvalid = sched.wvalid
+    cap = core.cap
+    site = sched.site
+    elig = core.elig[jobs[j, J_CLASS]]
+    keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
+    for node in range(wfree.shape[0]):
+        if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
+            continue
+        down, until = _down_until(site.mspan, site.mwin, node, t, d)
+        # a node that is down can only rise when its window ends; one that is up only
+        # falls when it goes down
+        no_rise = until if down else INF
+        for k in range(N_RES):
+            if jobs[j, J_REQ + k] == 0:
+                continue
+            if cap[node, k] == 0 or down:
+                wfree[node, k] = 0
+            else:
+                v = node * N_RES + k
+                used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+                wfree[node, k] = cap[node, k] - used
+                until = min(until, exact)
+                no_rise = min(no_rise, rise)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+        wvalid[node, 0] = until
+        wvalid[node, 1] = no_rise
+
+
+@inline_kernel
+def _last_end_before(sched, t):
+    """The last booking or maintenance-window end < t (the candidates after the first),
+    or -1."""
+    slots = sched.slots[N_RES]
+    n = sched.meta[N_RES, M_N]
+    i = kernel_first_stop_after(slots, n, t - 1)
+    if i < n and slots[i, S_START] <= t - 1:
+        return t - 1
+    last = slots[i - 1, S_STOP] - 1 if i > 0 else -1
+    mends = sched.site.mends
+    lo, hi = 0, mends.shape[0]
+    while lo < hi:  # first window end >= t
+        mid = (lo + hi) >> 1
+        if mends[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo > 0:
+        last = max(last, mends[lo - 1])
+    return last
+
+
+@internal_kernel
+def _fails_until(sched, core, j):
+    """After a failed placement test on wfree (every eligible node computed): an instant
+    before which every candidate fails too.  Until a node's no-rise instant (sched.wvalid
+    column 1) it hosts at most the units it hosts now, after it at most what its whole
+    capacity hosts; the job fails while those bounds, summed (or, for an exact node
+    count, the nodes that can each host its share), stay short of it: the nodes taken in
+    order of no-rise instant, the first at which they no longer do.  INF when never.
+
+    The nodes that could host more go to sched.order (their no-rise instants) and
+    sched.tmp (how much more); the earliest are taken off until the job is covered (few
+    rounds: a node usually covers much of what is short)."""
+    jobs = core.jobs
+    wfree = sched.wfree
+    wvalid = sched.wvalid
+    cap = core.cap
+    rise = sched.order
+    gain = sched.tmp
+    elig = core.elig[jobs[j, J_CLASS]]
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    units = jobs[j, J_UNITS]
+    req_nodes = jobs[j, J_REQ_NODES]
+    share = units // req_nodes if req_nodes > 0 else 0
+    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    short = req_nodes if req_nodes > 0 else units
+    n = 0
+    for node in range(wfree.shape[0]):
+        if elig[node] == 0:
+            continue
+        now_hosts = host(wfree, node, req)
+        short -= np.int64(now_hosts >= share) if req_nodes > 0 else now_hosts
+        g = _gain(cap, node, req, keep, req_nodes, share, now_hosts)
+        if g > 0:
+            rise[n] = wvalid[node, 1]
+            gain[n] = g
+            n += 1
+    if short <= 0:
+        return INF  # not reached: the test failed
+    while n > 0:
+        first = rise[0]
+        for i in range(1, n):
+            first = min(first, rise[i])
+        i = 0
+        while i < n:  # take off every node rising at first
+            if rise[i] == first:
+                short -= gain[i]
+                n -= 1
+                rise[i] = rise[n]
+                gain[i] = gain[n]
+            else:
+                i += 1
+        if short <= 0:
+            return first
+    return INF
+
+
+@inline_kernel
+def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
+    """How much more of the job a node could host at most than it hosts now: units (a
+    free spread), or 1 when it could take its share and does not (an exact node count)."""
+    most = np.int64(host(cap, node, req))
+    if keep > 0 and cap[node, 1] > 0:
+        most = min(most, (cap[node, 0] - keep) // req[0] if cap[node, 0] > keep else 0)
+    if req_nodes > 0:
+        return np.int64(1) if now_hosts < share <= most else np.int64(0)
+    return max(most - now_hosts, np.int64(0))
+
+
 @internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
     at which the nodes take the job, skipping candidates the totals rule out; -1 when
-    none before ``limit``.  The placement is left in core.work."""
+    none before ``limit``.  The placement is left in core.work.
+
+    Whether the nodes take the job does not depend on the allocator's order, and only
+    gets likelier as a node's free amounts rise: so each candidate is tested in index
+    order on the job's types, nodes recomputed only when their window changed
+    (:func:`_refresh_nodes`); after a failed test, the candidates before enough nodes'
+    least free amounts may rise are skipped (:func:`_fails_until`: they fail too); the
+    allocator's order is computed only at the candidate that fits (:func:`_nodes_at`)."""
     jobs = core.jobs
+    d = _d(jobs, j)
+    elig = core.elig[jobs[j, J_CLASS]]
+    sched.wvalid[:, 0] = -1
+    fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
         t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
         if t < 0:
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
-        if _nodes_at(sched, core, alloc, j, t):
-            return t
-        if sched.scal[S_GROW] == -2:
-            return -1
+        if t >= fail_until:
+            _refresh_nodes(sched, core, j, t, d)
+            if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                     jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
+                return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
+            fail_until = _fails_until(sched, core, j)
+            # resume at the last candidate end before it: the totals' earliest fit from
+            # there is the first candidate the search would test at or after fail_until,
+            # or one before it (skipped)
+            e = _last_end_before(sched, fail_until)
+            if e > t:
+                if e >= limit:
+                    return -1
+                t = e
+                continue
         t = _next_end_after(sched, t)
         if t < 0 or t >= limit:
             return -1

@@ -90,8 +90,11 @@ class ConservativeNodes(NamedTuple):
     nslots int64 (m * N_RES, cap, 3) and nmeta int64 (m * N_RES, 5): one used RUSV per
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
-    wfree int64 (m, N_RES): each node's least free amount over a candidate window; order,
-    tmp int64 (m,) and key float64 (m,): the allocator's order over it."""
+    wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
+    int64 (m, 2): during one earliest-fit search, for each node the instant before which
+    its row of wfree (the job's types) stays exact for every later candidate window
+    (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
+    order, tmp int64 (m,) and key float64 (m,): the allocator's order over it."""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -108,6 +111,7 @@ class ConservativeNodes(NamedTuple):
     nmeta: np.ndarray
     bnodes: np.ndarray
     wfree: np.ndarray
+    wvalid: np.ndarray
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
