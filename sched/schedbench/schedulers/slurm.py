@@ -84,8 +84,8 @@ Backfill scheduler (sched/backfill)
     the cycle would start nothing (its plan is the previous one's), so the replay does
     not even stop there; a cycle in which no tested job fits the free resources now is
     left out altogether (its reservations would be thrown away unused), and after such a
-    cycle, until a job ends or the order is re-sorted, only the jobs that arrived since
-    are tested.  A cycle also stops planning once no job left can start now: every one
+    cycle, until a job ends or the order is re-sorted (or, when that cycle left waiting
+    jobs untested, a job starts), only the jobs that arrived since are tested.  A cycle also stops planning once no job left can start now: every one
     asks, of some type, more than the plan's least free total over [now, now + the least
     limit among the jobs left asking for that type) (reservations made later only take
     more).  The naive oracle (``tests/naive_slurm.py``) runs every cycle in full and
@@ -206,8 +206,10 @@ P_USED = 24  # nodes of the last plan placement (Slurm.pnode / pcount)
 P_HEAD = 25  # the order in use is Slurm.order[P_HEAD : P_HEAD + P_ON]
 P_HOLE_LO = 26  # ranks (from P_HEAD) of the first and last started job still in the
 P_HOLE_HI = 27  # order (INF, -1: none): compaction touches only what they bound
-P_NOFIT = 28  # 1: the last cycle tested every waiting job, none fitted the free resources
-#               now, and since then no job ended and the order was not re-sorted
+P_NOFIT = 28  # 1: none of the jobs the last cycle tested fitted the free resources now, and
+#               since then no job ended and the order was not re-sorted; 2: the same, but
+#               that cycle left waiting jobs untested, so a start (which lets one of them
+#               in) also clears it
 P_CYCLE_SEEN = 29  # par[P_SEEN] at that cycle: the jobs that arrived since are >= it
 N_PAR = 30
 
@@ -227,8 +229,9 @@ class Slurm(NamedTuple):
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
     blocked int64 (P,): stamp of the pass that blocked each partition; ustamp, ucount
     int64 (U,): per-user tested jobs in the current cycle; cand, crank int64
-    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; bt int64 (cap,) and bavail int64 (cap, mm, 4): the plan's
-    breakpoints and the free resources of each plan node from each breakpoint; btot
+    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; bt int64 (cap,) and bavail int64 (cap, m, 4): the plan's
+    breakpoints and the free resources of each node from each breakpoint (cap, 0, 4 on
+    the aggregate plan, where btot is the plan); btot
     int64 (cap, 4): the free totals from each breakpoint; sufa, sufd int64
     (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`; scratch
     int64 (mm, 4); ident, pnode, pcount, qnode, qcount int64 (mm,): node order and
@@ -458,6 +461,8 @@ def _update_priorities(sched, core, now):
 def _started(sched, core, j, now):
     """Job j started at now: its account's running cores grow."""
     sched.par[P_DIRTY] = 1
+    if sched.par[P_NOFIT] == 2:
+        sched.par[P_NOFIT] = 0  # a job the last cycle left untested may now be tested
     if sched.par[P_USAGE] != 0:
         _clock(sched, now)
         sched.runc[sched.acct[j]] += float(sched.cores[j])
@@ -539,10 +544,7 @@ def _plan_reset(sched, core, now):
     bt[0] = now
     for k in range(N_RES):
         btot[0, k] = core.scal[C_FREE + k]
-    if pool:
-        for k in range(N_RES):
-            bav[0, 0, k] = core.scal[C_FREE + k]
-    else:
+    if not pool:
         for i in range(mm):
             for k in range(N_RES):
                 bav[0, i, k] = core.free[i, k]
@@ -562,10 +564,7 @@ def _plan_reset(sched, core, now):
         b = nb - 1
         for k in range(N_RES):
             btot[b, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        if pool:
-            for k in range(N_RES):
-                bav[b, 0, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        else:
+        if not pool:
             p = jobs[j, J_PTR]
             for u in range(jobs[j, J_NODES]):
                 node = log[p + u, 0]
@@ -614,10 +613,7 @@ def _take(sched, jobs, j, b0, end, nodes, counts, used):
     while b < sched.par[P_NB] and bt[b] < end:
         for k in range(N_RES):
             btot[b, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        if pool:
-            for k in range(N_RES):
-                bav[b, 0, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        else:
+        if not pool:
             for u in range(used):
                 for k in range(N_RES):
                     bav[b, nodes[u], k] -= counts[u] * jobs[j, J_REQ + k]
@@ -630,7 +626,7 @@ def _earliest(sched, jobs, elig, j, d, horizon):
     ``d`` s, with its placement on the plan nodes in pnode / pcount (par[P_USED] nodes),
     or -1 when none within the horizon."""
     par = sched.par
-    bt, bav, scratch = sched.bt, sched.bavail, sched.scratch
+    bt, bav, scratch, btot = sched.bt, sched.bavail, sched.scratch, sched.btot
     nb = par[P_NB]
     mm = bav.shape[1]
     pool = par[P_POOL] != 0
@@ -649,7 +645,7 @@ def _earliest(sched, jobs, elig, j, d, horizon):
             bad = -1
             bb = b
             while bb < nb and (bb == b or bt[bb] < end):
-                if bav[bb, 0, kind] < need:
+                if btot[bb, kind] < need:
                     bad = bb
                     break
                 bb += 1
@@ -832,7 +828,7 @@ def _backfill(sched, core, alloc, now):
             last_fit = c
             break
     par[P_DIRTY] = 0
-    par[P_NOFIT] = int(last_fit < 0 and every)
+    par[P_NOFIT] = 0 if last_fit >= 0 else (1 if every else 2)
     par[P_CYCLE_SEEN] = par[P_SEEN]
     if last_fit < 0:
         par[P_REQUIRED] = INF  # nothing can start until something changes
@@ -937,6 +933,8 @@ def _released(sched, core, j, now):
 def _started_outside(sched, core, j):
     par = sched.par
     par[P_DIRTY] = 1
+    if par[P_NOFIT] == 2:
+        par[P_NOFIT] = 0
     par[P_HOLE_LO] = 0  # its rank is not known here
     par[P_HOLE_HI] = max(par[P_ON] - 1, par[P_HOLE_HI])
     if par[P_USAGE] != 0:
@@ -1111,7 +1109,7 @@ def slurm(setup, **given) -> JittedScheduler:
         crank=np.zeros(max(test, 1), np.int64), sufa=np.zeros((max(test, 1), N_RES), np.int64),
         sufd=np.zeros((max(test, 1), N_RES), np.int64), sufm=np.zeros(max(test, 1), np.int64),
         btot=np.zeros((rows, N_RES), np.int64), bt=np.zeros(rows, np.int64),
-        bavail=np.zeros((rows, mm, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
+        bavail=np.zeros((rows, 0 if pool else m, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
         ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
     )
     return JittedScheduler(state, options=opts)
