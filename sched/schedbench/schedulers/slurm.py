@@ -217,6 +217,25 @@ N_PAR = 30
 W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
 
 
+class Plan(NamedTuple):
+    """The backfill plan, apart from the rest of the state so that the kernels called
+    per tested job take these arrays only (a call passes every array of a namedtuple
+    argument, and the whole state is about 30 of them).  par: the state's par (the same
+    array); bt int64 (cap,): breakpoints; btot int64 (cap, 4): the free totals from each
+    breakpoint; bavail int64 (cap, m, 4): the free resources of each node from each
+    breakpoint (cap, 0, 4 on the aggregate plan, where btot is the plan); scratch int64
+    (mm, 4); ident, pnode, pcount int64 (mm,): node order and placement buffers."""
+
+    par: np.ndarray
+    bt: np.ndarray
+    btot: np.ndarray
+    bavail: np.ndarray
+    scratch: np.ndarray
+    ident: np.ndarray
+    pnode: np.ndarray
+    pcount: np.ndarray
+
+
 class Slurm(NamedTuple):
     """par int64 (N_PAR,): P_* slots; w float64 (5,): weights; stat float64 (n,): each
     job's constant priority terms (size, partition, QOS); prio float64 (n,): current
@@ -229,13 +248,9 @@ class Slurm(NamedTuple):
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
     blocked int64 (P,): stamp of the pass that blocked each partition; ustamp, ucount
     int64 (U,): per-user tested jobs in the current cycle; cand, crank int64
-    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; bt int64 (cap,) and bavail int64 (cap, m, 4): the plan's
-    breakpoints and the free resources of each node from each breakpoint (cap, 0, 4 on
-    the aggregate plan, where btot is the plan); btot
-    int64 (cap, 4): the free totals from each breakpoint; sufa, sufd int64
-    (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`; scratch
-    int64 (mm, 4); ident, pnode, pcount, qnode, qcount int64 (mm,): node order and
-    placement buffers."""
+    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; sufa, sufd
+    int64 (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`;
+    plan: the backfill plan (:class:`Plan`)."""
 
     par: np.ndarray
     w: np.ndarray
@@ -261,13 +276,7 @@ class Slurm(NamedTuple):
     sufa: np.ndarray
     sufd: np.ndarray
     sufm: np.ndarray
-    btot: np.ndarray
-    bt: np.ndarray
-    bavail: np.ndarray
-    scratch: np.ndarray
-    ident: np.ndarray
-    pnode: np.ndarray
-    pcount: np.ndarray
+    plan: Plan
 
 
 # --------------------------------------------------------------------------- priorities
@@ -536,11 +545,12 @@ def _plan_reset(sched, core, now):
     back at its expected end rounded up to bf_resolution (at least one step after now)."""
     par = sched.par
     jobs = core.jobs
-    bt, bav = sched.bt, sched.bavail
+    plan = sched.plan
+    bt, bav = plan.bt, plan.bavail
     res = par[P_BF_RES]
     pool = par[P_POOL] != 0
     mm = bav.shape[1]
-    btot = sched.btot
+    btot = plan.btot
     bt[0] = now
     for k in range(N_RES):
         btot[0, k] = core.scal[C_FREE + k]
@@ -574,11 +584,11 @@ def _plan_reset(sched, core, now):
 
 
 @internal_kernel
-def _breakpoint(sched, t):
+def _breakpoint(plan, t):
     """Index of the plan's breakpoint at ``t`` (> bt[0]), inserted (with the free
     amounts of the one before) when missing."""
-    par = sched.par
-    bt, bav = sched.bt, sched.bavail
+    par = plan.par
+    bt, bav = plan.bt, plan.bavail
     nb = par[P_NB]
     lo, hi = 0, nb
     while lo < hi:
@@ -590,7 +600,7 @@ def _breakpoint(sched, t):
     if lo < nb and bt[lo] == t:
         return lo
     mm = bav.shape[1]
-    btot = sched.btot
+    btot = plan.btot
     for b in range(nb, lo - 1, -1):  # row lo - 1 copied into lo: the free amounts just before t
         bt[b] = bt[b - 1]
         for i in range(mm):
@@ -604,13 +614,13 @@ def _breakpoint(sched, t):
 
 
 @internal_kernel
-def _take(sched, jobs, j, b0, end, nodes, counts, used):
+def _take(plan, jobs, j, b0, end, nodes, counts, used):
     """Take job j's placement (``used`` nodes of nodes / counts, plan nodes) from the
     plan over [bt[b0], end); ``end`` must be a breakpoint or beyond the last."""
-    bt, bav, btot = sched.bt, sched.bavail, sched.btot
-    pool = sched.par[P_POOL] != 0
+    bt, bav, btot = plan.bt, plan.bavail, plan.btot
+    pool = plan.par[P_POOL] != 0
     b = b0
-    while b < sched.par[P_NB] and bt[b] < end:
+    while b < plan.par[P_NB] and bt[b] < end:
         for k in range(N_RES):
             btot[b, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
         if not pool:
@@ -621,12 +631,12 @@ def _take(sched, jobs, j, b0, end, nodes, counts, used):
 
 
 @internal_kernel
-def _earliest(sched, jobs, elig, j, d, horizon):
+def _earliest(plan, jobs, elig, j, d, horizon):
     """The first breakpoint b (bt[b] <= horizon) from which job j fits on the plan for
     ``d`` s, with its placement on the plan nodes in pnode / pcount (par[P_USED] nodes),
     or -1 when none within the horizon."""
-    par = sched.par
-    bt, bav, scratch, btot = sched.bt, sched.bavail, sched.scratch, sched.btot
+    par = plan.par
+    bt, bav, scratch, btot = plan.bt, plan.bavail, plan.scratch, plan.btot
     nb = par[P_NB]
     mm = bav.shape[1]
     pool = par[P_POOL] != 0
@@ -651,8 +661,8 @@ def _earliest(sched, jobs, elig, j, d, horizon):
                 bb += 1
             if bad < 0:
                 par[P_USED] = 1
-                sched.pnode[0] = 0
-                sched.pcount[0] = jobs[j, J_UNITS]
+                plan.pnode[0] = 0
+                plan.pcount[0] = jobs[j, J_UNITS]
                 return b
             b = bad + 1
             continue
@@ -666,7 +676,7 @@ def _earliest(sched, jobs, elig, j, d, horizon):
                     if bav[bb, i, k] < scratch[i, k]:
                         scratch[i, k] = bav[bb, i, k]
             bb += 1
-        used = _fit_on(scratch, jobs, j, sched.ident, sched.pnode, sched.pcount, elig)
+        used = _fit_on(scratch, jobs, j, plan.ident, plan.pnode, plan.pcount, elig)
         if used >= 0:
             par[P_USED] = used
             return b
@@ -679,7 +689,7 @@ def _allocator_ok(sched, core, j, used, end):
     """Whether the allocator's placement (core.work) stays within the plan over
     [now, end): it then delays no reservation."""
     jobs = core.jobs
-    bt, bav = sched.bt, sched.bavail
+    bt, bav = sched.plan.bt, sched.plan.bavail
     b = 0
     while b < sched.par[P_NB] and bt[b] < end:
         for u in range(used):
@@ -701,14 +711,14 @@ def _start_planned(sched, core, alloc, j, now, end):
     if not pool and not _allocator_ok(sched, core, j, used, end):
         used = sched.par[P_USED]
         for u in range(used):
-            core.work[W_NODE, u] = sched.pnode[u]
-            core.work[W_COUNT, u] = sched.pcount[u]
+            core.work[W_NODE, u] = sched.plan.pnode[u]
+            core.work[W_COUNT, u] = sched.plan.pcount[u]
     commit(core, alloc, j, now, used)
     _started(sched, core, j, now)
     if pool:
-        _take(sched, jobs, j, 0, end, sched.pnode, sched.pcount, 1)
+        _take(sched.plan, jobs, j, 0, end, sched.plan.pnode, sched.plan.pcount, 1)
     else:
-        _take(sched, jobs, j, 0, end, core.work[W_NODE], core.work[W_COUNT], used)
+        _take(sched.plan, jobs, j, 0, end, core.work[W_NODE], core.work[W_COUNT], used)
 
 
 @internal_kernel
@@ -749,19 +759,19 @@ def _suffix_moved(sched, c):
 
 
 @internal_kernel
-def _none_can_start(sched, c):
+def _none_can_start(plan, sufa, sufd, sufm, c):
     """Whether no tested job from c on can start now on the plan: each asks for some type
     k of which every such job asks more than the plan's least total over [now, now +
     their least limit) (a job starts now only if its totals fit over its whole limit, and
     later reservations only take more)."""
-    bt, btot = sched.bt, sched.btot
-    nb = sched.par[P_NB]
+    bt, btot = plan.bt, plan.btot
+    nb = plan.par[P_NB]
     short = 0  # bit k: type k is short for every job from c on that asks for it
     for k in range(N_RES):
-        a = sched.sufa[c, k]
+        a = sufa[c, k]
         if a >= INF:
             continue
-        until = bt[0] + sched.sufd[c, k]
+        until = bt[0] + sufd[c, k]
         least = btot[0, k]
         b = 1
         while b < nb and bt[b] < until and least >= a:
@@ -769,7 +779,7 @@ def _none_can_start(sched, c):
             b += 1
         if least < a:
             short |= 1 << k
-    sets = sched.sufm[c]
+    sets = sufm[c]
     for v in range(1 << N_RES):
         if (sets >> v) & 1 and (v & short) == 0:
             return False
@@ -835,38 +845,39 @@ def _backfill(sched, core, alloc, now):
         return
     _plan_reset(sched, core, now)
     _suffixes(sched, jobs, last_fit)
+    plan = sched.plan
     res = par[P_BF_RES]
     horizon = now + par[P_BF_WIN]
     changed = True
     for c in range(last_fit + 1):
         # the test needs redoing only when the plan or what the jobs left ask changed
         if changed or _suffix_moved(sched, c):
-            if _none_can_start(sched, c):
+            if _none_can_start(plan, sched.sufa, sched.sufd, sched.sufm, c):
                 break  # the rest would only reserve, and nothing after them could start
         changed = False
         j = sched.cand[c]
         d = max(jobs[j, J_PRED], 1)
-        b = _earliest(sched, jobs, core.elig, j, d, horizon)
+        b = _earliest(plan, jobs, core.elig, j, d, horizon)
         if b < 0:
             continue
         changed = True
-        start = sched.bt[b]
+        start = plan.bt[b]
         end = _roundup(start + d, res)
-        _breakpoint(sched, end)
+        _breakpoint(plan, end)
         if b == 0:
             _start_planned(sched, core, alloc, j, now, end)
             _hole(sched, sched.crank[c])
         else:
-            _take(sched, jobs, j, b, end, sched.pnode, sched.pcount, par[P_USED])
+            _take(plan, jobs, j, b, end, plan.pnode, plan.pcount, par[P_USED])
     # the cycle's plan holds until a running job's expected end or a new breakpoint
     # entering the window
     req = INF
     nb = par[P_NB]
     if nb > 1:
-        req = sched.bt[1]
+        req = plan.bt[1]
     for b in range(1, nb):
-        if sched.bt[b] > horizon:
-            req = min(req, sched.bt[b] - par[P_BF_WIN])
+        if plan.bt[b] > horizon:
+            req = min(req, plan.bt[b] - par[P_BF_WIN])
             break
     par[P_REQUIRED] = req
 
@@ -1108,8 +1119,10 @@ def slurm(setup, **given) -> JittedScheduler:
         cand=np.zeros(max(test, 1), np.int64),
         crank=np.zeros(max(test, 1), np.int64), sufa=np.zeros((max(test, 1), N_RES), np.int64),
         sufd=np.zeros((max(test, 1), N_RES), np.int64), sufm=np.zeros(max(test, 1), np.int64),
-        btot=np.zeros((rows, N_RES), np.int64), bt=np.zeros(rows, np.int64),
-        bavail=np.zeros((rows, 0 if pool else m, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
-        ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
+        plan=Plan(
+            par=par, bt=np.zeros(rows, np.int64), btot=np.zeros((rows, N_RES), np.int64),
+            bavail=np.zeros((rows, 0 if pool else m, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
+            ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
+        ),
     )
     return JittedScheduler(state, options=opts)
