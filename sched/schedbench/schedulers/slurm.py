@@ -562,7 +562,10 @@ def _plan_reset(sched, core, now):
     log = core.log
     for r in range(core.scal[C_RN]):
         j = core.run_list[r, 1]
-        e = _roundup(max(jobs[j, J_RUN_KEY], now + 1), res)
+        key = jobs[j, J_RUN_KEY]
+        # the running list is sorted by key: a key within the last breakpoint (a
+        # multiple of res once there are two) rounds up to it, no division needed
+        e = bt[nb - 1] if nb > 1 and key <= bt[nb - 1] else _roundup(max(key, now + 1), res)
         if e > bt[nb - 1]:
             bt[nb] = e
             for i in range(mm):
@@ -808,19 +811,24 @@ def _backfill(sched, core, alloc, now):
     stamp = par[P_STAMP]
     # the tested jobs, and the last of them that fits the free resources now: no job
     # after it can start in this cycle (free resources only shrink)
-    n_cand = 0
     last_fit = -1
     limit_user = par[P_BF_USER]
+    _compact(sched, jobs)  # drop the jobs the main loop started: every entry is waiting
     order = _order(sched)
-    every = True  # whether every waiting job is tested
-    for r in range(par[P_ON]):
-        if n_cand >= par[P_BF_TEST]:
-            every = False
-            break
-        j = order[r]
-        if jobs[j, J_STATE] != JobState.QUEUED:
-            continue
-        if limit_user > 0:
+    if limit_user == 0:
+        n_cand = min(par[P_ON], par[P_BF_TEST])
+        every = n_cand == par[P_ON]  # whether every waiting job is tested
+        for r in range(n_cand):
+            sched.cand[r] = order[r]
+            sched.crank[r] = r
+    else:
+        n_cand = 0
+        every = True
+        for r in range(par[P_ON]):
+            if n_cand >= par[P_BF_TEST]:
+                every = False
+                break
+            j = order[r]
             u = sched.user[j]
             if sched.ustamp[u] != stamp:
                 sched.ustamp[u] = stamp
@@ -829,9 +837,9 @@ def _backfill(sched, core, alloc, now):
                 every = False
                 continue
             sched.ucount[u] += 1
-        sched.cand[n_cand] = j
-        sched.crank[n_cand] = r
-        n_cand += 1
+            sched.cand[n_cand] = j
+            sched.crank[n_cand] = r
+            n_cand += 1
     # the last tested job that fits now, from the back (usually near the end)
     for c in range(n_cand - 1, -1, -1):
         if fits_now(core, sched.cand[c]):
