@@ -467,6 +467,19 @@ def _update_priorities(sched, core, now):
 
 
 @inline_kernel
+def _priorities_due(sched, core, now):
+    """Whether :func:`_update_priorities` has anything to do at now: usage to accrue,
+    started jobs to drop from the order, a calc instant passed (when priorities age) or
+    arrivals.  Checked before the call, as a call passes every array of the state and
+    the core and most passes have nothing to do."""
+    par = sched.par
+    if par[P_USAGE] != 0 or par[P_HOLE_HI] >= 0 or par[P_SEEN] < core.scal[C_NEXT]:
+        return True
+    return par[P_AGING] != 0 and now >= par[P_T0] and (
+        par[P_T0] + ((now - par[P_T0]) // par[P_CALC]) * par[P_CALC] > par[P_PRIO_AT])
+
+
+@inline_kernel
 def _started(sched, core, j, now):
     """Job j started at now: its account's running cores grow."""
     sched.par[P_DIRTY] = 1
@@ -486,7 +499,7 @@ def _offer(core, alloc, j, now):
     return try_start(core, alloc, j, now)
 
 
-@internal_kernel
+@inline_kernel  # once per pass: a call would pass every array of the state and the core
 def _main(sched, core, alloc, now):
     """Slurm's main loop: priority order, at most default_queue_depth jobs; a job that
     cannot start blocks its partitions for the rest of the pass, and a job whose
@@ -904,7 +917,8 @@ def _grid_at_or_after(t0, step, t):
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
     par = sched.par
-    _update_priorities(sched, core, now)
+    if _priorities_due(sched, core, now):
+        _update_priorities(sched, core, now)
     if par[P_ON] == 0:
         return
     _main(sched, core, alloc, now)
