@@ -599,7 +599,7 @@ def _plan_reset(sched, core, now):
     par[P_NB] = nb
 
 
-@internal_kernel
+@inline_kernel  # the per-job kernels of a cycle are inlined: a call's arguments cost as much
 def _breakpoint(plan, t):
     """Index of the plan's breakpoint at ``t`` (> bt[0]), inserted (with the free
     amounts of the one before) when missing."""
@@ -629,7 +629,7 @@ def _breakpoint(plan, t):
     return lo
 
 
-@internal_kernel
+@inline_kernel
 def _take(plan, jobs, j, b0, end, nodes, counts, used):
     """Take job j's placement (``used`` nodes of nodes / counts, plan nodes) from the
     plan over [bt[b0], end); ``end`` must be a breakpoint or beyond the last."""
@@ -646,16 +646,16 @@ def _take(plan, jobs, j, b0, end, nodes, counts, used):
         b += 1
 
 
-@internal_kernel
+@inline_kernel
 def _earliest(plan, jobs, elig, j, d, horizon):
     """The first breakpoint b (bt[b] <= horizon) from which job j fits on the plan for
     ``d`` s, with its placement on the plan nodes in pnode / pcount (par[P_USED] nodes),
     or -1 when none within the horizon."""
     par = plan.par
-    bt, bav, scratch, btot = plan.bt, plan.bavail, plan.scratch, plan.btot
+    if par[P_POOL] == 0:
+        return _earliest_on_nodes(plan, jobs, elig, j, d, horizon)
+    bt, btot = plan.bt, plan.btot
     nb = par[P_NB]
-    mm = bav.shape[1]
-    pool = par[P_POOL] != 0
     # a pool job asks for one type only (and for 1 of it per unit)
     kind = 0
     for k in range(N_RES):
@@ -665,23 +665,34 @@ def _earliest(plan, jobs, elig, j, d, horizon):
     b = 0
     while b < nb and bt[b] <= horizon:
         end = bt[b] + d
-        if pool:
-            # one aggregate node: the job fits iff every breakpoint in the window has
-            # enough, so the next candidate follows the first that has not
-            bad = -1
-            bb = b
-            while bb < nb and (bb == b or bt[bb] < end):
-                if btot[bb, kind] < need:
-                    bad = bb
-                    break
-                bb += 1
-            if bad < 0:
-                par[P_USED] = 1
-                plan.pnode[0] = 0
-                plan.pcount[0] = jobs[j, J_UNITS]
-                return b
-            b = bad + 1
-            continue
+        # one aggregate node: the job fits iff every breakpoint in the window has
+        # enough, so the next candidate follows the first that has not
+        bad = -1
+        bb = b
+        while bb < nb and (bb == b or bt[bb] < end):
+            if btot[bb, kind] < need:
+                bad = bb
+                break
+            bb += 1
+        if bad < 0:
+            par[P_USED] = 1
+            plan.pnode[0] = 0
+            plan.pcount[0] = jobs[j, J_UNITS]
+            return b
+        b = bad + 1
+    return -1
+
+
+@internal_kernel
+def _earliest_on_nodes(plan, jobs, elig, j, d, horizon):
+    """:func:`_earliest` on the per-node plan."""
+    par = plan.par
+    bt, bav, scratch = plan.bt, plan.bavail, plan.scratch
+    nb = par[P_NB]
+    mm = bav.shape[1]
+    b = 0
+    while b < nb and bt[b] <= horizon:
+        end = bt[b] + d
         for i in range(mm):
             for k in range(N_RES):
                 scratch[i, k] = bav[b, i, k]
@@ -774,7 +785,7 @@ def _suffix_moved(sched, c):
     return False
 
 
-@internal_kernel
+@inline_kernel
 def _none_can_start(plan, sufa, sufd, sufm, c):
     """Whether no tested job from c on can start now on the plan: each asks for some type
     k of which every such job asks more than the plan's least total over [now, now +
