@@ -84,8 +84,8 @@ Backfill scheduler (sched/backfill)
     the cycle would start nothing (its plan is the previous one's), so the replay does
     not even stop there; a cycle in which no tested job fits the free resources now is
     left out altogether (its reservations would be thrown away unused), and after such a
-    cycle, until a job ends or the order is re-sorted, only the jobs that arrived since
-    are tested.  A cycle also stops planning once no job left can start now: every one
+    cycle, until a job ends or the order is re-sorted (or, when that cycle left waiting
+    jobs untested, a job starts), only the jobs that arrived since are tested.  A cycle also stops planning once no job left can start now: every one
     asks, of some type, more than the plan's least free total over [now, now + the least
     limit among the jobs left asking for that type) (reservations made later only take
     more).  The naive oracle (``tests/naive_slurm.py``) runs every cycle in full and
@@ -206,13 +206,34 @@ P_USED = 24  # nodes of the last plan placement (Slurm.pnode / pcount)
 P_HEAD = 25  # the order in use is Slurm.order[P_HEAD : P_HEAD + P_ON]
 P_HOLE_LO = 26  # ranks (from P_HEAD) of the first and last started job still in the
 P_HOLE_HI = 27  # order (INF, -1: none): compaction touches only what they bound
-P_NOFIT = 28  # 1: the last cycle tested every waiting job, none fitted the free resources
-#               now, and since then no job ended and the order was not re-sorted
+P_NOFIT = 28  # 1: none of the jobs the last cycle tested fitted the free resources now, and
+#               since then no job ended and the order was not re-sorted; 2: the same, but
+#               that cycle left waiting jobs untested, so a start (which lets one of them
+#               in) also clears it
 P_CYCLE_SEEN = 29  # par[P_SEEN] at that cycle: the jobs that arrived since are >= it
 N_PAR = 30
 
 # Slots of Slurm.w, float64: weights
 W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
+
+
+class Plan(NamedTuple):
+    """The backfill plan, apart from the rest of the state so that the kernels called
+    per tested job take these arrays only (a call passes every array of a namedtuple
+    argument, and the whole state is about 30 of them).  par: the state's par (the same
+    array); bt int64 (cap,): breakpoints; btot int64 (cap, 4): the free totals from each
+    breakpoint; bavail int64 (cap, m, 4): the free resources of each node from each
+    breakpoint (cap, 0, 4 on the aggregate plan, where btot is the plan); scratch int64
+    (mm, 4); ident, pnode, pcount int64 (mm,): node order and placement buffers."""
+
+    par: np.ndarray
+    bt: np.ndarray
+    btot: np.ndarray
+    bavail: np.ndarray
+    scratch: np.ndarray
+    ident: np.ndarray
+    pnode: np.ndarray
+    pcount: np.ndarray
 
 
 class Slurm(NamedTuple):
@@ -227,12 +248,9 @@ class Slurm(NamedTuple):
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
     blocked int64 (P,): stamp of the pass that blocked each partition; ustamp, ucount
     int64 (U,): per-user tested jobs in the current cycle; cand, crank int64
-    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; bt int64 (cap,) and bavail int64 (cap, mm, 4): the plan's
-    breakpoints and the free resources of each plan node from each breakpoint; btot
-    int64 (cap, 4): the free totals from each breakpoint; sufa, sufd int64
-    (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`; scratch
-    int64 (mm, 4); ident, pnode, pcount, qnode, qcount int64 (mm,): node order and
-    placement buffers."""
+    (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; sufa, sufd
+    int64 (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`;
+    plan: the backfill plan (:class:`Plan`)."""
 
     par: np.ndarray
     w: np.ndarray
@@ -258,13 +276,7 @@ class Slurm(NamedTuple):
     sufa: np.ndarray
     sufd: np.ndarray
     sufm: np.ndarray
-    btot: np.ndarray
-    bt: np.ndarray
-    bavail: np.ndarray
-    scratch: np.ndarray
-    ident: np.ndarray
-    pnode: np.ndarray
-    pcount: np.ndarray
+    plan: Plan
 
 
 # --------------------------------------------------------------------------- priorities
@@ -455,9 +467,24 @@ def _update_priorities(sched, core, now):
 
 
 @inline_kernel
+def _priorities_due(sched, core, now):
+    """Whether :func:`_update_priorities` has anything to do at now: usage to accrue,
+    started jobs to drop from the order, a calc instant passed (when priorities age) or
+    arrivals.  Checked before the call, as a call passes every array of the state and
+    the core and most passes have nothing to do."""
+    par = sched.par
+    if par[P_USAGE] != 0 or par[P_HOLE_HI] >= 0 or par[P_SEEN] < core.scal[C_NEXT]:
+        return True
+    return par[P_AGING] != 0 and now >= par[P_T0] and (
+        par[P_T0] + ((now - par[P_T0]) // par[P_CALC]) * par[P_CALC] > par[P_PRIO_AT])
+
+
+@inline_kernel
 def _started(sched, core, j, now):
     """Job j started at now: its account's running cores grow."""
     sched.par[P_DIRTY] = 1
+    if sched.par[P_NOFIT] == 2:
+        sched.par[P_NOFIT] = 0  # a job the last cycle left untested may now be tested
     if sched.par[P_USAGE] != 0:
         _clock(sched, now)
         sched.runc[sched.acct[j]] += float(sched.cores[j])
@@ -472,7 +499,7 @@ def _offer(core, alloc, j, now):
     return try_start(core, alloc, j, now)
 
 
-@internal_kernel
+@inline_kernel  # once per pass: a call would pass every array of the state and the core
 def _main(sched, core, alloc, now):
     """Slurm's main loop: priority order, at most default_queue_depth jobs; a job that
     cannot start blocks its partitions for the rest of the pass, and a job whose
@@ -531,18 +558,16 @@ def _plan_reset(sched, core, now):
     back at its expected end rounded up to bf_resolution (at least one step after now)."""
     par = sched.par
     jobs = core.jobs
-    bt, bav = sched.bt, sched.bavail
+    plan = sched.plan
+    bt, bav = plan.bt, plan.bavail
     res = par[P_BF_RES]
     pool = par[P_POOL] != 0
     mm = bav.shape[1]
-    btot = sched.btot
+    btot = plan.btot
     bt[0] = now
     for k in range(N_RES):
         btot[0, k] = core.scal[C_FREE + k]
-    if pool:
-        for k in range(N_RES):
-            bav[0, 0, k] = core.scal[C_FREE + k]
-    else:
+    if not pool:
         for i in range(mm):
             for k in range(N_RES):
                 bav[0, i, k] = core.free[i, k]
@@ -550,7 +575,10 @@ def _plan_reset(sched, core, now):
     log = core.log
     for r in range(core.scal[C_RN]):
         j = core.run_list[r, 1]
-        e = _roundup(max(jobs[j, J_RUN_KEY], now + 1), res)
+        key = jobs[j, J_RUN_KEY]
+        # the running list is sorted by key: a key within the last breakpoint (a
+        # multiple of res once there are two) rounds up to it, no division needed
+        e = bt[nb - 1] if nb > 1 and key <= bt[nb - 1] else _roundup(max(key, now + 1), res)
         if e > bt[nb - 1]:
             bt[nb] = e
             for i in range(mm):
@@ -562,10 +590,7 @@ def _plan_reset(sched, core, now):
         b = nb - 1
         for k in range(N_RES):
             btot[b, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        if pool:
-            for k in range(N_RES):
-                bav[b, 0, k] += jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        else:
+        if not pool:
             p = jobs[j, J_PTR]
             for u in range(jobs[j, J_NODES]):
                 node = log[p + u, 0]
@@ -574,12 +599,12 @@ def _plan_reset(sched, core, now):
     par[P_NB] = nb
 
 
-@internal_kernel
-def _breakpoint(sched, t):
+@inline_kernel  # the per-job kernels of a cycle are inlined: a call's arguments cost as much
+def _breakpoint(plan, t):
     """Index of the plan's breakpoint at ``t`` (> bt[0]), inserted (with the free
     amounts of the one before) when missing."""
-    par = sched.par
-    bt, bav = sched.bt, sched.bavail
+    par = plan.par
+    bt, bav = plan.bt, plan.bavail
     nb = par[P_NB]
     lo, hi = 0, nb
     while lo < hi:
@@ -591,7 +616,7 @@ def _breakpoint(sched, t):
     if lo < nb and bt[lo] == t:
         return lo
     mm = bav.shape[1]
-    btot = sched.btot
+    btot = plan.btot
     for b in range(nb, lo - 1, -1):  # row lo - 1 copied into lo: the free amounts just before t
         bt[b] = bt[b - 1]
         for i in range(mm):
@@ -604,36 +629,33 @@ def _breakpoint(sched, t):
     return lo
 
 
-@internal_kernel
-def _take(sched, jobs, j, b0, end, nodes, counts, used):
+@inline_kernel
+def _take(plan, jobs, j, b0, end, nodes, counts, used):
     """Take job j's placement (``used`` nodes of nodes / counts, plan nodes) from the
     plan over [bt[b0], end); ``end`` must be a breakpoint or beyond the last."""
-    bt, bav, btot = sched.bt, sched.bavail, sched.btot
-    pool = sched.par[P_POOL] != 0
+    bt, bav, btot = plan.bt, plan.bavail, plan.btot
+    pool = plan.par[P_POOL] != 0
     b = b0
-    while b < sched.par[P_NB] and bt[b] < end:
+    while b < plan.par[P_NB] and bt[b] < end:
         for k in range(N_RES):
             btot[b, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        if pool:
-            for k in range(N_RES):
-                bav[b, 0, k] -= jobs[j, J_UNITS] * jobs[j, J_REQ + k]
-        else:
+        if not pool:
             for u in range(used):
                 for k in range(N_RES):
                     bav[b, nodes[u], k] -= counts[u] * jobs[j, J_REQ + k]
         b += 1
 
 
-@internal_kernel
-def _earliest(sched, jobs, elig, j, d, horizon):
+@inline_kernel
+def _earliest(plan, jobs, elig, j, d, horizon):
     """The first breakpoint b (bt[b] <= horizon) from which job j fits on the plan for
     ``d`` s, with its placement on the plan nodes in pnode / pcount (par[P_USED] nodes),
     or -1 when none within the horizon."""
-    par = sched.par
-    bt, bav, scratch = sched.bt, sched.bavail, sched.scratch
+    par = plan.par
+    if par[P_POOL] == 0:
+        return _earliest_on_nodes(plan, jobs, elig, j, d, horizon)
+    bt, btot = plan.bt, plan.btot
     nb = par[P_NB]
-    mm = bav.shape[1]
-    pool = par[P_POOL] != 0
     # a pool job asks for one type only (and for 1 of it per unit)
     kind = 0
     for k in range(N_RES):
@@ -643,23 +665,34 @@ def _earliest(sched, jobs, elig, j, d, horizon):
     b = 0
     while b < nb and bt[b] <= horizon:
         end = bt[b] + d
-        if pool:
-            # one aggregate node: the job fits iff every breakpoint in the window has
-            # enough, so the next candidate follows the first that has not
-            bad = -1
-            bb = b
-            while bb < nb and (bb == b or bt[bb] < end):
-                if bav[bb, 0, kind] < need:
-                    bad = bb
-                    break
-                bb += 1
-            if bad < 0:
-                par[P_USED] = 1
-                sched.pnode[0] = 0
-                sched.pcount[0] = jobs[j, J_UNITS]
-                return b
-            b = bad + 1
-            continue
+        # one aggregate node: the job fits iff every breakpoint in the window has
+        # enough, so the next candidate follows the first that has not
+        bad = -1
+        bb = b
+        while bb < nb and (bb == b or bt[bb] < end):
+            if btot[bb, kind] < need:
+                bad = bb
+                break
+            bb += 1
+        if bad < 0:
+            par[P_USED] = 1
+            plan.pnode[0] = 0
+            plan.pcount[0] = jobs[j, J_UNITS]
+            return b
+        b = bad + 1
+    return -1
+
+
+@internal_kernel
+def _earliest_on_nodes(plan, jobs, elig, j, d, horizon):
+    """:func:`_earliest` on the per-node plan."""
+    par = plan.par
+    bt, bav, scratch = plan.bt, plan.bavail, plan.scratch
+    nb = par[P_NB]
+    mm = bav.shape[1]
+    b = 0
+    while b < nb and bt[b] <= horizon:
+        end = bt[b] + d
         for i in range(mm):
             for k in range(N_RES):
                 scratch[i, k] = bav[b, i, k]
@@ -670,7 +703,7 @@ def _earliest(sched, jobs, elig, j, d, horizon):
                     if bav[bb, i, k] < scratch[i, k]:
                         scratch[i, k] = bav[bb, i, k]
             bb += 1
-        used = _fit_on(scratch, jobs, j, sched.ident, sched.pnode, sched.pcount, elig)
+        used = _fit_on(scratch, jobs, j, plan.ident, plan.pnode, plan.pcount, elig)
         if used >= 0:
             par[P_USED] = used
             return b
@@ -683,7 +716,7 @@ def _allocator_ok(sched, core, j, used, end):
     """Whether the allocator's placement (core.work) stays within the plan over
     [now, end): it then delays no reservation."""
     jobs = core.jobs
-    bt, bav = sched.bt, sched.bavail
+    bt, bav = sched.plan.bt, sched.plan.bavail
     b = 0
     while b < sched.par[P_NB] and bt[b] < end:
         for u in range(used):
@@ -705,14 +738,14 @@ def _start_planned(sched, core, alloc, j, now, end):
     if not pool and not _allocator_ok(sched, core, j, used, end):
         used = sched.par[P_USED]
         for u in range(used):
-            core.work[W_NODE, u] = sched.pnode[u]
-            core.work[W_COUNT, u] = sched.pcount[u]
+            core.work[W_NODE, u] = sched.plan.pnode[u]
+            core.work[W_COUNT, u] = sched.plan.pcount[u]
     commit(core, alloc, j, now, used)
     _started(sched, core, j, now)
     if pool:
-        _take(sched, jobs, j, 0, end, sched.pnode, sched.pcount, 1)
+        _take(sched.plan, jobs, j, 0, end, sched.plan.pnode, sched.plan.pcount, 1)
     else:
-        _take(sched, jobs, j, 0, end, core.work[W_NODE], core.work[W_COUNT], used)
+        _take(sched.plan, jobs, j, 0, end, core.work[W_NODE], core.work[W_COUNT], used)
 
 
 @internal_kernel
@@ -752,20 +785,20 @@ def _suffix_moved(sched, c):
     return False
 
 
-@internal_kernel
-def _none_can_start(sched, c):
+@inline_kernel
+def _none_can_start(plan, sufa, sufd, sufm, c):
     """Whether no tested job from c on can start now on the plan: each asks for some type
     k of which every such job asks more than the plan's least total over [now, now +
     their least limit) (a job starts now only if its totals fit over its whole limit, and
     later reservations only take more)."""
-    bt, btot = sched.bt, sched.btot
-    nb = sched.par[P_NB]
+    bt, btot = plan.bt, plan.btot
+    nb = plan.par[P_NB]
     short = 0  # bit k: type k is short for every job from c on that asks for it
     for k in range(N_RES):
-        a = sched.sufa[c, k]
+        a = sufa[c, k]
         if a >= INF:
             continue
-        until = bt[0] + sched.sufd[c, k]
+        until = bt[0] + sufd[c, k]
         least = btot[0, k]
         b = 1
         while b < nb and bt[b] < until and least >= a:
@@ -773,7 +806,7 @@ def _none_can_start(sched, c):
             b += 1
         if least < a:
             short |= 1 << k
-    sets = sched.sufm[c]
+    sets = sufm[c]
     for v in range(1 << N_RES):
         if (sets >> v) & 1 and (v & short) == 0:
             return False
@@ -802,19 +835,24 @@ def _backfill(sched, core, alloc, now):
     stamp = par[P_STAMP]
     # the tested jobs, and the last of them that fits the free resources now: no job
     # after it can start in this cycle (free resources only shrink)
-    n_cand = 0
     last_fit = -1
     limit_user = par[P_BF_USER]
+    _compact(sched, jobs)  # drop the jobs the main loop started: every entry is waiting
     order = _order(sched)
-    every = True  # whether every waiting job is tested
-    for r in range(par[P_ON]):
-        if n_cand >= par[P_BF_TEST]:
-            every = False
-            break
-        j = order[r]
-        if jobs[j, J_STATE] != JobState.QUEUED:
-            continue
-        if limit_user > 0:
+    if limit_user == 0:
+        n_cand = min(par[P_ON], par[P_BF_TEST])
+        every = n_cand == par[P_ON]  # whether every waiting job is tested
+        for r in range(n_cand):
+            sched.cand[r] = order[r]
+            sched.crank[r] = r
+    else:
+        n_cand = 0
+        every = True
+        for r in range(par[P_ON]):
+            if n_cand >= par[P_BF_TEST]:
+                every = False
+                break
+            j = order[r]
             u = sched.user[j]
             if sched.ustamp[u] != stamp:
                 sched.ustamp[u] = stamp
@@ -823,54 +861,55 @@ def _backfill(sched, core, alloc, now):
                 every = False
                 continue
             sched.ucount[u] += 1
-        sched.cand[n_cand] = j
-        sched.crank[n_cand] = r
-        n_cand += 1
+            sched.cand[n_cand] = j
+            sched.crank[n_cand] = r
+            n_cand += 1
     # the last tested job that fits now, from the back (usually near the end)
     for c in range(n_cand - 1, -1, -1):
         if fits_now(core, sched.cand[c]):
             last_fit = c
             break
     par[P_DIRTY] = 0
-    par[P_NOFIT] = int(last_fit < 0 and every)
+    par[P_NOFIT] = 0 if last_fit >= 0 else (1 if every else 2)
     par[P_CYCLE_SEEN] = par[P_SEEN]
     if last_fit < 0:
         par[P_REQUIRED] = INF  # nothing can start until something changes
         return
     _plan_reset(sched, core, now)
     _suffixes(sched, jobs, last_fit)
+    plan = sched.plan
     res = par[P_BF_RES]
     horizon = now + par[P_BF_WIN]
     changed = True
     for c in range(last_fit + 1):
         # the test needs redoing only when the plan or what the jobs left ask changed
         if changed or _suffix_moved(sched, c):
-            if _none_can_start(sched, c):
+            if _none_can_start(plan, sched.sufa, sched.sufd, sched.sufm, c):
                 break  # the rest would only reserve, and nothing after them could start
         changed = False
         j = sched.cand[c]
         d = max(jobs[j, J_PRED], 1)
-        b = _earliest(sched, jobs, core.elig, j, d, horizon)
+        b = _earliest(plan, jobs, core.elig, j, d, horizon)
         if b < 0:
             continue
         changed = True
-        start = sched.bt[b]
+        start = plan.bt[b]
         end = _roundup(start + d, res)
-        _breakpoint(sched, end)
+        _breakpoint(plan, end)
         if b == 0:
             _start_planned(sched, core, alloc, j, now, end)
             _hole(sched, sched.crank[c])
         else:
-            _take(sched, jobs, j, b, end, sched.pnode, sched.pcount, par[P_USED])
+            _take(plan, jobs, j, b, end, plan.pnode, plan.pcount, par[P_USED])
     # the cycle's plan holds until a running job's expected end or a new breakpoint
     # entering the window
     req = INF
     nb = par[P_NB]
     if nb > 1:
-        req = sched.bt[1]
+        req = plan.bt[1]
     for b in range(1, nb):
-        if sched.bt[b] > horizon:
-            req = min(req, sched.bt[b] - par[P_BF_WIN])
+        if plan.bt[b] > horizon:
+            req = min(req, plan.bt[b] - par[P_BF_WIN])
             break
     par[P_REQUIRED] = req
 
@@ -889,7 +928,8 @@ def _grid_at_or_after(t0, step, t):
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
     par = sched.par
-    _update_priorities(sched, core, now)
+    if _priorities_due(sched, core, now):
+        _update_priorities(sched, core, now)
     if par[P_ON] == 0:
         return
     _main(sched, core, alloc, now)
@@ -937,6 +977,8 @@ def _released(sched, core, j, now):
 def _started_outside(sched, core, j):
     par = sched.par
     par[P_DIRTY] = 1
+    if par[P_NOFIT] == 2:
+        par[P_NOFIT] = 0
     par[P_HOLE_LO] = 0  # its rank is not known here
     par[P_HOLE_HI] = max(par[P_ON] - 1, par[P_HOLE_HI])
     if par[P_USAGE] != 0:
@@ -1110,8 +1152,10 @@ def slurm(setup, **given) -> JittedScheduler:
         cand=np.zeros(max(test, 1), np.int64),
         crank=np.zeros(max(test, 1), np.int64), sufa=np.zeros((max(test, 1), N_RES), np.int64),
         sufd=np.zeros((max(test, 1), N_RES), np.int64), sufm=np.zeros(max(test, 1), np.int64),
-        btot=np.zeros((rows, N_RES), np.int64), bt=np.zeros(rows, np.int64),
-        bavail=np.zeros((rows, mm, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
-        ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
+        plan=Plan(
+            par=par, bt=np.zeros(rows, np.int64), btot=np.zeros((rows, N_RES), np.int64),
+            bavail=np.zeros((rows, 0 if pool else m, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
+            ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
+        ),
     )
     return JittedScheduler(state, options=opts)
