@@ -32,6 +32,7 @@ import argparse
 import inspect
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -352,25 +353,34 @@ def report(rounds: list[list[dict]], top: int) -> str:
 # --------------------------------------------------------------------------- replay and tests
 
 
+def _child_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def replay_kth(times: int, tmp: Path) -> str:
-    """Wall seconds of ``schedbench replay KTH -s easy -a ff``: cold (a fresh cache each
-    time) and warm (the same command again on that cache)."""
-    cold, warm = [], []
+    """Wall and CPU seconds (user + system, of the command's process) of ``schedbench
+    replay KTH -s easy -a ff``: cold (a fresh cache each time) and warm (the same command
+    again on that cache).  CPU seconds hardly depend on the machine's load."""
+    runs = {"cold": [], "warm": []}
     for _ in range(times):
         cache = tempfile.mkdtemp(prefix="numba-kth-", dir=tmp)
         out = Path(cache) / "run"
         cmd = [sys.executable, "-m", "schedbench", "replay", KTH, "-s", "easy", "-a", "ff", "-q", "-o", str(out)]
-        for bucket in (cold, warm):
-            t = time.perf_counter()
+        for bucket in ("cold", "warm"):
+            t, c = time.perf_counter(), _child_cpu()
             subprocess.run(cmd, env=_env(cache), check=True)
-            bucket.append(time.perf_counter() - t)
+            runs[bucket].append((time.perf_counter() - t, _child_cpu() - c))
         shutil.rmtree(cache, ignore_errors=True)
-    return (f"`schedbench replay KTH -s easy -a ff` wall s, {times} runs, load {_loadavg()}: "
-            f"cold {', '.join(f'{x:.1f}' for x in cold)}; warm {', '.join(f'{x:.1f}' for x in warm)}")
+    return "\n".join(
+        [f"`schedbench replay KTH -s easy -a ff`, {times} runs each, load {_loadavg()} at the end:\n",
+         "| cache | wall s | CPU s |", "|---|---|---|"]
+        + [f"| {k} | {', '.join(f'{w:.1f}' for w, _ in v)} | {', '.join(f'{c:.1f}' for _, c in v)} |"
+           for k, v in runs.items()])
 
 
 _PLUGIN = '''
-"""pytest plug-in written by bench/compile_cost.py: numba compile seconds per test."""
+"""pytest plug-in written by bench/compile_cost.py: numba compile CPU seconds per test."""
 import json, os, time
 from numba.core import event
 
@@ -380,10 +390,10 @@ _stack = []
 
 class _L(event.Listener):
     def on_start(self, ev):
-        _stack.append([time.perf_counter(), 0.0])
+        _stack.append([time.thread_time(), 0.0])
     def on_end(self, ev):
         t0, nested = _stack.pop()
-        total = time.perf_counter() - t0
+        total = time.thread_time() - t0
         if _stack:
             _stack[-1][1] += total
         _own[_now["test"]] = _own.get(_now["test"], 0.0) + total - nested
@@ -422,15 +432,15 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     durations = [line for line in proc.stdout.splitlines() if line.strip().endswith(("call", "setup", "teardown"))
                  and "s " in line]
     lines = [f"`pytest -n {workers} {' '.join(paths)}` on an empty cache: wall {wall:.0f} s, "
-             f"compile {sum(own.values()):.0f} s (all workers), load {_loadavg()}; "
+             f"compile {sum(own.values()):.0f} CPU s (all workers), load {_loadavg()}; "
              f"{proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]}\n",
-             "| test | compile s |", "|---|---|"]
+             "| test | compile CPU s |", "|---|---|"]
     for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"| `{k}` | {v:.1f} |")
     by_file = defaultdict(float)
     for k, v in own.items():
         by_file[k.split("::")[0]] += v
-    lines += ["", "| test file | compile s |", "|---|---|"]
+    lines += ["", "| test file | compile CPU s |", "|---|---|"]
     for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"| `{k}` | {v:.1f} |")
     lines += ["", "pytest --durations:", "```", *durations[:15], "```"]
