@@ -272,7 +272,7 @@ def report(rounds: list[list[dict]], top: int) -> str:
                 else:
                     cells.append(("+" if key not in first_pair else "") + _rng(pair_s[key]))
             first = (f"{s}+{allocs[0]}", mode)
-            n = _rng(pair_n[first]).split("–")[0] if pair_n.get(first) else "–"
+            n = str(min(pair_n[first])) if pair_n.get(first) else "–"
             lines.append(f"| {s} | " + " | ".join(cells) + f" | {_rng(child_total[(s, mode)])} | {_rng(child_wall[(s, mode)])} | {n} |")
         lines.append("")
 
@@ -299,12 +299,12 @@ def report(rounds: list[list[dict]], top: int) -> str:
     lines.append(f"All children together compiled for {_rng(all_s)} s per round.  Compiles: numba "
                  "compile events in one round (every child starts cold, so a kernel every run needs "
                  "counts once per child); signatures: distinct argument types over all rounds.\n")
-    lines.append("| kernel | source | own s | compiles | signatures |")
-    lines.append("|---|---|---|---|---|")
+    lines.append("| kernel | source | own s | compiles | s per compile | signatures |")
+    lines.append("|---|---|---|---|---|---|")
     ranked = sorted(per_kernel, key=lambda k: -_med(per_kernel[k]))
     for k in ranked[:top]:
         lines.append(f"| `{k.removeprefix('schedbench.')}` | {source[k]} | {_rng(per_kernel[k])} | "
-                     f"{min(compiles[k])} | {len(sigs[k])} |")
+                     f"{min(compiles[k])} | {_med(per_kernel[k]) / min(compiles[k]):.2f} | {len(sigs[k])} |")
     lines.append("")
 
     # ------------------------------------------------------------ repeats within one process
@@ -347,6 +347,32 @@ def report(rounds: list[list[dict]], top: int) -> str:
         differ = ", ".join(names[i] if i < len(names) else f"#{i}" for i in sorted(rep_args[k])) or "none"
         lines.append(f"| `{k.removeprefix('schedbench.')}` | {c} / {n_sig} / {n_disp} | {_rng(rep_s[k])} | {differ} |")
     lines.append("")
+
+    # ------------------------------------------------------------ literal specialisations
+    lit_s: dict[str, list] = defaultdict(list)
+    lit_sigs: dict[str, set] = defaultdict(set)
+    for results in rounds:
+        tot = defaultdict(float)
+        for res in results:
+            for r in res["records"]:
+                if "Literal[" in r["signature"]:
+                    tot[r["kernel"]] += r["own_s"]
+                    names = r["params"] or []
+                    lit_sigs[r["kernel"]].add(", ".join(
+                        f"{names[i] if i < len(names) else i}={a}" for i, a in enumerate(r["args"]) if "Literal[" in a))
+        for k, v in tot.items():
+            lit_s[k].append(v)
+    if lit_s:
+        lines.append("### Compiles with literal arguments\n")
+        lines.append("A constant argument typed as a literal makes numba compile the function once per "
+                     "value; CPU seconds of those compiles per round.\n")
+        lines.append("| kernel | CPU s per round | literal arguments seen |")
+        lines.append("|---|---|---|")
+        for k in sorted(lit_s, key=lambda k: -_med(lit_s[k]))[:top]:
+            seen = "; ".join(sorted(lit_sigs[k]))
+            seen = seen if len(seen) < 160 else seen[:157] + "..."
+            lines.append(f"| `{k.removeprefix('schedbench.')}` | {_rng(lit_s[k])} | `{seen}` |")
+        lines.append("")
     return "\n".join(lines)
 
 
@@ -472,8 +498,12 @@ def main(argv=None) -> int:
     p.add_argument("--test-workers", default="2", help="pytest -n for --tests (default 2)")
     p.add_argument("--parallel", type=int, default=1,
                    help="children at a time (default 1; CPU seconds barely change, wall seconds do)")
+    p.add_argument("--from-json", help="only print the tables of a former --json file")
     p.add_argument("--no-pairs", action="store_true", help="skip the scheduler x allocator children")
     args = p.parse_args(argv)
+    if args.from_json:
+        print(report(json.loads(Path(args.from_json).read_text()), args.top))
+        return 0
     tmp = Path(tempfile.mkdtemp(prefix="compile-cost-"))
     out = []
     try:
