@@ -32,6 +32,7 @@ import argparse
 import inspect
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
@@ -455,8 +456,7 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
         for k, v in json.loads(f.read_text()).items():
             own[k] = own.get(k, 0.0) + v
     shutil.rmtree(cache, ignore_errors=True)
-    durations = [line for line in proc.stdout.splitlines() if line.strip().endswith(("call", "setup", "teardown"))
-                 and "s " in line]
+    durations = [line for line in proc.stdout.splitlines() if re.match(r"\s*[\d.]+s (call|setup|teardown) ", line)]
     lines = [f"`pytest -n {workers} {' '.join(paths)}` on an empty cache: wall {wall:.0f} s, "
              f"compile {sum(own.values()):.0f} CPU s (all workers), load {_loadavg()}; "
              f"{proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]}\n",
