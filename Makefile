@@ -60,8 +60,8 @@ bench-check: $(STAMP) ## run the hot-path timings and fail on a slowdown beyond 
 bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine) as BENCH_BASELINE
 	$(BIN)/python bench/check.py save --baseline $(BENCH_BASELINE)
 
-compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel, per scheduler x allocator x pool/nodes, repeated specialisations (several minutes)
-	$(BIN)/python bench/compile_cost.py
+compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel, per scheduler x allocator (ff, bf) x pool/nodes, repeated specialisations (two rounds, about 15 CPU minutes)
+	$(BIN)/python bench/compile_cost.py --rounds 2 -a ff -a bf --parallel 2
 
 study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
