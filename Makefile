@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on its own sources (see sched/schedbench/_jit.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-oracle-full report-check bench bench-perf bench-check bench-save study study-sfs study-soner lint clean
+.PHONY: help setup test test-oracle-full report-check bench bench-perf bench-check bench-save compile-cost study study-sfs study-soner lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -59,6 +59,9 @@ bench-check: $(STAMP) ## run the hot-path timings and fail on a slowdown beyond 
 
 bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine) as BENCH_BASELINE
 	$(BIN)/python bench/check.py save --baseline $(BENCH_BASELINE)
+
+compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel, per scheduler x allocator (ff, bf) x pool/nodes, repeated specialisations (two rounds, about 15 CPU minutes)
+	$(BIN)/python bench/compile_cost.py --rounds 2 -a ff -a bf --parallel 2
 
 study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
