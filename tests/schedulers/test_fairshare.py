@@ -106,7 +106,9 @@ def test_age_only_depth_one_is_easy(log):
     np.testing.assert_array_equal(prio.start, easy.start)
 
 
-@pytest.mark.parametrize("allocator", ["ff", "bf"])
+# ff only: each allocator compiles the per-node loop again (bf adds about two minutes of a
+# cold run on a busy 2-core machine); the property tests vary the allocator on small cases.
+@pytest.mark.parametrize("allocator", ["ff"])
 def test_age_only_depth_one_is_easy_on_eurora_nodes(shared_traces, allocator):
     """Eurora's jobs ask for cores, GPUs, MICs and memory on 64 nodes: the per-node plan."""
     from schedbench.io import eurora
