@@ -68,6 +68,10 @@ R7  EASY on a pool (each pass):
     ``passes`` records (now, head id, shadow) for every pass that made a reservation
     (including the extra passes of R3).
 
+R7b EASY-SJBF ("easy-sjbf"; Tsafrir, Etsion and Feitelson 2007): R7 (pool) or R9
+    (nodes), except that step 3 visits the queue after the head in (pred, queue order)
+    order, shortest predicted run time first.
+
 R8  Node allocation: capacity of a node for a job = min over types with per-unit request
     > 0 of floor(free / request).  Free spread (req_nodes <= 0): visit nodes in the
     allocator's order, give each node min(capacity, remaining) units, until none remain;
@@ -112,7 +116,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEDULERS = ("fcfs", "sjf", "easy")
+SCHEDULERS = ("fcfs", "sjf", "easy", "easy-sjbf")
 ALLOCATORS = ("ff", "bf")
 NTYPES = 4  # cores, gpus, mics, mem
 COMPUTE_TYPES = 3  # cores, gpus, mics: what best-fit sums
@@ -347,7 +351,7 @@ class _Replay:
         elif self.scheduler == "sjf":
             self.pass_in_order(now, sorted(self.queue, key=_Job.sjf_key))
         else:
-            self.pass_easy(now)
+            self.pass_easy(now)  # easy and easy-sjbf
         return [j for j in self.running if id(j) not in before]
 
     def pass_in_order(self, now, order):
@@ -386,10 +390,13 @@ class _Replay:
         for r in self.running:
             if r.predicted_end(now) <= shadow:
                 at_shadow = self.released(at_shadow, r)
+        behind = list(self.queue[1:])
+        if self.scheduler == "easy-sjbf":  # R7b: shortest prediction first, ties in queue order
+            behind.sort(key=lambda j: (j.pred, j.queue_key()))
         if self.is_pool:
-            self.backfill_pool(now, head, shadow, at_shadow - head.need)
+            self.backfill_pool(now, behind, shadow, at_shadow - head.need)
         else:
-            self.backfill_nodes(now, head, shadow, at_shadow)
+            self.backfill_nodes(now, head, behind, shadow, at_shadow)
 
     def released(self, free, job):
         """A copy of ``free`` with ``job``'s allocation given back."""
@@ -399,9 +406,9 @@ class _Replay:
         _Nodes.add(out, job, job.alloc)
         return out
 
-    def backfill_pool(self, now, head, shadow, extra):
-        # step 3 (R7)
-        for job in list(self.queue[1:]):
+    def backfill_pool(self, now, behind, shadow, extra):
+        # step 3 (R7), over the jobs behind the head in the order given
+        for job in behind:
             alloc = self.fits_now(job)
             if alloc is None:
                 continue
@@ -411,10 +418,10 @@ class _Replay:
                 self.start(job, alloc, now)
                 extra -= job.need
 
-    def backfill_nodes(self, now, head, shadow, at_shadow):
-        # step 3 (R9)
+    def backfill_nodes(self, now, head, behind, shadow, at_shadow):
+        # step 3 (R9), over the jobs behind the head in the order given
         past_shadow = []  # (job, alloc) started in step 3 and predicted past shadow
-        for job in list(self.queue[1:]):
+        for job in behind:
             alloc = self.fits_now(job)
             if alloc is None:
                 continue
@@ -448,7 +455,7 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler) -> Na
     """Replay a trace on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
-    duration the scheduler believes.  ``scheduler`` is "fcfs", "sjf" or "easy".  See the
+    duration the scheduler believes.  ``scheduler`` is one of :data:`SCHEDULERS`.  See the
     module docstring for the exact readings (R1-R7)."""
     ids = [int(x) for x in job_id]
     sub = [int(x) for x in submit]
