@@ -45,6 +45,7 @@ from ..core.api import (
     C_FREE,
     C_MAINT,
     C_NEXT,
+    C_REVISED,
     C_RN,
     C_STARTED,
     W_COUNT,
@@ -82,9 +83,9 @@ from ..core.layout import (
 from .inorder import _start_in_order
 
 # Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
-# started or ended since (its head, shadow time, final extra, first unscanned job, and
-# the core's start and end counts when it ended), the shadow-time totals, and the first
-# job index not yet in the min-tree.
+# started or ended since and no predicted end was raised (its head, shadow time, final
+# extra, first unscanned job, and the core's start, end and revision counts when it
+# ended), the shadow-time totals, and the first job index not yet in the min-tree.
 E_HEAD = 0
 E_SHADOW = 1
 E_EXTRA = 2
@@ -93,7 +94,8 @@ E_STARTED = 4
 E_ENDED = 5
 E_TOTALS = 6  # E_TOTALS + k: free amount of resource k at the shadow time
 E_SEEN = 6 + N_RES
-N_ESCAL = 7 + N_RES
+E_REVISED = 7 + N_RES
+N_ESCAL = 8 + N_RES
 E_ROWS = N_ESCAL  # EasySjbf.scal only: rows of EasySjbf.order in use
 
 # The min-tree holds int32 (cores, GPUs, MICs, pred) per job: half the memory of int64.
@@ -366,6 +368,7 @@ def _remember(escal, core, head, shadow, extra):
     """Keep this pass's head, shadow time, extra and scan end for the next pass."""
     escal[E_STARTED] = core.scal[C_STARTED]
     escal[E_ENDED] = core.scal[C_ENDED]
+    escal[E_REVISED] = core.scal[C_REVISED]
     escal[E_HEAD] = head
     escal[E_SHADOW] = shadow
     escal[E_EXTRA] = extra
@@ -433,8 +436,10 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
         and escal[E_HEAD] == head and escal[E_SHADOW] > now and not counting
+        and escal[E_REVISED] == core.scal[C_REVISED]
     ):
-        # Nothing ended or started since the last pass, which had this head: the free
+        # Nothing ended or started since the last pass, which had this head, and no
+        # predicted end moved (prediction correction, core.steps._revise_overdue): the free
         # resources, the shadow time and extra are those it ended with, and every job it
         # scanned would be refused again (the horizon only shrank), so only jobs that
         # arrived since need a look.
