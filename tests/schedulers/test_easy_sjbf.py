@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import naive
 from repo_paths import SWF_LOGS
+from schedbench import predictors
 from schedbench.engine import replay
 from schedbench.io import jobs, machine, swf
 from strategies import node_case, node_traces, pool_traces
@@ -121,3 +122,46 @@ def test_engine_equals_oracle_on_generated_nodes(trace, allocator):
     assert [STATUS[s] for s in r.status] == nv.status
     used = [0 if a is None else len(a) for a in nv.alloc]
     np.testing.assert_array_equal(np.where(r.start >= 0, r.nodes_used, 0), used)
+
+
+# --------------------------------------------------------------------------- with correction
+
+
+def _oracle_with_correction(table, procs, scheduler, allocator, spec=None):
+    """The engine with ``tsafrir`` against naive C1, fed the engine's submission-time
+    predictions and the predictor's corrected durations (its caps)."""
+    mach = machine.from_spec(spec) if spec else machine.from_spec(f"1x(cores={procs})")
+    r = replay.replay(table, mach, scheduler, allocator, "tsafrir")
+    cap = predictors.tsafrir(table).keys[:, 3]
+    nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, r.pred, procs, scheduler,
+                           revised=cap)
+    return r, nv
+
+
+@pytest.mark.skipif(not SWF_LOGS, reason="../shared/traces/swf not present")
+@pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
+def test_correction_equals_oracle_on_shared_logs(first_3k, scheduler):
+    table, mach = first_3k
+    r = replay.replay(table, mach, scheduler, "ff", "tsafrir")
+    nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, r.pred, int(mach.totals[0]),
+                           scheduler, revised=predictors.tsafrir(table).keys[:, 3])
+    expected = _starts(nv)
+    bad = np.flatnonzero(r.start != expected)
+    assert bad.size == 0, (
+        f"{bad.size} starts differ, first job id {table.job_id[bad[0]]}: engine {r.start[bad[0]]}, "
+        f"oracle {expected[bad[0]]}"
+    )
+
+
+@settings(max_examples=200)
+@given(pool_traces(), st.lists(st.integers(-1, 2), min_size=40, max_size=40), st.sampled_from(["easy", "easy-sjbf"]))
+def test_correction_equals_oracle_on_generated_pools(trace, users, scheduler):
+    base, procs = trace
+    n = base.n_jobs
+    table = jobs.from_columns(
+        job_id=base.job_id, submit=base.submit, run=base.run, procs_req=base.units, procs_alloc=base.units,
+        time_req=base.time_req, user=np.array(users[:n]),
+    )
+    for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
+        r, nv = _oracle_with_correction(table, procs, scheduler, "ff", spec)
+        np.testing.assert_array_equal(r.start, _starts(nv), err_msg=spec)
