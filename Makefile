@@ -72,6 +72,9 @@ study-soner: $(STAMP) ## Soner & Ozturan's study: backfill, IPSCHED and AUCSCHED
 study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on Alice, Bob and Chris; latency table and Gantt charts
 	$(BIN)/python bench/steffen_study.py -o $(BENCH_RESULTS)/steffen-study
 
+study-tsafrir: $(STAMP) ## Tsafrir et al.'s EASY, EASY+, EASY++ and PERFECT(++) on the shared SWF logs: mean wait and bounded slowdown (their Tables 2-3) into docs/studies/tsafrir-easy-plus-plus.md
+	$(BIN)/python bench/tsafrir_study.py -o docs/studies/tsafrir-easy-plus-plus.md
+
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench
 

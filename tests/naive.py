@@ -68,6 +68,10 @@ R7  EASY on a pool (each pass):
     ``passes`` records (now, head id, shadow) for every pass that made a reservation
     (including the extra passes of R3).
 
+C1  Prediction correction (replay_pool's ``revised``; the ``tsafrir`` predictor): a job
+    still running at a decision instant at or after start + pred is believed to run
+    max(pred, revised) from its start; its predicted end is then max(start + that, now).
+
 R7b EASY-SJBF ("easy-sjbf"; Tsafrir, Etsion and Feitelson 2007): R7 (pool) or R9
     (nodes), except that step 3 visits the queue after the head in (pred, queue order)
     order, shortest predicted run time first.
@@ -153,6 +157,7 @@ class _Job:
     need: object  # pool: int processors; nodes: a _NodeRequest
     start: int | None = None
     alloc: object = None  # pool: int processors; nodes: list of (node, units)
+    revised: int | None = None  # C1: duration believed once the job outlives pred
 
     @property
     def end(self):
@@ -165,7 +170,10 @@ class _Job:
         return (self.pred, self.submit, self.job_id, self.idx)
 
     def predicted_end(self, now):
-        return max(self.start + self.pred, now)
+        believed = self.pred
+        if self.revised is not None and self.start + self.pred <= now:  # C1
+            believed = max(believed, self.revised)
+        return max(self.start + believed, now)
 
 
 @dataclass
@@ -451,12 +459,13 @@ def _result(n, ids, status, simulated, passes, with_alloc):
     )
 
 
-def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler) -> NaiveResult:
+def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revised=None) -> NaiveResult:
     """Replay a trace on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
     duration the scheduler believes.  ``scheduler`` is one of :data:`SCHEDULERS`.  See the
-    module docstring for the exact readings (R1-R7)."""
+    module docstring for the exact readings (R1-R7).  ``revised``: per job, the duration
+    believed once it outlives ``pred`` (C1), or None for no correction."""
     ids = [int(x) for x in job_id]
     sub = [int(x) for x in submit]
     rn = [int(x) for x in run]
@@ -478,7 +487,8 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler) -> Na
         else:
             status.append(REPLAYED)
             jobs.append(
-                _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i])
+                _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i],
+                     revised=None if revised is None else int(revised[i]))
             )
     rep = _Replay(jobs, _Pool(machine_procs), scheduler, is_pool=True)
     rep.run()

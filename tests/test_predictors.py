@@ -246,6 +246,8 @@ def test_predict_on_a_tiny_swf(tmp_path, capsys):
         "user-profile": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
         "user-mean2": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
         "user-profile-capped": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
+        # offline nothing runs, so nothing is corrected: user-mean2's predictions
+        "tsafrir": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
     }
     assert main(["predict", str(path), "--limit", "2"]) == 0
     text = capsys.readouterr().out
@@ -265,7 +267,8 @@ def test_predict_on_a_parquet_table_with_queue_meta(tmp_path, capsys):
 def test_predict_on_kth(capsys):
     assert main(["predict", str(KTH), "--limit", "5000", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert set(got) == {"requested", "user-profile", "user-mean2", "user-profile-capped"}
+    assert set(got) == {"requested", "user-profile", "user-mean2", "user-profile-capped", "tsafrir"}
+    assert got["tsafrir"] == got["user-mean2"]
     for e in got.values():
         assert e["mae_s"] > 0 and e["median_ae_s"] >= 0 and 0 <= e["under_share"] <= 1
     # Users over-estimate: their estimates almost never fall short, and the history-based
@@ -298,3 +301,38 @@ def test_the_built_in_predictors_are_registered_under_their_names():
     kinds = {name: type(predictors.prepare(t, name)).__name__ for name in registry.predictor_names()[:5]}
     assert kinds == {"requested": "JobColumn", "actual": "JobColumn", "user-profile": "UserProfile",
                      "user-mean2": "UserMean2", "user-profile-capped": "UserProfile"}
+
+
+# --------------------------------------------------------------------------- tsafrir
+
+
+def _correction_case():
+    """Two processors.  Job 0 (user 1) teaches user 1 a 10 s run; job 1 (user 1, asks
+    1,000 s) is predicted 10 s from its start at 20 but runs 500; at 40 job 2 (2
+    processors, the head) and job 3 (1 processor, 200 s) arrive."""
+    return table([
+        # submit wait run treq user exe queue procs
+        (0, 0, 10, 1000, 1, -1, 0, 2),
+        (20, 0, 500, 1000, 1, -1, 0, 1),
+        (40, 0, 100, 100, 2, -1, 0, 2),
+        (40, 0, 200, 200, 3, -1, 0, 1),
+    ])
+
+
+@pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
+def test_tsafrir_corrects_an_outlived_prediction(scheduler):
+    """user-mean2: job 1's predicted end (30) has passed at 40, so it counts as ending
+    now, the head's shadow time is 40 and job 3 may not backfill.  tsafrir: job 1 is now
+    believed to end at its estimate (20 + 1,000), so job 3 (ends 240) backfills at 40.
+    The reported prediction stays the one made at submission."""
+    t = _correction_case()
+    plain = replay(t, from_spec("1x(cores=2)"), scheduler, "ff", "user-mean2")
+    fixed = replay(t, from_spec("1x(cores=2)"), scheduler, "ff", "tsafrir")
+    assert plain.start.tolist() == [0, 20, 520, 620]
+    assert fixed.start.tolist() == [0, 20, 520, 40]
+    assert plain.pred.tolist() == fixed.pred.tolist() == [1000, 10, 100, 200]
+
+
+def test_tsafrir_predicts_as_user_mean2_offline():
+    t = _correction_case()
+    assert offline(t, "tsafrir") == offline(t, "user-mean2")

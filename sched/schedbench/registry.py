@@ -134,6 +134,8 @@ for _name, _attr, _text in (
     ("user-profile", "user_profile", "last duration of the user's jobs of the same profile (Netti et al. 2.3)"),
     ("user-mean2", "user_mean2", "mean of the user's last two ended jobs, capped by the estimate (Tsafrir et al.)"),
     ("user-profile-capped", "user_profile_capped", "user-profile, also capped at the job's own estimate"),
+    ("tsafrir", "tsafrir", "user-mean2 plus Tsafrir et al.'s correction: a running job that outlives its "
+     "prediction is predicted to end at its estimate"),
 ):
     register_predictor(_name, f"schedbench.predictors:{_attr}", _text)
 BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS) | frozenset(PREDICTORS)

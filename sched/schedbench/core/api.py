@@ -86,6 +86,7 @@ from .state import (
     C_QH,
     C_QN,
     C_QSPAN,
+    C_REVISED,
     C_RN,
     C_STARTED,
     W_COUNT,
@@ -108,7 +109,7 @@ from .steps import _unmask as unmask_maintenance
 from .steps import _window_meets as window_meets
 
 __all__ = [
-    "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_RN", "C_STARTED",
+    "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_REVISED", "C_RN", "C_STARTED",
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",

@@ -128,6 +128,21 @@ def learn(pred, jobs, j, now):
     """Predictor hook: job ``j`` ended at ``now`` (online predictors learn from it)."""
 
 
+def revises(pred):
+    """Predictor hook: whether the predictor raises the predicted ends of running jobs
+    that outlive them (:func:`revise`); False leaves the core's running list alone."""
+    return False
+
+
+def revise(pred, jobs, j, now):
+    """Predictor hook, called when :func:`revises` is True: running job ``j`` has not
+    ended by ``now``, a decision point at or after its predicted end (jobs[j, J_RUN_KEY]);
+    returns the duration (s) from its start the scheduler should now believe.  The core
+    moves the job's predicted end (J_RUN_KEY and its running-list row) only when that is
+    later; J_PRED, the prediction made at submission, never changes."""
+    return 0
+
+
 # --------------------------------------------------------------------------- allocators
 
 
@@ -182,7 +197,8 @@ def counts_attempts(alloc):
 _dispatch(schedule, required=True)
 _dispatch(choose, required=True, inline="always")
 _dispatch(predict, required=True)
-for _hook in (learn, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
+_dispatch(revises, required=False, inline="always")  # a constant: the core's check folds away
+for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
               alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False)
 del _hook

@@ -37,7 +37,8 @@ C_FREE = 18  # C_FREE + k: free amount of resource k over all nodes
 C_CAP = 22  # C_CAP + k: capacity of resource k over all nodes
 C_MAINT = 26  # 1 when nodes have maintenance windows (Core.mwin)
 C_MNEXT = 27  # next maintenance-window end (index in Core.mends) not yet a decision point
-N_CSCAL = 28
+C_REVISED = 28  # predicted ends of running jobs the predictor has raised (hooks.revise)
+N_CSCAL = 29
 
 # Rows of Core.work, int64 (N_WORK, n_nodes): node buffers of placements.
 W_IDENT = 0  # 0 .. m-1: index order

@@ -27,6 +27,8 @@ from .hooks import (
     choose,
     learn,
     predict,
+    revise,
+    revises,
     sched_enqueued,
     sched_released,
     sched_started_outside,
@@ -64,6 +66,7 @@ from .state import (
     C_PASSES,
     C_PERIOD,
     C_QN,
+    C_REVISED,
     C_RN,
     C_STARTED,
     C_TICK0,
@@ -356,7 +359,48 @@ def _maintenance_wake(core, wake):
 
 
 @inline_kernel
+def _revise_overdue(core, pred, now):
+    """Prediction correction (Tsafrir, Etsion and Feitelson 2007): at decision point
+    ``now``, ask the predictor (:func:`schedbench.core.hooks.revise`) for a new duration of
+    every running job whose predicted end is at or before ``now`` (it has outlived its
+    prediction: jobs ending at ``now`` have already left), and move the predicted end of
+    each one it raises to start + that duration, in J_RUN_KEY and in the sorted running
+    list; scal[C_REVISED] counts the moves (schedulers that keep a pass from one decision
+    point to the next compare it).  Rows still due after a move are asked again, and left
+    where they are when the answer does not raise them."""
+    jobs = core.jobs
+    run_list = core.run_list
+    scal = core.scal
+    rn = scal[C_RN]
+    r = 0
+    while r < rn and run_list[r, 0] <= now:
+        j = run_list[r, 1]
+        key = jobs[j, J_START] + revise(pred, jobs, j, now)
+        if key <= run_list[r, 0]:
+            r += 1
+            continue
+        jobs[j, J_RUN_KEY] = key
+        pos = _run_pos(run_list, rn, key, j)  # > r: the row's old key is smaller
+        _shift_rows(run_list, r + 1, pos, -1)
+        run_list[pos - 1, 0] = key
+        run_list[pos - 1, 1] = j
+        scal[C_REVISED] += 1
+
+
+@inline_kernel
 def _advance(core, pred, sched, alloc):
+    """Process events up to the next decision point (:func:`_next_decision`) and, when the
+    predictor revises predictions (:func:`schedbench.core.hooks.revises`), correct those
+    the running jobs have outlived (:func:`_revise_overdue`); returns what
+    :func:`_next_decision` returns."""
+    now = _next_decision(core, pred, sched, alloc)
+    if revises(pred) and now >= 0:
+        _revise_overdue(core, pred, now)
+    return now
+
+
+@inline_kernel
+def _next_decision(core, pred, sched, alloc):
     """Process events up to the next decision point; returns its time, -1 when the replay
     is over (and sets scal[C_DONE]), or -2, before any event, when the allocation log
     could overflow in the next pass or the timeline has no row left for it (the Python

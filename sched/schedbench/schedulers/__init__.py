@@ -38,6 +38,9 @@ DECLARATIONS: tuple[Entry, ...] = (
           "(pred, submit, id) order, stop at the first job that does not fit (as AccaSim)"),
     Entry("easy", Kind.JITTED, "schedbench.schedulers.easy:easy",
           "EASY backfilling; on heterogeneous nodes the head's reservation is node-feasible"),
+    Entry("easy-sjbf", Kind.JITTED, "schedbench.schedulers.easy:easy_sjbf",
+          "EASY whose backfill candidates are tried shortest predicted run time first, ties in queue order "
+          "(SJBF, Tsafrir et al. 2007); with -p tsafrir it is their EASY++"),
     Entry("prb", Kind.JITTED, "schedbench.schedulers.prb:prb",
           "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2); "
           "tries every queued job in that order, skipping those that do not fit (as the authors' AccaSim)"),

@@ -45,6 +45,7 @@ from ..core.api import (
     C_FREE,
     C_MAINT,
     C_NEXT,
+    C_REVISED,
     C_RN,
     C_STARTED,
     W_COUNT,
@@ -61,6 +62,7 @@ from ..core.api import (
     fits_now,
     implements,
     mask_maintenance,
+    sched_enqueued,
     sched_started_outside,
     schedule,
     unmask_maintenance,
@@ -81,9 +83,9 @@ from ..core.layout import (
 from .inorder import _start_in_order
 
 # Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
-# started or ended since (its head, shadow time, final extra, first unscanned job, and
-# the core's start and end counts when it ended), the shadow-time totals, and the first
-# job index not yet in the min-tree.
+# started or ended since and no predicted end was raised (its head, shadow time, final
+# extra, first unscanned job, and the core's start, end and revision counts when it
+# ended), the shadow-time totals, and the first job index not yet in the min-tree.
 E_HEAD = 0
 E_SHADOW = 1
 E_EXTRA = 2
@@ -92,7 +94,9 @@ E_STARTED = 4
 E_ENDED = 5
 E_TOTALS = 6  # E_TOTALS + k: free amount of resource k at the shadow time
 E_SEEN = 6 + N_RES
-N_ESCAL = 7 + N_RES
+E_REVISED = 7 + N_RES
+N_ESCAL = 8 + N_RES
+E_ROWS = N_ESCAL  # EasySjbf.scal only: rows of EasySjbf.order in use
 
 # The min-tree holds int32 (cores, GPUs, MICs, pred) per job: half the memory of int64.
 TREE_PRED = 3
@@ -117,6 +121,33 @@ class EasyPool(NamedTuple):
     tree: np.ndarray
     scratch: np.ndarray
     scal: np.ndarray
+
+
+class EasySjbf(NamedTuple):
+    """EASY-SJBF.  order int64 (n, 2): (pred, job) rows of queued jobs sorted, ties in
+    queue order (rows of jobs that started since stay until the next backfill scan drops
+    them); scratch int64 (m, 4): free resources at the shadow time; scal int64
+    (N_ESCAL + 1,): the E_* slots (only the shadow-time totals are used) and E_ROWS."""
+
+    order: np.ndarray
+    scratch: np.ndarray
+    scal: np.ndarray
+
+
+def easy_sjbf(setup) -> JittedScheduler:
+    """EASY with shortest-job-backfilled-first (Tsafrir, Etsion and Feitelson 2007, the
+    SJBF of EASY++): the head and its reservation exactly as :func:`easy`, then the queued
+    jobs behind the head are tried in order of predicted run time (shortest first, ties in
+    queue order), each under the same rule as in EASY's scan.  Allocation attempts are
+    reported in that order (each candidate is either a failed or a successful attempt).
+    With ``actual`` predictions it is the paper's PERFECT++ scheduler, with ``tsafrir``
+    its EASY++."""
+    scal = np.zeros(N_ESCAL + 1, dtype=np.int64)
+    return JittedScheduler(EasySjbf(
+        order=np.empty((max(setup.table.n_jobs, 1), 2), np.int64),
+        scratch=np.empty((setup.machine.n_nodes, N_RES), np.int64),
+        scal=scal,
+    ))
 
 
 def easy(setup) -> JittedScheduler:
@@ -337,10 +368,61 @@ def _remember(escal, core, head, shadow, extra):
     """Keep this pass's head, shadow time, extra and scan end for the next pass."""
     escal[E_STARTED] = core.scal[C_STARTED]
     escal[E_ENDED] = core.scal[C_ENDED]
+    escal[E_REVISED] = core.scal[C_REVISED]
     escal[E_HEAD] = head
     escal[E_SHADOW] = shadow
     escal[E_EXTRA] = extra
     escal[E_NEXT] = core.scal[C_NEXT]
+
+
+@inline_kernel
+def _admit_pool(core, alloc, c, kind, horizon, extra):
+    """Whether queued job ``c`` may be backfilled behind a head made of single units of
+    resource ``kind`` (the ``extra`` rule): returns what is left of ``extra`` once it
+    starts, or -1 when it may not (a failed attempt, reported to the allocator)."""
+    jobs = core.jobs
+    if not fits_now(core, c):
+        attempt_failed(alloc, jobs, c)
+        return -1
+    if jobs[c, J_PRED] > horizon:
+        use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
+        if use > extra:
+            attempt_failed(alloc, jobs, c)
+            return -1
+        return extra - use
+    return extra
+
+
+@inline_kernel
+def _admit_nodes(sched, core, alloc, now, head, c, horizon):
+    """Whether queued job ``c`` may be backfilled behind any other ``head`` (the
+    node-feasible rule of the module docstring): returns the number of nodes of the
+    placement ``choose`` left in core.work, or -1 when it may not (a failed attempt,
+    reported; its maintenance mask undone).  When it may, the nodes in maintenance
+    during its predicted run are still hidden: the caller commits, then unmasks."""
+    jobs = core.jobs
+    work = core.work
+    totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
+    maint = core.scal[C_MAINT] != 0
+    if maint:  # nodes in maintenance during c's predicted run are hidden from it
+        mask_maintenance(core, c, now)
+    if not fits_now(core, c):
+        attempt_failed(alloc, jobs, c)
+        if maint:
+            unmask_maintenance(core, alloc, c)
+        return -1
+    used = choose(alloc, core, c)
+    if jobs[c, J_PRED] > horizon:
+        # Place c as it would start now, take its nodes out of the shadow-time
+        # resources, keep it only if the head still fits there.
+        _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
+        if not _head_fits_scratch(jobs, sched.scratch, totals, work, core.elig, head):
+            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
+            attempt_failed(alloc, jobs, c)
+            if maint:
+                unmask_maintenance(core, alloc, c)
+            return -1
+    return used
 
 
 @internal_kernel
@@ -354,8 +436,10 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
         and escal[E_HEAD] == head and escal[E_SHADOW] > now and not counting
+        and escal[E_REVISED] == core.scal[C_REVISED]
     ):
-        # Nothing ended or started since the last pass, which had this head: the free
+        # Nothing ended or started since the last pass, which had this head, and no
+        # predicted end moved (prediction correction, core.steps._revise_overdue): the free
         # resources, the shadow time and extra are those it ended with, and every job it
         # scanned would be refused again (the horizon only shrank), so only jobs that
         # arrived since need a look.
@@ -374,16 +458,10 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
             break
         if jobs[c, J_STATE] != JobState.QUEUED:
             continue
-        if not fits_now(core, c):
-            attempt_failed(alloc, jobs, c)
-            continue
-        if jobs[c, J_PRED] > horizon:
-            use = jobs[c, J_UNITS] * jobs[c, J_REQ + kind]
-            if use > extra:
-                attempt_failed(alloc, jobs, c)
-                continue
-            extra -= use
-        _start_backfilled(sched, core, alloc, now, c, choose(alloc, core, c))
+        left = _admit_pool(core, alloc, c, kind, horizon, extra)
+        if left >= 0:
+            extra = left
+            _start_backfilled(sched, core, alloc, now, c, choose(alloc, core, c))
     _remember(escal, core, head, shadow, extra)
 
 
@@ -392,8 +470,6 @@ def _backfill_nodes(sched, core, alloc, now, head):
     """EASY's backfill scan behind any other blocked ``head``, with the node-feasible
     reservation (module docstring)."""
     jobs = core.jobs
-    work = core.work
-    totals = sched.scal[E_TOTALS : E_TOTALS + N_RES]
     shadow = _shadow_nodes(sched, core, head, now)
     horizon = shadow - now
     counting = counts_attempts(alloc)
@@ -407,28 +483,11 @@ def _backfill_nodes(sched, core, alloc, now, head):
             break
         if jobs[c, J_STATE] != JobState.QUEUED:
             continue
-        maint = core.scal[C_MAINT] != 0
-        if maint:  # nodes in maintenance during c's predicted run are hidden from it
-            mask_maintenance(core, c, now)
-        if not fits_now(core, c):
-            attempt_failed(alloc, jobs, c)
-            if maint:
+        used = _admit_nodes(sched, core, alloc, now, head, c, horizon)
+        if used >= 0:
+            _start_backfilled(sched, core, alloc, now, c, used)
+            if core.scal[C_MAINT] != 0:
                 unmask_maintenance(core, alloc, c)
-            continue
-        used = choose(alloc, core, c)
-        if jobs[c, J_PRED] > horizon:
-            # Place c as it would start now, take its nodes out of the shadow-time
-            # resources, keep it only if the head still fits there.
-            _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, -1)
-            if not _head_fits_scratch(jobs, sched.scratch, totals, work, core.elig, head):
-                _add_to_scratch(jobs, c, work[W_NODE], work[W_COUNT], 0, used, sched.scratch, totals, 1)
-                attempt_failed(alloc, jobs, c)
-                if maint:
-                    unmask_maintenance(core, alloc, c)
-                continue
-        _start_backfilled(sched, core, alloc, now, c, used)
-        if maint:
-            unmask_maintenance(core, alloc, c)
     _remember(sched.scal, core, head, shadow, 0)
 
 
@@ -456,3 +515,103 @@ for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):
     implements(schedule, _cls)(_one_pass)
     implements(sched_started_outside, _cls)(_started_outside)
 del _cls, _one_pass
+
+
+# --------------------------------------------------------------------------- EASY-SJBF (shortest job backfilled first)
+
+
+@inline_kernel
+def _sjbf_enqueued(sched, core, j):
+    """Insert job ``j`` (just queued, its prediction set) into sched.order after every row
+    of equal or smaller prediction: jobs join in index order, so equal predictions stay
+    in queue order."""
+    order = sched.order
+    rows = sched.scal[E_ROWS]
+    p = core.jobs[j, J_PRED]
+    lo, hi = 0, rows
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if order[mid, 0] <= p:
+            lo = mid + 1
+        else:
+            hi = mid
+    for r in range(rows, lo, -1):
+        order[r, 0] = order[r - 1, 0]
+        order[r, 1] = order[r - 1, 1]
+    order[lo, 0] = p
+    order[lo, 1] = j
+    sched.scal[E_ROWS] = rows + 1
+
+
+@inline_kernel
+def _start_sjbf(core, alloc, now, c, used):
+    """Start backfilled candidate ``c`` on the placement ``choose`` made (``used`` nodes)."""
+    attempt_succeeded(alloc, core.jobs, c)
+    commit(core, alloc, c, now, used)
+
+
+@inline_kernel
+def _next_candidate(sched, core, r, kept, head):
+    """Row ``r`` of sched.order: its job when it is a queued job other than ``head`` (-1
+    otherwise), after moving the row down to row ``kept`` when its job is still queued
+    (rows of jobs that started since are dropped); returns (job or -1, new kept)."""
+    order = sched.order
+    c = order[r, 1]
+    if core.jobs[c, J_STATE] != JobState.QUEUED:
+        return -1, kept
+    order[kept, 0] = order[r, 0]
+    order[kept, 1] = c
+    return (-1 if c == head else c), kept + 1
+
+
+@internal_kernel
+def _backfill_sjbf_pool(sched, core, alloc, now, head, kind):
+    """EASY-SJBF's backfill behind a blocked ``head`` made of single units of resource
+    ``kind`` (the ``extra`` rule), candidates in sched.order's order."""
+    shadow, extra = _shadow_pool(core, head, now, kind)
+    horizon = shadow - now
+    kept = 0
+    for r in range(sched.scal[E_ROWS]):
+        c, kept = _next_candidate(sched, core, r, kept, head)
+        if c < 0:
+            continue
+        left = _admit_pool(core, alloc, c, kind, horizon, extra)
+        if left >= 0:
+            extra = left
+            _start_sjbf(core, alloc, now, c, choose(alloc, core, c))
+            kept -= 1  # it runs: its row goes
+    sched.scal[E_ROWS] = kept
+
+
+@internal_kernel
+def _backfill_sjbf_nodes(sched, core, alloc, now, head):
+    """EASY-SJBF's backfill behind any other blocked ``head`` (the node-feasible rule),
+    candidates in sched.order's order."""
+    horizon = _shadow_nodes(sched, core, head, now) - now
+    kept = 0
+    for r in range(sched.scal[E_ROWS]):
+        c, kept = _next_candidate(sched, core, r, kept, head)
+        if c < 0:
+            continue
+        used = _admit_nodes(sched, core, alloc, now, head, c, horizon)
+        if used >= 0:
+            _start_sjbf(core, alloc, now, c, used)
+            if core.scal[C_MAINT] != 0:
+                unmask_maintenance(core, alloc, c)
+            kept -= 1
+    sched.scal[E_ROWS] = kept
+
+
+@inline_kernel
+def _pass_sjbf(sched, core, pred, alloc, now):
+    head = _start_in_order(core, alloc, now)
+    if head >= 0:
+        kind = np.int64(pool_type(core.jobs, head))  # not a literal: one compiled version
+        if kind >= 0 and core.scal[C_MAINT] == 0:  # windows hide nodes per job: test fits on nodes
+            _backfill_sjbf_pool(sched, core, alloc, now, head, kind)
+        else:
+            _backfill_sjbf_nodes(sched, core, alloc, now, head)
+
+
+implements(schedule, EasySjbf)(_pass_sjbf)
+implements(sched_enqueued, EasySjbf)(_sjbf_enqueued)
