@@ -85,6 +85,8 @@ NAME_NOTES: dict[str, str] = {
     "sjf": "shortest (estimated) job first",
     "easy": "first come, first served with EASY backfilling: a later job may start early when "
             "that does not delay the first waiting job",
+    "easy-sjbf": "EASY whose backfill candidates go shortest predicted run first (Tsafrir et al.'s SJBF)",
+    "slurm": "Slurm's multifactor priority, main scheduler and backfill scheduler",
     "prb": "priority-based backfilling (Netti et al. 2.2): jobs in order of wait over their queue's "
            "expected wait; every waiting job that fits starts, in that order, and those that do not fit "
            "are skipped without any reservation, so a wide job can wait for ever while smaller ones pass it",
@@ -101,6 +103,7 @@ NAME_NOTES: dict[str, str] = {
                          "fails to start and lowered when one starts",
     "requested": "the scheduler trusts the users' requested wall times",
     "actual": "the scheduler knows the actual run times (an oracle)",
+    "tsafrir": "the mean of the user's last two jobs, raised to the estimate when a job outlives it",
 }
 """One-line notes on the scheduler, allocator and predictor names the report may meet;
 names without a note are listed bare."""
