@@ -27,8 +27,8 @@ from ...plan.rusv import (
     kernel_first_stop_after,
     kernel_max_in,
 )
-from .bookings import _book_new, _book_nodes, _pool_add, _set_booking
-from .pruning import _build_pmf, _most_free_before
+from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
+from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
 from .site import _constraints_fit
 from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_USED, _by_state, _d
 
@@ -403,16 +403,56 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     return t
 
 
+@internal_kernel
+def _nodes_may_host_before(sched, core, j, now, b0):
+    """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
+    booking begins at b0, so is not in the way): each node hosts at most what its most
+    free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
+    and false means no window starting before b0 takes the job.  Uses sched.wfree."""
+    jobs = core.jobs
+    cap = core.cap
+    wfree = sched.wfree
+    elig = core.elig[jobs[j, J_CLASS]]
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    units = jobs[j, J_UNITS]
+    req_nodes = jobs[j, J_REQ_NODES]
+    share = units // req_nodes if req_nodes > 0 else 0
+    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    short = req_nodes if req_nodes > 0 else units
+    for node in range(wfree.shape[0]):
+        if elig[node] == 0:
+            continue
+        for k in range(N_RES):
+            if req[k] == 0:
+                continue
+            if cap[node, k] == 0:
+                wfree[node, k] = 0
+                continue
+            v = node * N_RES + k
+            if sched.npmf_n[v] < 0:
+                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now)
+            wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], sched.npmf[v],
+                                                                sched.npmf_n[v], now, b0)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+        h = host(wfree, node, req)
+        short -= np.int64(h >= share) if req_nodes > 0 else h
+        if short <= 0:
+            return True
+    return False
+
+
 @inline_kernel
 def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     jobs = core.jobs
-    if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
+    if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0 or not _nodes_may_host_before(sched, core, j, now, b0):
         return -1
-    _book_nodes(sched, core, j, b0, e0, -1)
+    # the booking comes off and goes back as it was: the nodes' prefix minima still hold
+    _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
     t = _fit_before(sched, core, alloc, j, now, b0)
     # put the booking back as it was (the caller moves it when t >= 0); the placement
     # found stays in core.work: booking rows come from bnodes, not from work
-    _book_nodes(sched, core, j, b0, e0, 1)
+    _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
     return t
 
 
