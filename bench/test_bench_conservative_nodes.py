@@ -4,7 +4,10 @@ earliest fit scans the candidate instants on every node's least free amounts.
 * ``test_conservative_eurora[ff|bf|balanced]``: the shared Eurora table (4,585 jobs on its
   64 CPU/GPU/MIC nodes, ``../shared/traces/eurora``), whole.  Goal (issue 27): under 0.4 s
   (ff) and 0.6 s (bf) of ``simulate_s``; it was 4.0 s / 8.1 s (balanced) / 9.4 s before
-  the fit skipped what cannot change its answer.
+  the fit skipped what cannot change its answer.  CPU time of one replay on the shared
+  2-core machine, interleaved with the code before compression's per-node bound: ff
+  1.47-1.51 s -> 0.97-0.98 s, bf 1.93-1.99 s -> 1.11-1.12 s, balanced 1.78-1.79 s ->
+  1.11-1.12 s (two rounds each).
 * ``test_conservative_hpc2n_maintenance``: the first 20,000 jobs of the HPC2N log under a
   weekly two-hour maintenance window on eight of its nodes (a site that binds nodes makes
   conservative plan on nodes even for a pool log), first-fit.

@@ -68,9 +68,11 @@ def _pool_move(sched, j, b0, e0, begin, end):
 
 
 @internal_kernel
-def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign):
+def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign, forget):
     """Add or remove job j's booking [begin, end) on the nodes rows[p : p + count] (node,
-    units), on the totals, and its end on the ends vector."""
+    units), on the totals, and its end on the ends vector; ``forget``: the nodes' prefix
+    minima (sched.npmf) no longer hold (False only when the change is undone before they
+    are read again)."""
     lo = max(begin, sched.scal[S_TRIM])
     if lo >= end:
         return
@@ -81,6 +83,8 @@ def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign):
         total = 0
         for u in range(p, p + count):
             v = rows[u, 0] * N_RES + k
+            if forget:
+                sched.npmf_n[v] = -1
             amount = rows[u, 1] * r
             kernel_add(sched.nslots[v], sched.nmeta[v], lo, end, sign * amount)
             total += amount
@@ -103,11 +107,19 @@ def _book_pool(sched, core, j, begin, end, sign):
 
 @inline_kernel
 def _book_nodes(sched, core, j, begin, end, sign):
+    _book_nodes_keeping(sched, core, j, begin, end, sign, True)
+
+
+@inline_kernel
+def _book_nodes_keeping(sched, core, j, begin, end, sign, forget):
+    """:func:`_book_nodes`, forgetting the nodes' prefix minima or not (``forget``, as
+    :func:`_node_add_rows`)."""
     jobs = core.jobs
     if jobs[j, J_STATE] == JobState.RUNNING or jobs[j, J_STATE] == JobState.DONE:
-        _node_add_rows(sched, jobs, j, core.log, jobs[j, J_PTR], jobs[j, J_NODES], begin, end, sign)
+        _node_add_rows(sched, jobs, j, core.log, jobs[j, J_PTR], jobs[j, J_NODES], begin, end, sign, forget)
     else:
-        _node_add_rows(sched, jobs, j, sched.bnodes, sched.book[j, B_PTR], sched.book[j, B_COUNT], begin, end, sign)
+        _node_add_rows(sched, jobs, j, sched.bnodes, sched.book[j, B_PTR], sched.book[j, B_COUNT], begin, end, sign,
+                       forget)
 
 
 _by_state(_book, _book_pool, _book_nodes)
@@ -162,7 +174,7 @@ def _book_new_nodes(sched, core, j, begin, end):
     sched.scal[S_BN] = p + used
     sched.book[j, B_PTR] = p
     sched.book[j, B_COUNT] = used
-    _node_add_rows(sched, core.jobs, j, sched.bnodes, p, used, begin, end, 1)
+    _node_add_rows(sched, core.jobs, j, sched.bnodes, p, used, begin, end, 1, True)
 
 
 _by_state(_book_new, _book_new_pool, _book_new_nodes)

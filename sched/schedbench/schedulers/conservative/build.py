@@ -48,7 +48,7 @@ def conservative(setup) -> JittedScheduler:
     state = ConservativeNodes(
         slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
-        wvalid=np.full((m, 2), -1, dtype=np.int64), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
-        tmp=np.zeros(m, dtype=np.int64),
+        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 1), np.int64)], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
+        tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
     )
     return JittedScheduler(state, grow=_grow)

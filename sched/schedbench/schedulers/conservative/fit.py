@@ -27,8 +27,8 @@ from ...plan.rusv import (
     kernel_first_stop_after,
     kernel_max_in,
 )
-from .bookings import _book_new, _book_nodes, _pool_add, _set_booking
-from .pruning import _build_pmf, _most_free_before
+from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
+from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
 from .site import _constraints_fit
 from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_USED, _by_state, _d
 
@@ -96,13 +96,13 @@ def _nodes_at(sched, core, alloc, j, t):
         down = window_meets(site.mspan, site.mwin, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
-            if elig[node] != 0 and jobs[j, J_REQ + k] > 0:
+            if elig[node] != 0 and jobs[j, J_REQ + k] > 0 and sched.wvalid[node, 2] == 0:
                 continue  # exact already, kept cores taken off
             if cap[node, k] == 0 or down:
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
-        if keep > 0 and cap[node, 1] > 0 and not (elig[node] != 0 and jobs[j, J_REQ] > 0):
+        if keep > 0 and cap[node, 1] > 0 and not (elig[node] != 0 and jobs[j, J_REQ] > 0 and sched.wvalid[node, 2] == 0):
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
@@ -307,7 +307,14 @@ def _node_fit(sched, core, alloc, j, now, limit):
     jobs = core.jobs
     d = _d(jobs, j)
     elig = core.elig[jobs[j, J_CLASS]]
-    sched.wvalid[:, 0] = -1
+    wvalid = sched.wvalid
+    for node in range(wvalid.shape[0]):
+        if wvalid[node, 2] == 0:
+            wvalid[node, 0] = -1
+        else:  # hosts nothing of the job at any candidate before limit: never computed
+            sched.wfree[node, :] = 0
+            wvalid[node, 0] = INF
+            wvalid[node, 1] = INF
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
@@ -403,16 +410,62 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     return t
 
 
+@internal_kernel
+def _nodes_may_host_before(sched, core, j, now, b0):
+    """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
+    booking begins at b0, so is not in the way): each node hosts at most what its most
+    free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
+    and false means no window starting before b0 takes the job.  The nodes that host
+    nothing of it by that bound are marked in sched.wvalid column 2 (the search before b0
+    leaves them out; the caller clears the marks).  Uses sched.wfree."""
+    jobs = core.jobs
+    cap = core.cap
+    wfree = sched.wfree
+    elig = core.elig[jobs[j, J_CLASS]]
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    units = jobs[j, J_UNITS]
+    req_nodes = jobs[j, J_REQ_NODES]
+    share = units // req_nodes if req_nodes > 0 else 0
+    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    short = req_nodes if req_nodes > 0 else units
+    for node in range(wfree.shape[0]):
+        if elig[node] == 0:
+            continue
+        for k in range(N_RES):
+            if req[k] == 0:
+                continue
+            if cap[node, k] == 0:
+                wfree[node, k] = 0
+                continue
+            v = node * N_RES + k
+            if sched.npmf_n[v] < 0:
+                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now)
+            wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], sched.npmf[v],
+                                                                sched.npmf_n[v], now, b0)
+        if keep > 0 and cap[node, 1] > 0:
+            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+        h = host(wfree, node, req)
+        if (h < share) if req_nodes > 0 else (h == 0):
+            sched.wvalid[node, 2] = 1
+        short -= np.int64(h >= share) if req_nodes > 0 else h
+    return short <= 0
+
+
 @inline_kernel
 def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     jobs = core.jobs
     if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
         return -1
-    _book_nodes(sched, core, j, b0, e0, -1)
-    t = _fit_before(sched, core, alloc, j, now, b0)
-    # put the booking back as it was (the caller moves it when t >= 0); the placement
-    # found stays in core.work: booking rows come from bnodes, not from work
-    _book_nodes(sched, core, j, b0, e0, 1)
+    may = _nodes_may_host_before(sched, core, j, now, b0)
+    t = np.int64(-1)
+    if may:
+        # the booking comes off and goes back as it was: the nodes' prefix minima still hold
+        _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
+        t = _fit_before(sched, core, alloc, j, now, b0)
+        # put the booking back as it was (the caller moves it when t >= 0); the placement
+        # found stays in core.work: booking rows come from bnodes, not from work
+        _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+    sched.wvalid[:, 2] = 0
     return t
 
 

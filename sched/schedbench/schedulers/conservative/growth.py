@@ -64,4 +64,5 @@ def _grow(state, core) -> None:
     state.pmf.resize((2, new_cap), refcheck=False)
     if isinstance(state, ConservativeNodes):
         _grow_vectors(state.nslots, new_cap)
+        _grow_vectors(state.npmf, new_cap)  # the rows stay valid: their stops are instants
     sc[S_GROW] = 0

@@ -1,11 +1,16 @@
 """Compression's pruning: a job can start earlier only if at some instant before its
 booking at least its size is free, so the largest free amount before each booking is
-read from a prefix maximum of the plan (``sched.pmf``), rebuilt only after a job moved."""
+read from a prefix maximum of the plan (``sched.pmf``), rebuilt only after a job moved.
+On nodes the same holds per node: a node hosts at most what its most free amount before
+the booking hosts, read from a prefix minimum of its used vector (``sched.npmf``),
+rebuilt only after a booking on that node changed."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..._jit import inline_kernel, internal_kernel
-from ...plan.rusv import M_AVL, M_N, S_ITEMS, S_START, S_STOP, kernel_first_stop_after
+from ...plan.rusv import INF, M_AVL, M_N, S_ITEMS, S_START, S_STOP, kernel_first_stop_after
 from .state import S_PMF_N, S_PMF_OK
 
 
@@ -57,3 +62,48 @@ def _most_free_before(slots, meta, pmf, scal, now, t):
         if free > best:
             best = free
     return best
+
+
+@internal_kernel
+def _build_npmf(slots, meta, out, now):
+    """out[i, 0], out[i, 1]: the stop of row i of a used vector (from the first row ending
+    after now) and the least amount used at any instant of [now, that stop) (gaps hold
+    0); returns the rows written."""
+    n = meta[M_N]
+    least = INF
+    covered = now
+    m = 0
+    for i in range(kernel_first_stop_after(slots, n, now), n):
+        if slots[i, S_START] > covered:
+            least = 0
+        least = min(least, slots[i, S_ITEMS])
+        covered = slots[i, S_STOP]
+        out[m, 0] = covered
+        out[m, 1] = least
+        m += 1
+    return m
+
+
+@inline_kernel
+def _least_used_before(slots, meta, npmf, m, now, t):
+    """The least amount a used vector holds at any instant of [now, t) (t > now), from its
+    m prefix-minimum rows.  Reads the vector itself only at the instant the rows stop
+    short of t: the rows stay right while the vector holds the same amounts, however it
+    is cut into rows."""
+    lo, hi = 0, m
+    while lo < hi:  # first row whose stop is >= t
+        mid = (lo + hi) >> 1
+        if npmf[mid, 0] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    least = npmf[lo - 1, 1] if lo > 0 else INF
+    covered = npmf[lo - 1, 0] if lo > 0 else now
+    if covered < t:
+        # [covered, t) lies in one row or one gap: its amount at covered
+        n = meta[M_N]
+        i = kernel_first_stop_after(slots, n, covered)
+        if i >= n or slots[i, S_START] > covered:
+            return np.int64(0)
+        least = min(least, slots[i, S_ITEMS])
+    return least

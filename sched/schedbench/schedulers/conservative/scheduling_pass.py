@@ -196,6 +196,7 @@ def _trim_nodes_pool(sched, now):
 @inline_kernel
 def _trim_nodes_nodes(sched, now):
     _trim_vectors(sched.nslots, sched.nmeta, now)
+    sched.npmf_n[:] = -1  # they start at the instant
 
 
 _by_state(_trim_nodes, _trim_nodes_pool, _trim_nodes_nodes)

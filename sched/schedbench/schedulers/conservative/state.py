@@ -91,10 +91,15 @@ class ConservativeNodes(NamedTuple):
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
     wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
-    int64 (m, 2): during one earliest-fit search, for each node the instant before which
+    int64 (m, 3): during one earliest-fit search, for each node the instant before which
     its row of wfree (the job's types) stays exact for every later candidate window
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
-    order, tmp int64 (m,) and key float64 (m,): the allocator's order over it."""
+    column 2: 1 for a node that hosts nothing of the job before its booking (compression:
+    its row of wfree is 0, not exact);
+    order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
+    (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
+    prefix minimum of the used amount (:mod:`.pruning`; -1: not built since the vector or
+    the instant last changed)."""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -115,6 +120,8 @@ class ConservativeNodes(NamedTuple):
     order: np.ndarray
     key: np.ndarray
     tmp: np.ndarray
+    npmf: np.ndarray
+    npmf_n: np.ndarray
 
 
 _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
