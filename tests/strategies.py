@@ -77,3 +77,30 @@ def node_case(nodes, rows):
     )
     cap = np.array(nodes, dtype=np.int64)
     return table, machine.Machine(cap, machine.spec_of(cap))
+
+
+FEATURES = ("a", "b", "gpu:x")
+"""Node features of :func:`partitioned_machines` (``gpu:x`` stands for a typed GPU)."""
+CONSTRAINTS = ["a", "b", "a|b", "a&b", "!a", "gpu:x"]
+"""Constraint expressions the generated jobs pick from (``meta["constraints"]``)."""
+
+
+@st.composite
+def partitioned_machines(draw, min_nodes=2, max_nodes=5, max_cores=6, features=FEATURES, priorities=False):
+    """(machine, partition count): min_nodes-max_nodes nodes of 1-max_cores cores, 0-2
+    GPUs and 0 or 32 MiB, each with a random subset of ``features``, and one to three
+    overlapping partitions p0, p1, ... (p0 the default); ``priorities``: each partition
+    with a random PriorityJobFactor (1-3) and PriorityTier (1-2)."""
+    from schedbench.io.machine import Machine, Partition, spec_of
+
+    m = draw(st.integers(min_nodes, max_nodes))
+    cap = np.array([[draw(st.integers(1, max_cores)), draw(st.integers(0, 2)), 0, draw(st.sampled_from([0, 32]))]
+                    for _ in range(m)], dtype=np.int64)
+    feats = tuple(frozenset(f for f in features if draw(st.booleans())) for _ in range(m))
+    n_parts = draw(st.integers(1, 3))
+    parts = []
+    for p in range(n_parts):
+        nodes = np.array(sorted(draw(st.sets(st.integers(0, m - 1), min_size=1, max_size=m))), dtype=np.int64)
+        more = dict(job_factor=draw(st.integers(1, 3)), tier=draw(st.integers(1, 2))) if priorities else {}
+        parts.append(Partition(f"p{p}", nodes, default=p == 0, **more))
+    return Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), feats, tuple(parts)), n_parts

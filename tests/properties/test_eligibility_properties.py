@@ -11,28 +11,16 @@ from hypothesis import strategies as st
 
 from schedbench.engine.replay import replay
 from schedbench.io import jobs
-from schedbench.io.machine import Machine, Partition, spec_of
 from schedbench.plan.eligibility import node_classes
 from schedbench.schema import Status
-
-FEATURES = ("a", "b", "gpu:x")
-CONSTRAINTS = ["a", "b", "a|b", "a&b", "!a", "gpu:x"]
+from strategies import CONSTRAINTS, partitioned_machines
 
 
 @st.composite
 def clusters(draw):
     """(table, machine, meta): 2-5 nodes of cores, GPUs and MiB, random features, two or
     three overlapping partitions, jobs in them with random constraints and shapes."""
-    m = draw(st.integers(2, 5))
-    cap = np.array([[draw(st.integers(1, 6)), draw(st.integers(0, 2)), 0, draw(st.sampled_from([0, 32]))]
-                    for _ in range(m)], dtype=np.int64)
-    feats = tuple(frozenset(f for f in FEATURES if draw(st.booleans())) for _ in range(m))
-    n_parts = draw(st.integers(1, 3))
-    parts = []
-    for p in range(n_parts):
-        nodes = np.array(sorted(draw(st.sets(st.integers(0, m - 1), min_size=1, max_size=m))), dtype=np.int64)
-        parts.append(Partition(f"p{p}", nodes, default=p == 0))
-    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), feats, tuple(parts))
+    machine, n_parts = draw(partitioned_machines())
     n = draw(st.integers(1, 25))
     rows = []
     for _ in range(n):

@@ -13,12 +13,9 @@ from hypothesis import strategies as st
 import naive_fairshare as nf
 from schedbench.engine.replay import replay
 from schedbench.io import jobs
-from schedbench.io.machine import Machine, Partition, spec_of
 from schedbench.plan.eligibility import node_classes
 from schedbench.schema import Status
-
-FEATURES = ("a", "b", "gpu:x")
-CONSTRAINTS = ["a", "b", "a|b", "a&b", "!a", "gpu:x"]
+from strategies import CONSTRAINTS, partitioned_machines
 
 
 @st.composite
@@ -26,14 +23,7 @@ def clusters(draw, max_jobs=18):
     """(table, machine, meta): 2-4 nodes of cores, GPUs and MiB with random features,
     one to three overlapping partitions, jobs of two or three accounts in them with random
     constraints, shapes, runs and estimates (some shorter than the run)."""
-    m = draw(st.integers(2, 4))
-    cap = np.array([[draw(st.integers(1, 6)), draw(st.integers(0, 2)), 0, draw(st.sampled_from([0, 32]))]
-                    for _ in range(m)], dtype=np.int64)
-    feats = tuple(frozenset(f for f in FEATURES if draw(st.booleans())) for _ in range(m))
-    n_parts = draw(st.integers(1, 3))
-    parts = [Partition(f"p{p}", np.array(sorted(draw(st.sets(st.integers(0, m - 1), min_size=1, max_size=m))),
-                                         dtype=np.int64), default=p == 0) for p in range(n_parts)]
-    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), feats, tuple(parts))
+    machine, n_parts = draw(partitioned_machines(max_nodes=4))
     n = draw(st.integers(1, max_jobs))
     rows = []
     for _ in range(n):

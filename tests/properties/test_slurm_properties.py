@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 import naive_slurm as ns
 from schedbench.engine import replay
 from schedbench.io import jobs, machine
-from schedbench.io.machine import Machine, Partition, spec_of
-from strategies import node_case, node_traces, pool_traces
+from strategies import node_case, node_traces, partitioned_machines, pool_traces
 
 PARAMS = st.fixed_dictionaries({
     "weight_age": st.sampled_from([0.0, 1000.0]),
@@ -82,17 +81,8 @@ def partitioned(draw):
     GPUs and MiB with random features, 1-3 overlapping partitions with random tiers and
     job factors (one of them the default), jobs in one partition, in two ("p0,p1"), or in
     none (the default), with random constraints."""
-    m = draw(st.integers(2, 4))
-    cap = np.array([[draw(st.integers(1, 4)), draw(st.integers(0, 2)), 0, draw(st.sampled_from([0, 32]))]
-                    for _ in range(m)], dtype=np.int64)
-    feats = tuple(frozenset(f for f in FEATURES if draw(st.booleans())) for _ in range(m))
-    n_parts = draw(st.integers(1, 3))
-    parts = []
-    for p in range(n_parts):
-        nodes = np.array(sorted(draw(st.sets(st.integers(0, m - 1), min_size=1, max_size=m))), dtype=np.int64)
-        parts.append(Partition(f"p{p}", nodes, default=p == 0, job_factor=draw(st.integers(1, 3)),
-                               tier=draw(st.integers(1, 2))))
-    mach = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), feats, tuple(parts))
+    mach, n_parts = draw(partitioned_machines(max_nodes=4, max_cores=4, features=FEATURES, priorities=True))
+    feats, parts = mach.node_features, mach.partitions
     names = [f"p{p}" for p in range(n_parts)] + (["p0,p1"] if n_parts > 1 else [])
     n = draw(st.integers(1, 20))
     rows = []

@@ -190,13 +190,18 @@ def _info(args) -> int:
     print(f"jobs: {summary['jobs']}")
     print(f"out-of-order submit times: {summary['out_of_order']}")
     print(f"fields -1 throughout: {', '.join(summary['unknown_fields']) or 'none'}")
+    _print_span(summary)
+    return 0
+
+
+def _print_span(summary: dict) -> None:
+    """The time-span line of `traces info` (SWF and sacct alike), when the log has one."""
     span = summary.get("time_span")
     if span:
         text = f"time span: {span['days']} days (submit {span['first_submit']} s to end {span['last_end']} s"
         if "first_submit_utc" in span:
             text += f"; {span['first_submit_utc']} to {span['last_end_utc']}"
         print(text + ")")
-    return 0
 
 
 def summarise_sacct(table: jobs.JobTable, meta: dict, path) -> dict:
@@ -233,12 +238,7 @@ def _sacct_info(path, args) -> int:
         print(f"{label}: {', '.join(summary[key]) or 'none'}")
     print(f"accounts: {summary['accounts']}, users: {summary['users']}")
     print(f"fields -1 throughout: {', '.join(summary['unknown_fields']) or 'none'}")
-    span = summary.get("time_span")
-    if span:
-        text = f"time span: {span['days']} days (submit {span['first_submit']} s to end {span['last_end']} s"
-        if "first_submit_utc" in span:
-            text += f"; {span['first_submit_utc']} to {span['last_end_utc']}"
-        print(text + ")")
+    _print_span(summary)
     for line in summary["notices"]:
         print(f"notice: {line}")
     return 0

@@ -40,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
 from . import swf
 from .machine import AleaCluster as Cluster  # noqa: F401 - part of this module's API
 from .machine import Machine, spec_of  # noqa: F401
@@ -75,24 +74,12 @@ def sniff(path: str | os.PathLike) -> bool:
     return looks_like_alea(head)
 
 
-def load_bytes(path: str | os.PathLike) -> bytes:
-    """A file's bytes, gunzipped when it is gzip (as :mod:`schedbench.io.swf` reads logs)."""
-    path = Path(path)
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-    return data
-
-
 def read(path: str | os.PathLike):
     """``(table, header, extras, queues)`` of an Alea extended-SWF log (see the module
     docstring); ``header`` is the :class:`schedbench.io.swf.SWFHeader` of the leading comments
     (usually none), ``queues`` the queue codes ``{name: code}``."""
     path = Path(path)
-    return parse_bytes(load_bytes(path), str(path))
+    return parse_bytes(swf.load_bytes(path), str(path))
 
 
 def parse_bytes(data: bytes, name: str = "<bytes>"):

@@ -122,6 +122,7 @@ import numpy as np
 from .._jit import kernel
 from ..errors import DataError, UsageError
 from . import jobs as _jobs
+from .swf import load_bytes
 
 NEVER_STARTED_STATUS = _jobs.LOG_NEVER_STARTED  # 6: not an SWF code
 """SWF status (field 11) of a job that did not run in the log: it never started (cancelled
@@ -257,19 +258,6 @@ def sniff(path) -> bool:
     return _header_names(first) is not None
 
 
-def _load_bytes(path: Path) -> bytes:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
-    return data
-
-
 def read(path, tz: str = "UTC") -> tuple[_jobs.JobTable, dict]:
     """Read a ``sacct -P`` dump (plain or gzip); see the module docstring.  Returns the job
     table in (submit, job_id) order and its ``meta`` (format, time zone, unix_start_time,
@@ -279,7 +267,7 @@ def read(path, tz: str = "UTC") -> tuple[_jobs.JobTable, dict]:
     # The file is read in a second thread (reading releases the GIL) while this one loads
     # the kernel and polars, which a process's first reading waits for otherwise.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-read") as pool:
-        data = pool.submit(_load_bytes, path)
+        data = pool.submit(load_bytes, path)
         _odd_lines(np.frombuffer(b"\n", dtype=np.uint8), 0, 1, np.empty((1, 4), dtype=np.int64))
         import polars  # noqa: F401
         return parse_bytes(data.result(), str(path), tz)

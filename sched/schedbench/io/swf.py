@@ -359,7 +359,11 @@ _PARSE_TYPES = tuple(
 """The argument types parse_bytes calls :func:`_parse_kernel` with (a read-only buffer)."""
 
 
-def _load_bytes(path: Path) -> bytes:
+def load_bytes(path: Path) -> bytes:
+    """A log file's bytes, inflated when it is gzip (ISA-L); SWFError (a DataError) naming
+    the file when it cannot be read or its gzip data is corrupt.  The SWF, Alea and sacct
+    readers all read through it."""
+    path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -458,7 +462,7 @@ def read(path: str | os.PathLike) -> tuple[_jobs.JobTable, SWFHeader]:
     # one loads the parse kernel: a process's first kernel load builds numba's typing
     # context, which takes as long as inflating a PWA log.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="schedbench-read") as pool:
-        data = pool.submit(_load_bytes, path)
+        data = pool.submit(load_bytes, path)
         _parse_kernel.compile(_PARSE_TYPES)
         return parse_bytes(data.result(), str(path))
 

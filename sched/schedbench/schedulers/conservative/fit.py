@@ -67,13 +67,7 @@ def _next_end_after(sched, t):
     i = kernel_first_stop_after(slots, n, t + 1)
     nxt = -1 if i >= n else max(slots[i, S_START], t + 1)
     mends = sched.site.mends
-    lo, hi = 0, mends.shape[0]
-    while lo < hi:  # first window end > t
-        mid = (lo + hi) >> 1
-        if mends[mid] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = np.searchsorted(mends, t, side="right")  # first window end > t
     if lo < mends.shape[0] and (nxt < 0 or mends[lo] < nxt):
         nxt = mends[lo]
     return nxt

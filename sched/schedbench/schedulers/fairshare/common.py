@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from ..._jit import inline_kernel, internal_kernel
 from ...core.api import C_FREE, C_QH, C_QN, queue_compact, try_start
-from ...core.layout import J_REQ, J_START, J_SUBMIT, J_UNITS, N_RES
+from ...core.layout import J_REQ, J_START, J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
 
 # Slots of the state's par, int64
 P_DEPTH = 0  # reservations per pass
@@ -103,6 +103,22 @@ def _totals_admit(jobs, j, scal):
         if jobs[j, J_UNITS] * jobs[j, J_REQ + k] > scal[C_FREE + k]:
             return False
     return True
+
+
+@inline_kernel
+def _local_pass(sched, core, alloc, now):
+    """sfs's pass 1 (package docstring): the queued jobs, in priority order, of accounts at
+    or below their target occupancy start when they fit; each start raises its account's
+    occupancy, so a later job of an account that went above target is passed over."""
+    jobs = core.jobs
+    queue = core.queue
+    qh = core.scal[C_QH]
+    for r in range(qh, qh + core.scal[C_QN]):
+        j = queue[r]
+        a = sched.acct[j]
+        if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
+            if _totals_admit(jobs, j, core.scal) and _offer(core, alloc, j, now):
+                sched.occ[a] += sched.size[j]
 
 
 @inline_kernel

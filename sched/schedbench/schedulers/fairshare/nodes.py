@@ -58,6 +58,7 @@ from .common import (
     P_BACKFILL,
     P_DEPTH,
     P_SFS,
+    _local_pass,
     _offer,
     _prepare_pass,
     _released_body,
@@ -265,6 +266,18 @@ def _held_fits(sched, jobs, row, i):
     return True
 
 
+
+@inline_kernel
+def _copy_holds(sched, nh, src, dst):
+    """Copy the placements of the first ``nh`` reservations from layer ``src`` of
+    sched.hold_used / hold_node / hold_count to layer ``dst`` (0: kept, 1: trial)."""
+    for h in range(nh):
+        u = sched.hold_used[src, h]
+        sched.hold_used[dst, h] = u
+        for x in range(u):
+            sched.hold_node[dst, h, x] = sched.hold_node[src, h, x]
+            sched.hold_count[dst, h, x] = sched.hold_count[src, h, x]
+
 @internal_kernel
 def _holds_survive(sched, core, c, now, nh, c_nodes, c_counts, c_used):
     """Whether every reservation still fits with candidate c placed (c_used entries of
@@ -280,12 +293,7 @@ def _holds_survive(sched, core, c, now, nh, c_nodes, c_counts, c_used):
             meets = True
     if not meets:
         return True
-    for h in range(nh):
-        u = sched.hold_used[0, h]
-        sched.hold_used[1, h] = u
-        for x in range(u):
-            sched.hold_node[1, h, x] = sched.hold_node[0, h, x]
-            sched.hold_count[1, h, x] = sched.hold_count[0, h, x]
+    _copy_holds(sched, nh, 0, 1)
     for i in range(nh):
         _hold_window(sched, jobs, nh, i, 1, c, c_nodes, c_counts, c_used, c_end)
         if _held_fits(sched, jobs, 1, i):
@@ -294,12 +302,7 @@ def _holds_survive(sched, core, c, now, nh, c_nodes, c_counts, c_used):
         if used < 0:
             return False
         sched.hold_used[1, i] = used
-    for h in range(nh):
-        u = sched.hold_used[1, h]
-        sched.hold_used[0, h] = u
-        for x in range(u):
-            sched.hold_node[0, h, x] = sched.hold_node[1, h, x]
-            sched.hold_count[0, h, x] = sched.hold_count[1, h, x]
+    _copy_holds(sched, nh, 1, 0)
     return True
 
 
@@ -355,12 +358,7 @@ def _pass(sched, core, pred, alloc, now):
     qh = scal[C_QH]
     n = scal[C_QN]
     if par[P_SFS] != 0:
-        for r in range(qh, qh + n):
-            j = queue[r]
-            a = sched.acct[j]
-            if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
-                if _totals_admit(jobs, j, scal) and _offer(core, alloc, j, now):
-                    sched.occ[a] += sched.size[j]
+        _local_pass(sched, core, alloc, now)
     reserved = 0
     nh = 0  # reservations holding a placement (all of them but for a job no empty machine fits)
     for r in range(qh, qh + n):

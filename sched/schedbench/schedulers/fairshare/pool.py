@@ -24,6 +24,7 @@ from .common import (
     P_BACKFILL,
     P_DEPTH,
     P_SFS,
+    _local_pass,
     _offer,
     _prepare_pass,
     _released_body,
@@ -118,12 +119,7 @@ def _pass(sched, core, pred, alloc, now):
     qh = scal[C_QH]
     n = scal[C_QN]
     if par[P_SFS] != 0:
-        for r in range(qh, qh + n):
-            j = queue[r]
-            a = sched.acct[j]
-            if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
-                if jobs[j, J_UNITS] <= scal[C_FREE + sched.jtype[j]] and _offer(core, alloc, j, now):
-                    _started(sched, jobs, j, now, False)
+        _local_pass(sched, core, alloc, now)
     reserved = 0
     for r in range(qh, qh + n):
         j = queue[r]
