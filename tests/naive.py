@@ -76,6 +76,18 @@ R7b EASY-SJBF ("easy-sjbf"; Tsafrir, Etsion and Feitelson 2007): R7 (pool) or R9
     (nodes), except that step 3 visits the queue after the head in (pred, queue order)
     order, shortest predicted run time first.
 
+R7c EBF as AccaSim runs it ("ebf-accasim"; Netti et al.'s code): state kept between
+    passes: a blocked job B (or none) and its reserved time T.  Each pass:
+      1. if B is set and T <= now, try B; if it fits it starts and B is unset;
+      2. if B is unset: start jobs from the head while they fit; if the queue is then
+         non-empty the head becomes B and T its shadow time, computed as in R7/R9 step 2
+         (T = now when only a maintenance window keeps it out, as M3);
+      3. visit the queue once in queue order, skipping B: every job that fits starts
+         (no protection of B's reservation: AccaSim passes no reserved nodes).
+    While B is set, nothing runs and nothing is left to arrive, max(T, last instant + 1)
+    is a decision instant (AccaSim's clock steps one second at a time once no event is
+    left); otherwise T is not an instant of its own.
+
 R8  Node allocation: capacity of a node for a job = min over types with per-unit request
     > 0 of floor(free / request).  Free spread (req_nodes <= 0): visit nodes in the
     allocator's order, give each node min(capacity, remaining) units, until none remain;
@@ -120,7 +132,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEDULERS = ("fcfs", "sjf", "easy", "easy-sjbf")
+SCHEDULERS = ("fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim")
 ALLOCATORS = ("ff", "bf")
 NTYPES = 4  # cores, gpus, mics, mem
 COMPUTE_TYPES = 3  # cores, gpus, mics: what best-fit sums
@@ -288,6 +300,8 @@ class _Replay:
         self.running = []
         self.passes = []
         self.maint = None  # per node [(a, b), ...]: maintenance windows (M1-M3), or None
+        self.blocked = None  # R7c: the blocked job and its reserved time
+        self.reserved = None
         self.now = None
 
     # -- resources --------------------------------------------------------------------
@@ -328,6 +342,9 @@ class _Replay:
             times = [j.end for j in self.running]
             if pending:
                 times.append(pending[0].submit)
+            if self.scheduler == "ebf-accasim" and self.blocked is not None and not pending and not self.running:
+                # R7c: with no event left, the clock steps a second at a time up to T
+                times.append(max(self.reserved, self.now + 1))
             if self.maint is not None and self.queue:
                 # M2: a window end is a decision instant while jobs wait
                 times += [b for wins in self.maint for _, b in wins if self.now is None or b > self.now]
@@ -358,6 +375,8 @@ class _Replay:
             self.pass_in_order(now, list(self.queue))
         elif self.scheduler == "sjf":
             self.pass_in_order(now, sorted(self.queue, key=_Job.sjf_key))
+        elif self.scheduler == "ebf-accasim":
+            self.pass_ebf_accasim(now)
         else:
             self.pass_easy(now)  # easy and easy-sjbf
         return [j for j in self.running if id(j) not in before]
@@ -369,6 +388,42 @@ class _Replay:
                 return
             self.start(job, alloc, now)
 
+    def pass_ebf_accasim(self, now):
+        # R7c step 1
+        if self.blocked is not None and self.reserved <= now:
+            alloc = self.fits_now(self.blocked)
+            if alloc is not None:
+                self.start(self.blocked, alloc, now)
+                self.blocked = None
+        # step 2
+        if self.blocked is None:
+            while self.queue:
+                alloc = self.fits_now(self.queue[0])
+                if alloc is None:
+                    break
+                self.start(self.queue[0], alloc, now)
+            if not self.queue:
+                return
+            self.blocked = self.queue[0]
+            self.reserved = self.shadow_time(now, self.blocked)
+        # step 3
+        for job in [j for j in self.queue if j is not self.blocked]:
+            alloc = self.fits_now(job)
+            if alloc is not None:
+                self.start(job, alloc, now)
+
+    def shadow_time(self, now, head):
+        """R7/R9 step 2: the first predicted end at which the head fits (M3: now when
+        nothing runs and only a window keeps it out)."""
+        by_pe = sorted(self.running, key=lambda j: (j.predicted_end(now), j.job_id, j.idx))
+        trial = self.m.copy_free()
+        for r in by_pe:
+            trial = self.released(trial, r)
+            if self.m.try_alloc(head, trial) is not None:
+                return r.predicted_end(now)
+        assert self.maint is not None and not self.running, "head cannot fit even on the empty machine"
+        return now
+
     def pass_easy(self, now):
         # step 1
         while self.queue:
@@ -379,18 +434,7 @@ class _Replay:
         if not self.queue:
             return
         head = self.queue[0]
-        # step 2: shadow time
-        by_pe = sorted(self.running, key=lambda j: (j.predicted_end(now), j.job_id, j.idx))
-        trial = self.m.copy_free()
-        shadow = None
-        for r in by_pe:
-            trial = self.released(trial, r)
-            if self.m.try_alloc(head, trial) is not None:
-                shadow = r.predicted_end(now)
-                break
-        if shadow is None:  # M3: only a maintenance window keeps the head out now
-            assert self.maint is not None and not self.running, "head cannot fit even on the empty machine"
-            shadow = now
+        shadow = self.shadow_time(now, head)  # step 2
         self.passes.append((now, head.job_id, shadow))
         # free resources at the shadow time (snapshot): every job running now with
         # pe <= shadow counts as ended

@@ -44,6 +44,10 @@ DECLARATIONS: tuple[Entry, ...] = (
     Entry("prb", Kind.JITTED, "schedbench.schedulers.prb:prb",
           "priority = wait / expected wait of the job's queue, ties by demand (Netti et al. 2.2); "
           "tries every queued job in that order, skipping those that do not fit (as the authors' AccaSim)"),
+    Entry("ebf-accasim", Kind.JITTED, "schedbench.schedulers.ebf_accasim:ebf_accasim",
+          "EBF as the authors' AccaSim runs it (Netti et al.'s code, not their text): the blocked job's "
+          "reservation is computed once and it is retried only from then; every other queued job that fits "
+          "starts (greedy backfill)"),
     Entry("prb-blocking", Kind.JITTED, "schedbench.schedulers.prb:prb_blocking",
           "PRB's order, but stops at the first job that does not fit (like fcfs/sjf)"),
     # On nodes its bookings are placed in the allocator's planning order (plan_order hook).
