@@ -128,7 +128,8 @@ def job_sizes(J: np.ndarray) -> np.ndarray:
     return sizes_of(J[:, J_UNITS], J[:, J_REQ : J_REQ + N_RES])
 
 
-def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill):
+def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill,
+           standing=False):
     J = setup.jobs
     n = J.shape[0]
     depth = int(depth)
@@ -146,7 +147,7 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
     target, shares, _ = allocations(J[:, J_SUBMIT], J[:, J_RUN], size, live, ids, index,
                                     accounts_file or None, float(target_factor))
     par = np.zeros(N_PAR, dtype=np.int64)
-    par[:] = (depth, int(sfs), int(half_life), 0, 1, int(bool(backfill)))
+    par[:] = (depth, int(sfs), int(half_life), 0, 1, int(bool(backfill)), int(bool(standing)))
     common = dict(
         acct=index, size=size, target=np.floor(target + 1e-9).astype(np.int64),
         occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size), shares=shares.astype(np.float64),
@@ -184,5 +185,7 @@ def priority(setup, priority_weights, depth, account, accounts, half_life, targe
     return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
 
 
-def sfs(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill) -> JittedScheduler:
-    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
+def sfs(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill,
+        standing) -> JittedScheduler:
+    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill,
+                  standing)
