@@ -36,7 +36,15 @@ nothing is free does nothing):
   order, of accounts whose occupancy now is at or below target; each job that fits now
   starts and its account's occupancy grows, and an account above target has its
   remaining jobs dropped from the local list (so the list is re-evaluated after every
-  placement, as §5 does).
+  placement, as §5 does).  With ``standing=true`` pass 1 honours **standing
+  reservations** (§4.2.1 counts the jobs "already running or scheduled to run" in the
+  slice, and a Moab reservation persists from one iteration to the next): first the
+  first ``depth`` jobs of the full priority order that cannot start now get their
+  reservations on the plan of the running jobs, as pass 2 makes them; then pass 1 starts
+  a job only when it fits now and delays none of them (pass 2's backfill test).  The
+  reservation is made again at every pass, for the jobs then at the top, at their
+  earliest fit; every start respected it, so while the same job holds it, it moves later
+  only when a running job outlives its prediction.  Pass 2 then plans afresh.
 * **pass 2** (both; §4.2.2, and §2's linear scheduler): the full list in priority order.
   Before any reservation a job starts when it fits now; the first ``depth`` jobs that do
   not start get a reservation at their earliest fit on the plan (held for this pass only,
