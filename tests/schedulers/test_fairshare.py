@@ -127,12 +127,13 @@ def test_age_only_depth_one_is_easy_on_eurora_nodes(shared_traces, allocator):
 @pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
 @pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name.split("-cln")[0])
 @pytest.mark.parametrize(("scheduler", "weights", "depth"), [
-    ("sfs", (1.0, 1.0, 1440.0), 1), ("priority", (1.0, 1.0, 1440.0), 3), ("sfs", (0.0, 1.0, 0.0), 2)])
+    ("sfs", (1.0, 1.0, 1440.0), 1), ("priority", (1.0, 1.0, 1440.0), 3), ("sfs", (0.0, 1.0, 0.0), 2),
+    ("sfs-standing", (1.0, 20.0, 0.0), 2)])
 def test_engine_equals_oracle_on_shared_logs(log, scheduler, weights, depth):
     table, header = swf.read(log)
     table = table.head(N_JOBS)
     _check(table, int(header.max_procs or table.units.max()) if header.max_procs else int(table.units.max()),
-           scheduler, weights, depth)
+           scheduler.removesuffix("-standing"), weights, depth, standing=scheduler.endswith("-standing"))
 
 
 pool_traces = partial(_pool_traces, max_procs=10, max_jobs=30, max_submit=40, min_size=0, size_over=1, min_est=0, groups=True)
