@@ -23,7 +23,8 @@ Then the sweep over what the paper does not publish: requested times (Alice, Bob
 and target occupancies (Alice, Bob, Chris); for each setting and seed the four runs
 behind the paper's figures (linear without backfill x age/size; SFS x age/size, with and
 without standing reservations), and whether each figure holds (``FIGURES``: the
-bands we read from the paper's words).  Writes ``sweep.md`` / ``sweep.json``.
+bands we read from the paper's words); its counts go below the main table, every latency
+to ``sweep.json``.
 
     make study-sfs            # or: python bench/steffen_study.py [--seeds K] [--no-sweep] [-o DIR]
 """
