@@ -27,6 +27,12 @@ F5  Pass 2 (priority and sfs): the list in priority order; before any reservatio
     start gets a reservation while fewer than ``depth`` exist.
 F6  Occupancy counts jobs that started, whoever started them, until they end.
 F7  backfill=False: pass 2 stops at the first job that does not start.
+F8  standing=True (sfs): before pass 1, the first ``depth`` jobs of the list that do not
+    fit the free processors get reservations on the plan of the running jobs, in order
+    (F3); pass 1 then starts a job only when it fits and, when it has pred > 0 and
+    reservations exist, the plan with it over [now, now + pred) stays within the machine
+    (F5's test).  Pass 2 then starts from the plan of the running jobs alone and makes
+    its own reservations (F5).
 """
 
 from __future__ import annotations
@@ -48,9 +54,11 @@ def _earliest(intervals, size, d, now, cap):
 
 
 class _FairShareReplay(naive._Replay):
-    def __init__(self, jobs, procs, sfs, weights, depth, account_of, target, shares, half_life, backfill):
+    def __init__(self, jobs, procs, sfs, weights, depth, account_of, target, shares, half_life, backfill,
+                 standing=False):
         super().__init__(jobs, naive._Pool(procs), "fcfs", is_pool=True)
         self.backfill = backfill
+        self.standing = standing
         self.procs = procs
         self.sfs = sfs
         self.w = weights
@@ -99,7 +107,30 @@ class _FairShareReplay(naive._Replay):
         before = set(id(j) for j in self.running)
         order = sorted(self.queue, key=lambda j: self._key(j, now))
         plan = [(now, j.start + j.pred, j.need) for j in self.running if j.start + j.pred > now]
-        if self.sfs:
+        if self.sfs and self.standing:  # F8
+            made = 0
+            for job in order:
+                if made >= self.depth:
+                    break
+                if job.need <= self.m.free:
+                    continue
+                d = max(job.pred, 1)
+                t = _earliest(plan, job.need, d, now, self.procs)
+                plan.append((t, t + d, job.need))
+                made += 1
+            for job in order:
+                a = self.account_of[job.idx]
+                if self.occ[a] > self.target[a] or job.need > self.m.free:
+                    continue
+                if made and job.pred > 0 and _plan_max(plan, now, now + job.pred) + job.need > self.procs:
+                    continue
+                self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
+                self.start(job, job.need, now)
+                if job.pred > 0:
+                    plan.append((now, now + job.pred, job.need))
+            self.plans.append((now, list(plan)))
+            plan = [(now, j.start + j.pred, j.need) for j in self.running if j.start + j.pred > now]
+        elif self.sfs:
             for job in order:
                 a = self.account_of[job.idx]
                 if self.occ[a] <= self.target[a] and job.need <= self.m.free:
@@ -132,7 +163,7 @@ class _FairShareReplay(naive._Replay):
 
 
 def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights, depth, target, shares,
-                half_life=7 * 86400, backfill=True):
+                half_life=7 * 86400, backfill=True, standing=False):
     """Replay on ``procs`` processors.  ``account``: each job's account index; ``target``
     and ``shares``: per account index (sequences); ``weights``: (age, size, fairshare)."""
     ids = [int(x) for x in job_id]
@@ -154,7 +185,7 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
     accounts = range(len(target))
     rep = _FairShareReplay(jobs, int(procs), sfs, tuple(float(w) for w in weights), int(depth), account_of,
                            {a: int(target[a]) for a in accounts}, {a: float(shares[a]) for a in accounts},
-                           int(half_life), bool(backfill))
+                           int(half_life), bool(backfill), bool(standing))
     rep.run()
     res = naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)
     res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
@@ -185,6 +216,10 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
 #     kept when it still fits, else it is replaced by the allocation (index order) that
 #     succeeds there; if some reservation gets none, the job does not start and the
 #     reservations stay as they were.  A job with pred = 0 starts when it fits.
+# N6  standing=True (sfs, F8 on nodes): before pass 1, the first ``depth`` jobs of the
+#     list that do not fit now get reservations (N4, in order); pass 1 starts a job that
+#     fits now only when, for pred > 0 and reservations held, they survive it (N5).  Pass 2
+#     then starts with no reservation.
 # ---------------------------------------------------------------------------------------
 
 
@@ -214,6 +249,7 @@ class _FairShareNodesReplay(_FairShareReplay):
         self.planner = _Eligible(nodes, "ff")  # reservations place in node index order
         self.cap = [list(n) for n in nodes]
         self.backfill = kw["backfill"]
+        self.standing = kw["standing"]
         self.sfs = kw["sfs"]
         self.w = kw["weights"]
         self.depth = kw["depth"]
@@ -305,7 +341,33 @@ class _FairShareNodesReplay(_FairShareReplay):
     def one_pass(self, now):
         before = set(id(j) for j in self.running)
         order = sorted(self.queue, key=lambda j: self._key(j, now))
-        if self.sfs:
+        if self.sfs and self.standing:  # N6
+            holds = []
+            made = 0
+            for job in order:
+                if made >= self.depth:
+                    break
+                if self.fits_now(job) is not None:
+                    continue
+                h = self._reserve(job, now, holds)
+                if h is not None:
+                    holds.append(h)
+                made += 1
+            for job in order:
+                a = self.account_of[job.idx]
+                if self.occ[a] > self.target[a]:
+                    continue
+                alloc = self.fits_now(job)
+                if alloc is not None and holds and job.pred > 0:
+                    new = self._survive(job, alloc, now, holds)
+                    if new is None:
+                        continue
+                    holds = new
+                if alloc is not None:
+                    self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
+                    self.start(job, alloc, now)
+            self.plans.append((now, list(holds), [(r, r.start, r.predicted_end(now)) for r in self.running]))
+        elif self.sfs:
             for job in order:
                 a = self.account_of[job.idx]
                 if self.occ[a] <= self.target[a]:
@@ -347,7 +409,7 @@ def _sub(free, job, alloc):
 
 
 def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares, half_life=7 * 86400,
-                 backfill=True):
+                 backfill=True, standing=False):
     """Replay ``jobs`` (dicts: job_id, submit, run, pred, units, unit = per-unit (cores,
     GPUs, MICs, MiB), req_nodes, elig = set of node indices or None, account = index) on
     ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff" or "bf".  A job that no
@@ -376,7 +438,8 @@ def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares,
     rep = _FairShareNodesReplay(
         sim, caps, allocator, sfs=sfs, weights=tuple(float(w) for w in weights), depth=int(depth),
         account_of=account_of, target={a: int(target[a]) for a in accounts},
-        shares={a: float(shares[a]) for a in accounts}, half_life=int(half_life), backfill=bool(backfill))
+        shares={a: float(shares[a]) for a in accounts}, half_life=int(half_life), backfill=bool(backfill),
+        standing=bool(standing))
     rep.run()
     res = naive._result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)
     res.pass1_starts, res.plans = rep.pass1_starts, rep.plans

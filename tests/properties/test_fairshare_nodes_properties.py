@@ -74,15 +74,21 @@ def _allocations(specs, replayed, n_accounts):
 
 
 def _run_both(case, scheduler, allocator, weights, depth, backfill):
+    """``scheduler``: priority, sfs, or sfs-standing (sfs with standing reservations)."""
     table, machine, meta = case
+    standing = scheduler == "sfs-standing"
+    scheduler = scheduler.removesuffix("-standing")
     opts = {"priority_weights": f"age={weights[0]},size={weights[1]},fairshare={weights[2]}", "depth": depth,
             "backfill": backfill}
+    if scheduler == "sfs":
+        opts["standing"] = standing
     r = replay(table, machine, scheduler, allocator, meta=meta, options=opts)
     specs = _oracle_jobs(table, meta, machine)
     replayed = [s == Status.REPLAYED for s in r.status]
     target, shares = _allocations(specs, replayed, 3)
     nv = nf.replay_nodes(specs, machine.capacity.tolist(), allocator, sfs=scheduler == "sfs", weights=weights,
-                         depth=depth, target=target, shares=shares, backfill=backfill)
+                         depth=depth, target=target, shares=shares, backfill=backfill,
+                         standing=standing)
     assert replayed == [s == "replayed" for s in nv.status]
     return r, nv
 
@@ -92,7 +98,8 @@ WEIGHTS = st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0,
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs"]), allocator=st.sampled_from(["ff", "bf"]),
+@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]),
+       allocator=st.sampled_from(["ff", "bf"]),
        weights=WEIGHTS, depth=st.integers(1, 3), backfill=st.sampled_from([True, True, False]))
 def test_engine_equals_oracle_on_nodes(case, scheduler, allocator, weights, depth, backfill):
     r, nv = _run_both(case, scheduler, allocator, weights, depth, backfill)
@@ -105,7 +112,7 @@ def test_engine_equals_oracle_on_nodes(case, scheduler, allocator, weights, dept
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs"]), depth=st.integers(1, 3))
+@given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]), depth=st.integers(1, 3))
 def test_the_plan_never_overdraws_a_node(case, scheduler, depth):
     """After every pass: running jobs (until their predicted ends) and reservations fit
     every node at every instant, and each reservation is on its job's eligible nodes."""

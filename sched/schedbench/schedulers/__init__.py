@@ -60,7 +60,10 @@ DECLARATIONS: tuple[Entry, ...] = (
           _FAIRSHARE_OPTIONS),
     Entry("sfs", Kind.JITTED, "schedbench.schedulers.fairshare:sfs",
           "Simultaneous Fair-Share (Steffen): accounts at or below target occupancy first, then priority with "
-          "depth-D reservations and backfill", _FAIRSHARE_OPTIONS),
+          "depth-D reservations and backfill", _FAIRSHARE_OPTIONS + (
+              Option("standing", True, "sfs: pass 1 honours standing reservations: the first D jobs in priority "
+                     "order that cannot start now hold theirs, and pass 1 starts nothing that delays them", boolean,
+                     metavar="BOOL"),)),
 )
 
 _SLURM_OPTIONS = tuple(

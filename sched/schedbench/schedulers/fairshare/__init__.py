@@ -36,7 +36,15 @@ nothing is free does nothing):
   order, of accounts whose occupancy now is at or below target; each job that fits now
   starts and its account's occupancy grows, and an account above target has its
   remaining jobs dropped from the local list (so the list is re-evaluated after every
-  placement, as §5 does).
+  placement, as §5 does).  With ``standing=true`` pass 1 honours **standing
+  reservations** (§4.2.1 counts the jobs "already running or scheduled to run" in the
+  slice, and a Moab reservation persists from one iteration to the next): first the
+  first ``depth`` jobs of the full priority order that cannot start now get their
+  reservations on the plan of the running jobs, as pass 2 makes them; then pass 1 starts
+  a job only when it fits now and delays none of them (pass 2's backfill test).  The
+  reservation is made again at every pass, for the jobs then at the top, at their
+  earliest fit; every start respected it, so while the same job holds it, it moves later
+  only when a running job outlives its prediction.  Pass 2 then plans afresh.
 * **pass 2** (both; §4.2.2, and §2's linear scheduler): the full list in priority order.
   Before any reservation a job starts when it fits now; the first ``depth`` jobs that do
   not start get a reservation at their earliest fit on the plan (held for this pass only,
@@ -128,7 +136,8 @@ def job_sizes(J: np.ndarray) -> np.ndarray:
     return sizes_of(J[:, J_UNITS], J[:, J_REQ : J_REQ + N_RES])
 
 
-def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill):
+def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, half_life, target_factor, backfill,
+           standing=False):
     J = setup.jobs
     n = J.shape[0]
     depth = int(depth)
@@ -146,7 +155,7 @@ def _build(setup, sfs: bool, priority_weights, depth, account, accounts_file, ha
     target, shares, _ = allocations(J[:, J_SUBMIT], J[:, J_RUN], size, live, ids, index,
                                     accounts_file or None, float(target_factor))
     par = np.zeros(N_PAR, dtype=np.int64)
-    par[:] = (depth, int(sfs), int(half_life), 0, 1, int(bool(backfill)))
+    par[:] = (depth, int(sfs), int(half_life), 0, 1, int(bool(backfill)), int(bool(standing)))
     common = dict(
         acct=index, size=size, target=np.floor(target + 1e-9).astype(np.int64),
         occ=np.zeros(ids.size, dtype=np.int64), usage=np.zeros(ids.size), shares=shares.astype(np.float64),
@@ -184,5 +193,7 @@ def priority(setup, priority_weights, depth, account, accounts, half_life, targe
     return _build(setup, False, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
 
 
-def sfs(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill) -> JittedScheduler:
-    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill)
+def sfs(setup, priority_weights, depth, account, accounts, half_life, target_factor, backfill,
+        standing) -> JittedScheduler:
+    return _build(setup, True, priority_weights, depth, account, accounts, half_life, target_factor, backfill,
+                  standing)

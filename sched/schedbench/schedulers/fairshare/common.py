@@ -14,7 +14,17 @@ fair-share; par int64 (6,): P_* slots; qkey float64 (n,): the queued jobs' keys.
 from __future__ import annotations
 
 from ..._jit import inline_kernel, internal_kernel
-from ...core.api import C_FREE, C_QH, C_QN, queue_compact, try_start
+from ...core.api import (
+    C_FREE,
+    C_MAINT,
+    C_QH,
+    C_QN,
+    fits_now,
+    mask_maintenance,
+    queue_compact,
+    try_start,
+    unmask_maintenance,
+)
 from ...core.layout import J_REQ, J_START, J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
 
 # Slots of the state's par, int64
@@ -24,7 +34,8 @@ P_HALF = 2  # usage half-life, s
 P_LAST = 3  # instant of the last usage decay, s
 P_DIRTY = 4  # 1: the fair-share factors need recomputing
 P_BACKFILL = 5  # 0: strict priority (pass 2 stops at the first job that cannot start)
-N_PAR = 6
+P_STANDING = 6  # 1: sfs's pass 1 honours the standing reservations (package docstring)
+N_PAR = 7
 
 
 @internal_kernel
@@ -119,6 +130,21 @@ def _local_pass(sched, core, alloc, now):
         if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
             if _totals_admit(jobs, j, core.scal) and _offer(core, alloc, j, now):
                 sched.occ[a] += sched.size[j]
+
+
+@inline_kernel
+def _fits_at(core, alloc, j, now):
+    """Whether queued job j would start now (try_start's test, nothing started): it fits
+    the free nodes with those in maintenance during its predicted run hidden."""
+    if not _totals_admit(core.jobs, j, core.scal):
+        return False
+    maint = core.scal[C_MAINT] != 0
+    if maint:
+        mask_maintenance(core, j, now)
+    ok = fits_now(core, j)
+    if maint:
+        unmask_maintenance(core, alloc, j)
+    return ok
 
 
 @inline_kernel

@@ -58,6 +58,8 @@ from .common import (
     P_BACKFILL,
     P_DEPTH,
     P_SFS,
+    P_STANDING,
+    _fits_at,
     _local_pass,
     _offer,
     _prepare_pass,
@@ -345,6 +347,44 @@ def _started(sched, core, j, now, nh):
             _add_rows(sched.hold_base[h], jobs, j, log[:, 0], log[:, 1], jobs[j, J_PTR], jobs[j, J_NODES], -1)
 
 
+@internal_kernel
+def _standing_pass(sched, core, alloc, now):
+    """sfs's pass 1 with standing reservations (package docstring): the first ``depth``
+    jobs of the priority order that cannot start now get their reservations (as pass 2
+    makes them); then pass 1's jobs start only when they fit now and every reservation
+    still fits (pass 2's backfill test, which may move their placements)."""
+    par = sched.par
+    jobs = core.jobs
+    queue = core.queue
+    scal = core.scal
+    qh = scal[C_QH]
+    n = scal[C_QN]
+    made = 0
+    nh = 0
+    for r in range(qh, qh + n):
+        if made >= par[P_DEPTH]:
+            break
+        j = queue[r]
+        if _fits_at(core, alloc, j, now):
+            continue
+        if _reserve(sched, core, j, now, nh):
+            nh += 1
+        made += 1
+    for r in range(qh, qh + n):
+        j = queue[r]
+        a = sched.acct[j]
+        if jobs[j, J_STATE] != JobState.QUEUED or sched.occ[a] > sched.target[a]:
+            continue
+        if not _totals_admit(jobs, j, scal):
+            continue
+        if nh > 0 and jobs[j, J_PRED] > 0:
+            started = _backfill_one(sched, core, alloc, j, now, nh)
+        else:
+            started = _offer(core, alloc, j, now)
+        if started:
+            _started(sched, core, j, now, nh)
+
+
 @implements(schedule, FairShareNodes)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
@@ -358,7 +398,10 @@ def _pass(sched, core, pred, alloc, now):
     qh = scal[C_QH]
     n = scal[C_QN]
     if par[P_SFS] != 0:
-        _local_pass(sched, core, alloc, now)
+        if par[P_STANDING] != 0:
+            _standing_pass(sched, core, alloc, now)
+        else:
+            _local_pass(sched, core, alloc, now)
     reserved = 0
     nh = 0  # reservations holding a placement (all of them but for a job no empty machine fits)
     for r in range(qh, qh + n):

@@ -24,6 +24,8 @@ from .common import (
     P_BACKFILL,
     P_DEPTH,
     P_SFS,
+    P_STANDING,
+    _fits_at,
     _local_pass,
     _offer,
     _prepare_pass,
@@ -106,6 +108,49 @@ def _started(sched, jobs, j, now, planned):
         kernel_add(sched.slots[k], sched.meta[k], now, end, jobs[j, J_UNITS])
 
 
+@internal_kernel
+def _standing_pass(sched, core, alloc, now):
+    """sfs's pass 1 with standing reservations (package docstring): the first ``depth``
+    jobs of the priority order that cannot start now get their reservations on the plan of
+    the running jobs (earliest fit, in order); then pass 1's jobs start only when they fit
+    now and delay none of them (pass 2's backfill test)."""
+    par = sched.par
+    jobs = core.jobs
+    queue = core.queue
+    scal = core.scal
+    qh = scal[C_QH]
+    n = scal[C_QN]
+    made = 0
+    for r in range(qh, qh + n):
+        if made >= par[P_DEPTH]:
+            break
+        j = queue[r]
+        if _fits_at(core, alloc, j, now):
+            continue
+        if made == 0:
+            _plan_running(sched, core, now)
+        k = sched.jtype[j]
+        d = max(jobs[j, J_PRED], 1)
+        t = kernel_earliest_fit(sched.slots[k], sched.meta[k], jobs[j, J_UNITS], d, now, INF, 0, 0, 0)
+        kernel_add(sched.slots[k], sched.meta[k], t, t + d, jobs[j, J_UNITS])
+        made += 1
+    for r in range(qh, qh + n):
+        j = queue[r]
+        a = sched.acct[j]
+        if jobs[j, J_STATE] != JobState.QUEUED or sched.occ[a] > sched.target[a]:
+            continue
+        k = sched.jtype[j]
+        size = jobs[j, J_UNITS]
+        p = jobs[j, J_PRED]
+        if size > scal[C_FREE + k]:
+            continue
+        if made > 0 and p > 0 and kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size > sched.meta[
+                k, M_AVL]:
+            continue  # it would delay a standing reservation
+        if _offer(core, alloc, j, now):
+            _started(sched, jobs, j, now, made > 0)
+
+
 @implements(schedule, FairShare)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
@@ -119,7 +164,10 @@ def _pass(sched, core, pred, alloc, now):
     qh = scal[C_QH]
     n = scal[C_QN]
     if par[P_SFS] != 0:
-        _local_pass(sched, core, alloc, now)
+        if par[P_STANDING] != 0:
+            _standing_pass(sched, core, alloc, now)
+        else:
+            _local_pass(sched, core, alloc, now)
     reserved = 0
     for r in range(qh, qh + n):
         j = queue[r]
