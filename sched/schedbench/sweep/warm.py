@@ -116,14 +116,14 @@ def _workload(item: dict) -> tuple:
 
 def compile_task(task: dict) -> dict:
     """Make the loops of ``task`` ready in this process (a worker's); returns what
-    happened: ``label``, ``loops`` (made ready here), ``compiled_s`` (seconds numba
+    happened: ``label``, ``inputs`` (their number), ``loops`` (made ready here), ``compiled_s`` (seconds numba
     compiled: 0 when everything came from the cache), ``wall_s``, ``impossible`` (inputs
     its capabilities rule out: ``[(input, reason)]``) and ``error`` (a message, or None).
     Never raises: a task that fails leaves its runs to fail and say why."""
     from ..engine.warm import CompileTime, ready
     from .execute import load_worker_plugins
 
-    out = dict(label=label(task), loops=0, compiled_s=0.0, wall_s=0.0, impossible=[], error=None)
+    out = dict(label=label(task), inputs=len(task["inputs"]), loops=0, compiled_s=0.0, wall_s=0.0, impossible=[], error=None)
     timer = CompileTime()
     t0 = time.perf_counter()
     try:
@@ -147,15 +147,14 @@ def describe(result: dict) -> str:
     """One line for a finished task: ``easy+ff (pool): compiled, 9.1 s``."""
     if result["error"]:
         return f"{result['label']}: failed ({result['error']})"
+    what = []
     if result["compiled_s"] > 0:
-        what = f"compiled, {result['wall_s']:.1f} s"
-    elif result["loops"] or not result["impossible"]:
-        what = "loaded from the cache"
-    else:
-        what = "not possible"
+        what.append(f"compiled, {result['wall_s']:.1f} s")
+    elif len(result["impossible"]) < result["inputs"]:
+        what.append("loaded from the cache")
     if result["impossible"]:
-        what += "; not possible on " + ", ".join(name for name, _ in result["impossible"])
-    return f"{result['label']}: {what}"
+        what.append("not possible on " + ", ".join(name for name, _ in result["impossible"]))
+    return f"{result['label']}: {'; '.join(what)}"
 
 
 # -------------------------------------------------------------------------- the driver
