@@ -93,7 +93,7 @@ def label(task: dict) -> str:
 # -------------------------------------------------------------------------- in a worker
 
 _WORKLOADS: dict[str, tuple] = {}  # this process's sweep workloads, by run configuration
-_WORKLOADS_KEPT = 8
+_WORKLOADS_KEPT_JOBS = 2_000_000  # jobs kept in all (a few hundred MB): the oldest go first
 
 
 def _workload(item: dict) -> tuple:
@@ -107,9 +107,9 @@ def _workload(item: dict) -> tuple:
     run = item["run"]
     key = canonical_json({k: run.get(k) for k in ("source", "machine", "seed")})
     if key not in _WORKLOADS:
-        if len(_WORKLOADS) >= _WORKLOADS_KEPT:
-            del _WORKLOADS[next(iter(_WORKLOADS))]
         table, machine, meta, _ = sweep_workload(run)
+        while _WORKLOADS and sum(t.n_jobs for t, _, _ in _WORKLOADS.values()) + table.n_jobs > _WORKLOADS_KEPT_JOBS:
+            del _WORKLOADS[next(iter(_WORKLOADS))]
         _WORKLOADS[key] = (table, machine, meta)
     return _WORKLOADS[key]
 
