@@ -31,10 +31,8 @@ they share with the client (as on a Slurm or PBS cluster).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as dt
-import importlib
 import json
 import math
 import os
@@ -51,9 +49,10 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, registry
 from ..engine.progress import Steps, is_terminal
-from ..errors import DataError, UsageError
+from ..errors import UsageError
 from . import executors, warm
-from .config import canonical_json, generator_module, generator_options
+from .config import canonical_json
+from .inputs import load_worker_plugins, workload_of
 
 if TYPE_CHECKING:
     import polars as pl
@@ -76,40 +75,6 @@ def git_revision() -> str | None:
 
 
 # -- one run --------------------------------------------------------------------------------
-
-
-def _workload(run: dict):
-    """(table, machine, meta, timings) of a run's workload."""
-    from ..io import load as workload_io
-    from ..io import machine as machine_mod
-
-    source = run["source"]
-    if "trace" in source:
-        table, mach, meta, parse_s = workload_io.load(source["trace"], run["machine"], source.get("limit"))
-        return table, mach, meta, {"parse_s": parse_s}
-    name = source["generator"]
-    module = generator_module(name)
-    options = generator_options(name)
-    ns = argparse.Namespace()
-    for action in set(options.values()):
-        if action.dest not in ("help", "output"):
-            setattr(ns, action.dest, action.default)
-    for key, value in source["params"].items():
-        action = options[key]
-        if action.choices is not None and value not in action.choices:
-            raise UsageError(f"{name} option {key}={value!r}: choose from {', '.join(map(str, action.choices))}")
-        setattr(ns, key, value)
-    ns.seed = run["seed"]
-    if run["machine"] is not None and "machine" in options:
-        ns.machine = run["machine"]
-    t0 = time.perf_counter()
-    table, meta = module.from_args(ns)
-    generate_s = time.perf_counter() - t0
-    if run["machine"] is not None:
-        mach = machine_mod.parse(run["machine"])
-    else:
-        mach = machine_mod.parse(meta["machine"])
-    return table, mach, meta, {"generate_s": generate_s}
 
 
 def _part_path(results: Path, dataset: str, run: dict) -> Path:
@@ -146,22 +111,6 @@ def _write_json(obj, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def load_worker_plugins(plugins: tuple[str, ...]) -> None:
-    """Import the plug-in modules ``plugins`` (and the registry's own) in this process,
-    a worker's.  A module that cannot be imported here is a DataError naming it and the
-    host: it stops the sweep once, where recording each run as failed would repeat the
-    same missing module for every run."""
-    for module in plugins:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise DataError(
-                f"plug-in module {module!r} cannot be imported on the worker host {socket.gethostname()} "
-                f"({type(exc).__name__}: {exc}): install it where the sweep's workers run, or put it on "
-                "their PYTHONPATH") from None
-    registry.load_plugins(plugins)
-
-
 def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[str, ...] = ()) -> dict:
     """Run one configuration and write it under ``results``; returns its row of
     runs.parquet.  Exceptions of the run are caught and recorded (status "failed").
@@ -181,7 +130,7 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
     row = _base_row(run, git_rev)
     t_run = time.perf_counter()
     try:
-        table, mach, meta, timings = _workload(run)
+        table, mach, meta, timings = workload_of(run)
         row["machine"] = mach.spec
         result = replay.replay(
             table, mach, run["scheduler"], run["allocator"], run["predictor"], meta=meta,

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from .. import registry
 from . import executors
 from .config import canonical_json
+from .inputs import load_worker_plugins, workload_of
 
 DEFAULT_PREDICTOR = "requested"
 
@@ -102,12 +103,10 @@ def _workload(item: dict) -> tuple:
 
     if "mode" in item:
         return mode_input(item["mode"])
-    from .execute import _workload as sweep_workload
-
     run = item["run"]
     key = canonical_json({k: run.get(k) for k in ("source", "machine", "seed")})
     if key not in _WORKLOADS:
-        table, machine, meta, _ = sweep_workload(run)
+        table, machine, meta, _ = workload_of(run)
         while _WORKLOADS and sum(t.n_jobs for t, _, _ in _WORKLOADS.values()) + table.n_jobs > _WORKLOADS_KEPT_JOBS:
             del _WORKLOADS[next(iter(_WORKLOADS))]
         _WORKLOADS[key] = (table, machine, meta)
@@ -121,7 +120,6 @@ def compile_task(task: dict) -> dict:
     its capabilities rule out: ``[(input, reason)]``) and ``error`` (a message, or None).
     Never raises: a task that fails leaves its runs to fail and say why."""
     from ..engine.warm import CompileTime, ready
-    from .execute import load_worker_plugins
 
     out = dict(label=label(task), inputs=len(task["inputs"]), loops=0, compiled_s=0.0, wall_s=0.0, impossible=[], error=None)
     timer = CompileTime()
