@@ -13,13 +13,19 @@ STAMP  := $(VENV)/.installed-stamp
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
 
+# pip prints what it collects and installs: a minute or more on a fresh machine, which
+# should be seen to be working.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "setup: upgrading pip, then installing schedbench and its dependencies into $(VENV) ..."
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install -e '.[dev]'
 	touch $(STAMP)
 
-setup: $(STAMP) ## create .venv (if missing) and install schedbench with its dev extra
+# The kernels a first `make bench` and a first `schedbench replay LOG.swf` need, compiled on
+# every core with a line per loop (a few CPU minutes; loops already cached are loaded).
+setup: $(STAMP) ## create .venv (if missing), install schedbench with its dev extra, and compile the kernels of make bench and of schedbench replay's defaults
+	$(BIN)/python -m schedbench warm --config $(BENCH_CONFIG) -s easy -a ff --mode pool
 
 # One worker per core, whole files per worker (numba compiles dominate a cold run: the
 # workers compile different kernels side by side; module fixtures load a log once).

@@ -46,3 +46,14 @@ def test_make_help_says_what_clean_keeps():
     proc = subprocess.run(["make", "-C", str(REPO), "help"], capture_output=True, text=True, timeout=60)
     line = next(x for x in proc.stdout.splitlines() if x.strip().startswith("clean"))
     assert "kernels" in line and "traces" in line
+
+
+def test_make_setup_compiles_what_the_first_commands_need():
+    """make setup ends with the warm-up of make bench's sweep config and of `schedbench
+    replay LOG.swf`'s defaults (issue 28: compile once, in parallel, up front)."""
+    proc = subprocess.run(["make", "--no-print-directory", "-C", str(REPO), "-n", "-W", "pyproject.toml", "setup"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.endswith("-m schedbench warm --config bench/default.toml -s easy -a ff --mode pool"), last
+    assert "pip install -e" in proc.stdout and "--quiet -e" not in proc.stdout  # pip says what it does

@@ -27,7 +27,9 @@ so a run compiles (or loads) only its scheduler, allocator and predictor
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import os
 import pickle
 import sys
@@ -154,6 +156,59 @@ def _load_index_tolerantly(self):
 
 
 caching.IndexDataCacheFile._load_index = _load_index_tolerantly
+
+
+@contextlib.contextmanager
+def _locked(path: str):
+    """An exclusive advisory lock (``flock``) on the file ``path``, held for the block;
+    no lock where ``fcntl`` is missing (Windows)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _save_serialised(self, key, data):
+    """numba's ``IndexDataCacheFile.save``, one process at a time per index file, data
+    file first.
+
+    numba's own reads the index, picks the first free data file name, writes the index and
+    then the data, with no lock.  Two processes saving two signatures of one function at
+    once (sweep workers compiling easy+ff and easy+bf: one loop index per scheduler class)
+    could both pick ``name.1.nbc``: one entry lost from the index, or worse, the index
+    naming the data of the other signature, which numba loads without checking its key.
+    Under the lock each save sees the other's entries; writing the data before the index
+    means an index entry never names a file not yet complete."""
+    with _locked(self._index_path + ".lock"):
+        overloads = self._load_index()
+        data_name = overloads.get(key)
+        if data_name is None:
+            taken = set(overloads.values())
+            data_name = next(n for n in map(self._data_name, itertools.count(1)) if n not in taken)
+        self._save_data(data_name, data)
+        if overloads.get(key) != data_name:
+            overloads[key] = data_name
+            self._save_index(overloads)
+
+
+caching.IndexDataCacheFile.save = _save_serialised
+
+
+def compile_lock(what: str):
+    """A lock, shared by every process using this cache folder, for compiling ``what``
+    (a kernel and its signature, as a string): the second process to ask waits for the
+    first's compile and then loads its result from the cache instead of compiling the same
+    machine code again (:mod:`schedbench.sweep.warm`)."""
+    name = hashlib.sha1(what.encode()).hexdigest()[:16]
+    return _locked(os.path.join(numba.config.CACHE_DIR, "locks", f"{name}.lock"))
 
 
 # --------------------------------------------------------------------------- compile notice

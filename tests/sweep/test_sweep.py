@@ -343,6 +343,9 @@ def test_process_pool_through_the_cli(tmp_path, capsys):
     err = capsys.readouterr().err
     n = len(SCHEDS) * len(ALLOCS)
     assert f"{n} runs: {n} run now (0 failed)" in err
+    # not a terminal: plain lines, one per loop of the compile phase, then the runs'
+    assert f"schedbench: compile: {n} of {n}, " in err and "Traceback" not in err
+    assert f"schedbench: sweep: {n} of {n} runs done" in err
     runs = pl.read_parquet(out / "runs.parquet")
     assert runs.height == n and (runs["status"] == "ok").all()
     # equal configurations give equal schedules whichever process ran them

@@ -21,7 +21,7 @@ from .._startup import startup_phase
 from ..errors import DataError, UsageError
 
 COMMANDS: tuple[str, ...] = ("traces", "replay", "workload", "predict", "sweep", "report", "compare", "compare-log",
-                             "gantt")
+                             "gantt", "warm")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -12,7 +12,7 @@ PIPE_PERIOD_S = 30.0
 """Seconds between two progress lines when stderr is not a terminal."""
 
 
-def _is_terminal(stream) -> bool:
+def is_terminal(stream) -> bool:
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty and isatty())
@@ -39,7 +39,7 @@ class Progress:
         self.t0 = self.last = None  # set by the first update: a first compile is not counted
         self.done = 0
         self.bar = None
-        if _is_terminal(self.stream):
+        if is_terminal(self.stream):
             from tqdm import tqdm
 
             self.bar = tqdm(total=self.total, unit=unit, desc=desc, file=self.stream, leave=False,
@@ -61,6 +61,43 @@ class Progress:
                 f"({100 * done // self.total} %), {now - self.t0:.0f} s",
                 file=self.stream, flush=True,
             )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class Steps:
+    """Progress over ``total`` tasks of seconds each (compiles): on a terminal one line
+    that updates (a tqdm bar naming the last task done); elsewhere one plain line per task
+    done (``"schedbench: compile: 3 of 55, easy+bf (nodes) 7.9 s"``), a task being long
+    enough for a line each.  ``note(text)`` prints a line of its own above the bar."""
+
+    def __init__(self, total: int, desc: str, stream=None):
+        self.total, self.desc = total, desc
+        self.stream = sys.stderr if stream is None else stream
+        self.done = 0
+        self.bar = None
+        if is_terminal(self.stream):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=desc, unit="task", file=self.stream, leave=False, dynamic_ncols=True)
+
+    def step(self, text: str) -> None:
+        """One task done; ``text`` says which (and how long it took)."""
+        self.done += 1
+        if self.bar is not None:
+            self.bar.set_postfix_str(text, refresh=False)
+            self.bar.update(1)
+        else:
+            print(f"schedbench: {self.desc}: {self.done} of {self.total}, {text}", file=self.stream, flush=True)
+
+    def note(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.write(f"schedbench: {text}", file=self.stream)
+        else:
+            print(f"schedbench: {text}", file=self.stream, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -31,10 +31,8 @@ they share with the client (as on a Slurm or PBS cluster).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import datetime as dt
-import importlib
 import json
 import math
 import os
@@ -50,9 +48,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, registry
-from ..errors import DataError, UsageError
-from . import executors
-from .config import canonical_json, generator_module, generator_options
+from ..engine.progress import Steps, is_terminal
+from ..errors import UsageError
+from . import executors, warm
+from .config import canonical_json
+from .inputs import load_worker_plugins, workload_of
 
 if TYPE_CHECKING:
     import polars as pl
@@ -75,40 +75,6 @@ def git_revision() -> str | None:
 
 
 # -- one run --------------------------------------------------------------------------------
-
-
-def _workload(run: dict):
-    """(table, machine, meta, timings) of a run's workload."""
-    from ..io import load as workload_io
-    from ..io import machine as machine_mod
-
-    source = run["source"]
-    if "trace" in source:
-        table, mach, meta, parse_s = workload_io.load(source["trace"], run["machine"], source.get("limit"))
-        return table, mach, meta, {"parse_s": parse_s}
-    name = source["generator"]
-    module = generator_module(name)
-    options = generator_options(name)
-    ns = argparse.Namespace()
-    for action in set(options.values()):
-        if action.dest not in ("help", "output"):
-            setattr(ns, action.dest, action.default)
-    for key, value in source["params"].items():
-        action = options[key]
-        if action.choices is not None and value not in action.choices:
-            raise UsageError(f"{name} option {key}={value!r}: choose from {', '.join(map(str, action.choices))}")
-        setattr(ns, key, value)
-    ns.seed = run["seed"]
-    if run["machine"] is not None and "machine" in options:
-        ns.machine = run["machine"]
-    t0 = time.perf_counter()
-    table, meta = module.from_args(ns)
-    generate_s = time.perf_counter() - t0
-    if run["machine"] is not None:
-        mach = machine_mod.parse(run["machine"])
-    else:
-        mach = machine_mod.parse(meta["machine"])
-    return table, mach, meta, {"generate_s": generate_s}
 
 
 def _part_path(results: Path, dataset: str, run: dict) -> Path:
@@ -145,22 +111,6 @@ def _write_json(obj, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def load_worker_plugins(plugins: tuple[str, ...]) -> None:
-    """Import the plug-in modules ``plugins`` (and the registry's own) in this process,
-    a worker's.  A module that cannot be imported here is a DataError naming it and the
-    host: it stops the sweep once, where recording each run as failed would repeat the
-    same missing module for every run."""
-    for module in plugins:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise DataError(
-                f"plug-in module {module!r} cannot be imported on the worker host {socket.gethostname()} "
-                f"({type(exc).__name__}: {exc}): install it where the sweep's workers run, or put it on "
-                "their PYTHONPATH") from None
-    registry.load_plugins(plugins)
-
-
 def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[str, ...] = ()) -> dict:
     """Run one configuration and write it under ``results``; returns its row of
     runs.parquet.  Exceptions of the run are caught and recorded (status "failed").
@@ -180,7 +130,7 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
     row = _base_row(run, git_rev)
     t_run = time.perf_counter()
     try:
-        table, mach, meta, timings = _workload(run)
+        table, mach, meta, timings = workload_of(run)
         row["machine"] = mach.spec
         result = replay.replay(
             table, mach, run["scheduler"], run["allocator"], run["predictor"], meta=meta,
@@ -262,6 +212,32 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
     return row
 
 
+class _RunLines:
+    """The runs' progress on a pipe or in a log file: a line every
+    :data:`RUN_LINES_PERIOD_S` of wall time, and one at the end (nothing when not ``show``)."""
+
+    def __init__(self, total: int, done: int, show: bool):
+        self.total, self.done, self.show = total, done, show
+        self.t0 = self.last = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if self.show and (now - self.last >= RUN_LINES_PERIOD_S or self.done == self.total):
+            self.last = now
+            print(f"schedbench: sweep: {self.done} of {self.total} runs done, {now - self.t0:.0f} s",
+                  file=sys.stderr, flush=True)
+
+    def write(self, text: str, file=None) -> None:
+        print(text, file=file or sys.stderr, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+RUN_LINES_PERIOD_S = 10.0
+
+
 def _json_safe(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -272,14 +248,6 @@ def _json_safe(obj):
     if hasattr(obj, "item") and callable(obj.item):  # numpy scalars
         return _json_safe(obj.item())
     return obj
-
-
-def warm(scheduler: str, allocator: str, plugins: tuple[str, ...]) -> None:
-    """Compile (or load from the cache) the replay loop of ``scheduler`` + ``allocator``."""
-    from ..engine.replay import warm_up
-
-    registry.load_plugins(plugins)
-    warm_up(scheduler, allocator)
 
 
 # -- the sweep ------------------------------------------------------------------------------
@@ -390,12 +358,24 @@ def sweep(
             results / "sweep.json",
         )
         counts = {"total": len(runs), "skipped": len(runs) - len(pending), "ran": 0, "failed": 0, "impossible": 0}
-        bar = tqdm(
-            total=len(runs), initial=counts["skipped"], unit="run", desc="sweep", file=sys.stderr,
-            disable=(None if progress is None else not progress), dynamic_ncols=True,
-        )
+        show = progress is not False
+        bar = steps = None  # the runs' progress; the compile phase's, before it
+
+        def start_runs() -> None:
+            """The compile phase's progress ends, the runs' begins: on a terminal (or with
+            ``progress=True``) a tqdm bar, on a pipe or in a log file a line every few
+            seconds."""
+            nonlocal bar, steps
+            if steps is not None:
+                steps.close()
+                steps = None
+            if bar is None:
+                bar = (tqdm(total=len(runs), initial=counts["skipped"], unit="run", desc="sweep", file=sys.stderr,
+                            dynamic_ncols=True)
+                       if progress or (show and is_terminal(sys.stderr)) else _RunLines(len(runs), counts["skipped"], show))
 
         def record(row: dict) -> None:
+            start_runs()
             if row.get("status") == "impossible":  # checked before any replay work; nothing is written
                 counts["impossible"] += 1
                 bar.update(1)
@@ -406,15 +386,25 @@ def sweep(
                 bar.write(f"failed: {row['workload']} {row['label']} seed {row['seed']}: {row['error']}", file=sys.stderr)
             bar.update(1)
 
+        def record_compile(result: dict | None) -> None:
+            if steps is not None:
+                steps.step("a worker failed" if result is None else warm.describe(result))
+                if steps.done == steps.total:
+                    start_runs()
+
         plugins = registry.plugins_of(
             *{registry.scheduler(r["scheduler"]) for r in pending}, *{registry.allocator(r["allocator"]) for r in pending},
             *{registry.predictor(r["predictor"]) for r in pending},
         )
         calls = [(execute, (run, str(results), git_rev, plugins)) for run in pending]
+        if show and pending and not is_terminal(sys.stderr):
+            print(f"schedbench: sweep: {len(pending)} of {len(runs)} runs to do ({counts['skipped']} done before)",
+                  file=sys.stderr, flush=True)
         try:
             if not pending:
                 pass
             elif dask_address:
+                start_runs()
                 # every worker imports the plug-ins first: one missing is one error
                 executors.dask(calls, dask_address, record,
                                setup=(load_worker_plugins, (plugins,)) if plugins else None)
@@ -422,14 +412,20 @@ def sweep(
                 n = jobs or executors.default_jobs()
                 if n < 1:
                     raise UsageError("--jobs must be at least 1")
+                # Each loop the runs need is compiled (or loaded) once, in parallel across
+                # loops, before the runs: workers that start runs of the same loop together
+                # would each compile their own copy; the runs then load it from the cache.
+                tasks = warm.run_tasks(pending) if len(pending) > 1 else []
+                if tasks and show:
+                    steps = Steps(len(tasks), "compile")
+                else:
+                    start_runs()
+                first = [(warm.compile_task, (t,)) for t in tasks]
                 if n == 1 or len(pending) == 1:
+                    executors.in_process(first, record_compile)
                     executors.in_process(calls, record)
                 else:
-                    # Compile (or load) each pair's loop once, in parallel, before the runs:
-                    # workers that start the same pair together would otherwise both compile it.
-                    pairs = dict.fromkeys((r["scheduler"], r["allocator"]) for r in pending)
-                    executors.process_pool(calls, min(n, len(pending)), record,
-                                           first=[(warm, (s, a, plugins)) for s, a in pairs])
+                    executors.process_pool(calls, min(n, len(pending)), record, first=first, record_first=record_compile)
         except KeyboardInterrupt:
             # the local runs stopped (workers terminated): drop their half-written folders
             # now; finished runs stay in runs/ (and runs.parquet, below), a rerun resumes
@@ -437,7 +433,9 @@ def sweep(
                 shutil.rmtree(results / ".tmp", ignore_errors=True)
             raise
         finally:
-            bar.close()
+            for b in (steps, bar):
+                if b is not None:
+                    b.close()
             table = write_runs_table(results)
         keys = {r["key"] for r in runs}
         counts["failed_total"] = (

@@ -69,18 +69,21 @@ def _as_completed(futures):
         yield from sorted(done, key=position.__getitem__)  # the calls' order among those done
 
 
-def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], first: Sequence[Call] = ()) -> None:
+def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], first: Sequence[Call] = (),
+                 record_first: Callable[[Any], None] | None = None) -> None:
     """Make ``calls`` on ``n`` local worker processes, recording results as they complete.
     ``first``: calls made before them, in parallel, whose failures are ignored (warm-ups:
-    a failing one's calls will fail themselves and say why).  A worker that dies raises
+    a failing one's calls will fail themselves and say why); ``record_first`` gets each
+    one's result as it completes (None for one that failed).  A worker that dies raises
     DataError.  An interruption (Ctrl-C: KeyboardInterrupt, in the parent only) terminates
     the workers at once, whatever they are doing (compiling, replaying), and is raised
     again; the results recorded so far are kept."""
     pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(), initializer=_ignore_interrupts)
     futures = []
     try:
-        for _ in _as_completed([pool.submit(fn, *args) for fn, args in first]):
-            pass  # a warm-up's result and failure are ignored (see the docstring)
+        for fut in _as_completed([pool.submit(fn, *args) for fn, args in first]):
+            if record_first is not None:  # a warm-up's failure is ignored (see the docstring)
+                record_first(None if fut.exception() is not None else fut.result())
         futures = [pool.submit(fn, *args) for fn, args in calls]
         for fut in _as_completed(futures):
             try:

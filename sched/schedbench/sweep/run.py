@@ -30,7 +30,6 @@ from .execute import (
     finished,
     git_revision,
     sweep,
-    warm,
     write_runs_table,
 )
 from .executors import default_jobs
@@ -38,5 +37,5 @@ from .executors import default_jobs
 __all__ = [
     "DATASETS", "DEFAULT_PREDICTORS", "DEFAULT_SEEDS", "PARTITION_KEYS", "RESERVED_WORKLOAD_KEYS", "TOP_KEYS",
     "SweepLock", "canonical_json", "default_jobs", "execute", "expand", "finished", "generator_module",
-    "generator_options", "git_revision", "load_config", "pairs", "run_key", "sweep", "warm", "write_runs_table",
+    "generator_options", "git_revision", "load_config", "pairs", "run_key", "sweep", "write_runs_table",
 ]
