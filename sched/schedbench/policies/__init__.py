@@ -13,6 +13,9 @@ _PRIORITY_TYPE = Option("priority_type", "basic", "ipsched, aucsched, backfill: 
                         "or 'multifactor' (age and size, +1 per minute queued)", choices=("basic", "multifactor"))
 _IP_OPTIONS = (
     _PRIORITY_TYPE,
+    Option("priority_scale", "slurm", "ipsched, aucsched: basic priorities on SLURM's scale ('slurm': 0xffff0000 "
+           "- 1 - j, nearly equal, so the IP starts as many jobs as fit; the paper's runs) or 'rank' (n - j)",
+           choices=("slurm", "rank")),
     Option("max_jobs", 200, "ipsched, aucsched: MAX_JOB_COUNT, jobs in the window", int, metavar="N"),
     Option("solver", "cbc", "ipsched, aucsched: 'cbc' or 'highs' (python-mip, one thread)", choices=("cbc", "highs")),
     Option("max_nodes", 200, "ipsched, aucsched: branch-and-bound node limit per solve (deterministic)", int,
