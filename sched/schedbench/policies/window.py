@@ -7,7 +7,7 @@ window, and reproducible IP solving with python-mip and a log of every solve.
 * ``basic`` (SLURM's priority/basic): the first submitted job gets the highest priority
   and every later one a priority lower by 1.  Two scales (``priority_scale``):
 
-  - ``slurm`` (the default): SLURM's own numbers, ``P_j = 0xffff0000 - 1 - j`` for the job
+  - ``slurm`` (IPSCHED's default; AUCSCHED's is ``rank`` for now): SLURM's own numbers, ``P_j = 0xffff0000 - 1 - j`` for the job
     in row ``j`` of the (submit, id)-ordered table (slurmctld starts its lowest priority
     at TOP_PRIORITY = 0xffff0000 and priority/basic gives each new job one less than
     the last).  The paper ran SLURM, so these are the priorities its IPs saw: all within
