@@ -162,6 +162,7 @@ def measures(rundir: Path) -> dict:
         "fragments": float(jobs["fragments"].mean()),
         "spread": float(jobs["spread"].mean()),
         "solve_s_median": (summary.get("policy") or {}).get("solve_s_median"),
+        "statuses": (summary.get("policy") or {}).get("statuses"),
         "wall_s": summary["study"]["wall_s"],
     }
 
@@ -260,6 +261,7 @@ def _report(table, numbers, workloads, args, wall) -> str:
             cells = ["-" if v is None else form.format(v) for v in values]
             lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += _status_table(table, numbers, workloads)
     lines += ["## The paper's orderings against ours", ""]
     claims = [
         ("utilisation", "high", ["ESP"], "AUCSCHED", "AUCSCHED gives the best utilisation on ESP"),
@@ -276,6 +278,27 @@ def _report(table, numbers, workloads, args, wall) -> str:
             verdict += "; best elsewhere: " + ", ".join(f"{w} {f}" for w, f in differ.items())
         lines.append(f"- Paper: {claim}. Ours: {verdict}.")
     return "\n".join(lines) + "\n"
+
+
+def _status_table(table, numbers, workloads) -> list[str]:
+    """Every solve's status, summed over seeds, per IP experiment and workload: optimal,
+    feasible (node limit hit with an incumbent: the paper's rule starts nothing and halves
+    the window), no_solution_found (limit hit without one), infeasible."""
+    numbers = [n for n in numbers if EXPERIMENTS[n - 1][2] != "backfill"]
+    if not numbers:
+        return []
+    lines = ["## Solver statuses (solves over all seeds)", "", "| experiment | " + " | ".join(workloads) + " |",
+             "|---|" + "---|" * len(workloads)]
+    for n in numbers:
+        cells = []
+        for w in workloads:
+            counts: dict[str, int] = {}
+            for row in table.get((n, w), []):
+                for status, k in (row["statuses"] or {}).items():
+                    counts[status] = counts.get(status, 0) + k
+            cells.append(", ".join(f"{k} {status}" for status, k in sorted(counts.items())) or "-")
+        lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def _figures(table, numbers, workloads, out: Path) -> None:

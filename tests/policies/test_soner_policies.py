@@ -39,19 +39,21 @@ def test_table1_easy_best_fit_makes_j3_wait():
 
 @pytest.mark.parametrize("solver", ["cbc", "highs"])
 def test_table1_ipsched_starts_all_three_at_once(solver):
-    # On Table 1 two optima tie at 3.75: all three jobs (J1 on 1024 nodes) or J1 on 512
-    # whole nodes and J2; the per-node model's solvers pick the first, the paper's.
+    # All three jobs (J1 on 1024 nodes), the paper's answer: on SLURM's scale the optimum.
     r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf", solver=solver, model="nodes")
     assert r.start.tolist() == [0, 0, 0]
     assert r.end.max() == 1000
     assert r.policy["solver"] == solver and r.policy["statuses"] == {"optimal": 1}
     # J1 shares every node: 4 cores beside J2's or J3's 4 cores and 2 GPUs
     assert r.nodes_used.tolist() == [1024, 512, 512]
-    assert r.tables["decisions"]["objective"][0] == pytest.approx(3.75)
+    # SLURM's priorities P_j = 0xffff0000 - 1 - j: all three (c = 1/2, 1/4, 1/4) beat any two
+    p = 0xFFFF0000 - 1 - np.arange(3)
+    assert r.tables["decisions"]["objective"][0] == pytest.approx(0.5 * p[0] + 0.75 * (p[1] + p[2]), rel=1e-12)
 
 
 def test_table1_ipsched_states_model_reaches_the_same_optimum_on_a_tenth_of_the_columns():
-    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf")
+    # on ranks (P_j = n - j) two optima tie at 3.75; SLURM's scale (the default) breaks the tie
+    r = replay(table1(), from_spec(MACHINE_L), "ipsched", "bf", priority_scale="rank")
     first = r.tables["decisions"].row(0, named=True)
     assert first["objective"] == pytest.approx(3.75) and first["status"] == "optimal"
     assert first["variables"] < 50  # the per-node model has 4,099
@@ -85,7 +87,7 @@ class _View:
 
 def test_basic_priority_first_submitted_highest_then_one_less_each():
     v = _View(100, [0, 5, 5], [1, 1, 1], [1, 1, 1])
-    assert window.priorities(v, np.arange(3), "basic", 8).tolist() == [3.0, 2.0, 1.0]
+    assert window.priorities(v, np.arange(3), "basic", 8, "rank").tolist() == [3.0, 2.0, 1.0]
 
 
 def test_multifactor_priority_one_per_minute_and_equal_size_weight():
@@ -204,7 +206,7 @@ def test_ipsched_reaches_the_brute_force_optimum(case):
         def __init__(self, sim):
             from schedbench.policies.ipsched import IPSched
 
-            self.ip = IPSched(sim, objective=objective)
+            self.ip = IPSched(sim, objective=objective, priority_scale="rank")  # both: test_ipsched_scale_and_start
             self.done = False
 
         def decide(self, view):
@@ -471,12 +473,17 @@ def test_cli_replay_twice_gives_identical_outputs_and_a_decisions_table(tmp_path
 
 
 @pytest.mark.parametrize("scheduler,nodes,jobs", [("ipsched", 12, 24), ("aucsched", 32, 40)])
-def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, jobs):
+def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, jobs, monkeypatch):
     # every job at time 0: one branch-and-bound node does not prove the optimum
     m = from_spec(f"{nodes}x(cores=8,gpus=2)")
     table = soner.generate("V", jobs, m, np.random.default_rng(1), mean_interarrival=0.0)
-    # the states model of ipsched proves this optimum at the root: the per-node one does not
-    model = {"model": "nodes"} if scheduler == "ipsched" else {}
+    # the states model of ipsched proves this optimum at the root: the per-node one does not,
+    # unless it starts from the first-fit incumbent (test_ipsched_scale_and_start) or sees
+    # SLURM's nearly equal priorities
+    model = {"model": "nodes", "priority_scale": "rank"} if scheduler == "ipsched" else {}
+    from schedbench.policies.ipsched import IPSched
+
+    monkeypatch.setattr(IPSched, "use_start", False)
     paper = replay(table, m, scheduler, "bf", max_nodes=1, **model)
     d = paper.tables["decisions"]
     assert d["status"][0] == "feasible" and d["window"][0] == jobs

@@ -21,13 +21,22 @@ _IP_OPTIONS = (
            "the paper) or 'incumbent' (start the best solution found)", choices=("halve", "incumbent")),
     Option("solver_seed", 0, "ipsched, aucsched: the solver's random seed", int, metavar="N"),
 )
+
+
+
+def _priority_scale(default: str) -> Option:
+    return Option("priority_scale", default, "ipsched (default slurm), aucsched (default rank): basic priorities "
+                  "on SLURM's scale ('slurm': 0xffff0000 - 1 - j, nearly equal, so the IP starts as many jobs as "
+                  "fit; what the paper's runs saw) or 'rank' (n - j)", choices=("slurm", "rank"))
+
+
 # Soner & Ozturan's 5 s cycle.  A Simulation honours maintenance windows only.
 _IP = Capabilities(default_period=5)
 
 DECLARATIONS: tuple[Entry, ...] = (
     Entry("ipsched", Kind.PYTHON, "schedbench.policies.ipsched:ipsched",
           "IPSCHED (Soner & Ozturan): one IP per period allocates nodes' free cores and GPUs to a window of jobs",
-          (*_IP_OPTIONS, Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
+          (*_IP_OPTIONS, _priority_scale("slurm"), Option("objective", "priority", "ipsched: 'priority' (sum P_j(s_j - c_j)) or 'cores' "
                                 "(sum P_j R_j^cpu (s_j - c_j))", choices=("priority", "cores")),
            Option("model", "states", "ipsched: 'states' (integer counts of nodes per free state; the same "
                   "optimum, far fewer columns) or 'nodes' (the paper's per-node model)",
@@ -36,7 +45,7 @@ DECLARATIONS: tuple[Entry, ...] = (
     # since that depends on an option.
     Entry("aucsched", Kind.PYTHON, "schedbench.policies.aucsched:aucsched",
           "AUCSCHED (Soner & Ozturan): an auction of contiguous-block bids per period, solved as an IP",
-          (*_IP_OPTIONS,
+          (*_IP_OPTIONS, _priority_scale("rank"),
            Option("max_bids", 10, "aucsched: MAXBIDSPERJOB", int, metavar="N"),
            Option("slurm_bids", True, "aucsched: add each job's SLURM bid (the allocator's placement)", boolean,
                   metavar="BOOL"),

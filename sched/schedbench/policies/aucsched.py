@@ -69,8 +69,8 @@ class AucSched(win.WindowPolicy):
     much smaller model; tests switch it off to check that the optimum is the same)."""
 
     def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
-                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
-        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
+                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False, priority_scale="rank"):
+        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed, priority_scale)
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)

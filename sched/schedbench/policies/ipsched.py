@@ -66,6 +66,26 @@ ascending index order, the largest shares h first go to the lowest indices.  Whe
 several optima tie, the two models may pick different ones (Table 1: the per-node model
 starts all three jobs, this one J1 on 512 whole nodes and J2, both 3.75).
 
+**Priorities** (``priority_scale``, :mod:`schedbench.policies.window`): with ``basic``
+priorities on SLURM's scale (the default, the paper's) every P_j is within a few thousand
+of 4.29e9, so (1) is worth nearly the same per job and the optimum starts as many jobs
+as fit (on Table 1, all three, where P_j = n - j ties that with J1 and J2 alone); on
+``rank`` (P_j = n - j) an early job can outweigh several later ones.
+
+**Solving from an incumbent.**  The solver starts from the window's first-fit placement
+(:func:`~schedbench.policies.window.first_fit`, given as python-mip's MIP start: the
+s_j, t_nj, x_nj of the per-node model, or the z counts of each node's path of states), so
+a solve that meets the node limit always holds a solution, and the incumbent prunes
+from the first node.  On the paper's Fig. 4 instance with the nodes 65-80 busy with
+running jobs, CBC on the per-node model without it ends its 200 nodes unproven (the
+paper's rule then starts nothing and J3 waits); from first-fit (J1, J2, J4) it proves
+the optimum, all four jobs, at once.  **Gap**: a solve stops only when CBC's bound is
+within half of one node's c_j of the window's least-weighted job (``min_j w_j / 4|N|``,
+absolute, no relative gap), so that the answer never gives away a node, let alone a job;
+priority steps of 1 on SLURM's scale are below it (and below any floating-point solver's
+tolerances on objectives near 1e12): among placements of equally many jobs on equally
+many nodes, which jobs start is the solver's choice.
+
 IPSCHED places the jobs itself (the layout matrix of its Algorithm 1): the run's
 allocator is not used, and summary.json says so.  A node with a maintenance window
 during a job's predicted run cannot host it.
@@ -89,9 +109,13 @@ class IPSched(win.WindowPolicy):
     """Add the valid inequalities of the module docstring (tests switch them off to check
     that the optimum is the same)."""
 
+    use_start = True
+    """Give the solver the first-fit placement as its first incumbent (see the module
+    docstring; measurements switch it off to compare)."""
+
     def __init__(self, context, priority_type="basic", max_jobs=200, objective="priority", solver="cbc",
-                 max_nodes=200, on_limit="halve", solver_seed=0, model="states"):
-        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
+                 max_nodes=200, on_limit="halve", solver_seed=0, model="states", priority_scale="slurm"):
+        super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed, priority_scale)
         self.objective = win.check_choice("objective", objective, OBJECTIVES)
         self.model = win.check_choice("model", model, MODELS)
 
@@ -106,6 +130,17 @@ class IPSched(win.WindowPolicy):
     def _weights(self, view, jobs, prio) -> np.ndarray:
         units = view.units[jobs]
         return prio * (units * view.request[jobs, 0] if self.objective == "cores" else 1)
+
+    def _start(self, view, jobs, host, need, weight):
+        """(first-fit placement [(position, nodes, counts)], its objective, the
+        resolution): the solver's first incumbent, and the smallest objective change the
+        answer must resolve, one node (c_j) of the window's least-weighted job."""
+        if not self.use_start:
+            return [], None, float(weight.min()) / (2.0 * self.n_nodes)
+        placed = win.first_fit(view.free, view.request[jobs], view.units[jobs], need, view.req_nodes[jobs], host)
+        N2 = 2.0 * self.n_nodes
+        value = sum(float(weight[a]) * (1.0 - nodes.size / N2) for a, nodes, _ in placed)
+        return placed, value, float(weight.min()) / N2
 
     def _knapsack_rows(self, m, view, jobs, selected) -> None:
         """The valid knapsack rows on s alone (the sum of (2)/(4) over the nodes): CBC
@@ -149,7 +184,10 @@ class IPSched(win.WindowPolicy):
         if self.valid_cuts:
             self._knapsack_rows(m, view, jobs, selected)
         m.objective = mip.maximize(mip.xsum(objective))
-        if not self._solve(m, view.time, window_size, int(jobs.size)).use:
+        placed, value, resolution = self._start(view, jobs, host, need, weight)
+        start = [(selected[a], 1.0) for a, _, _ in placed] + flow.start(placed)
+        if not self._solve(m, view.time, window_size, int(jobs.size), start=start, start_objective=value,
+                           resolution=resolution).use:
             return []
         chosen = [a for a, s in enumerate(selected) if s.x is not None and s.x >= 0.5]
         return flow.place(jobs, chosen)
@@ -165,10 +203,12 @@ class IPSched(win.WindowPolicy):
         per_node: dict[int, list] = {}  # node -> [(job position, x term)]
         objective = []
         xs = []
+        ts_of = []
         for a in range(jobs.size):
             s = m.add_var(var_type=mip.BINARY)
             nodes = np.flatnonzero(host[a])
             ts = [m.add_var(var_type=mip.BINARY) for _ in nodes]
+            ts_of.append(ts)
             if req_nodes[a] > 0:
                 m += mip.xsum(ts) == int(req_nodes[a]) * s  # (6) with R_min = R_max, and (3)
                 x = [int(need[a]) * t for t in ts]
@@ -199,7 +239,18 @@ class IPSched(win.WindowPolicy):
                     m += mip.xsum(int(request[a, k]) * xv for a, xv in terms if request[a, k] > 0) <= int(
                         view.free[n, k])
         m.objective = mip.maximize(mip.xsum(objective))
-        if not self._solve(m, view.time, window_size, int(jobs.size)).use:
+        placed, value, resolution = self._start(view, jobs, host, need, weight)
+        start = []
+        for a, used, counts in placed:
+            s, nodes, x = xs[a]
+            at = dict(zip(nodes.tolist(), range(nodes.size), strict=True))
+            start.append((s, 1.0))
+            for n, c in zip(used.tolist(), counts.tolist(), strict=True):
+                start.append((ts_of[a][at[n]], 1.0))
+                if req_nodes[a] <= 0:
+                    start.append((x[at[n]], float(c)))
+        if not self._solve(m, view.time, window_size, int(jobs.size), start=start, start_objective=value,
+                           resolution=resolution).use:
             return []
         starts = []
         for a, (s, nodes, x) in enumerate(xs):
@@ -305,6 +356,35 @@ class _StateFlow:
             nxt[key] = [None, bound, fr, col]
         inflow.setdefault(key, []).append(term)
         return key
+
+    def start(self, placed) -> list:
+        """[(z, count)] of a placement [(position, nodes, units per node)] of some of the
+        window's jobs that respects the free amounts and ``host`` (:func:`first_fit`'s):
+        each node follows its path of states, and z counts the nodes that give job j h
+        units from a state.  (A node's state keeps the free amounts capped at what the
+        later jobs could take, so whatever the placement gives a job on it, the state has
+        that option.)"""
+        n_nodes = sum(nodes.size for nodes in self.members.values())
+        share = np.zeros((self.W, n_nodes), dtype=np.int64)  # units each job gets on each node
+        for a, nodes, counts in placed:
+            share[a, nodes] = counts
+        where = dict(self.members)  # state -> its nodes at this stage
+        out = []
+        for j, moves in enumerate(self.stages):
+            nxt: dict = {}
+            for key, options, stay in moves:
+                nodes = where.get(key)
+                if nodes is None or nodes.size == 0:
+                    continue
+                h = share[j, nodes]
+                for z, taken, to in options:
+                    mine = nodes[h == taken]
+                    if mine.size:
+                        out.append((z, float(mine.size)))
+                        nxt.setdefault(to, []).append(mine)
+                nxt.setdefault(stay, []).append(nodes[h == 0])
+            where = {key: np.concatenate(parts) for key, parts in nxt.items()}
+        return out
 
     def place(self, jobs, chosen):
         """Starts [(job, nodes, units per node)] of the chosen window positions: each

@@ -5,8 +5,22 @@ window, and reproducible IP solving with python-mip and a log of every solve.
 **Priorities** (their Table 10, "priority type"):
 
 * ``basic`` (SLURM's priority/basic): the first submitted job gets the highest priority
-  and every later one a priority lower by 1: ``P_j = n - j`` for the job in row ``j`` of
-  the (submit, id)-ordered table of ``n`` jobs.
+  and every later one a priority lower by 1.  Two scales (``priority_scale``):
+
+  - ``slurm`` (IPSCHED's default; AUCSCHED's is ``rank`` for now): SLURM's own numbers, ``P_j = 0xffff0000 - 1 - j`` for the job
+    in row ``j`` of the (submit, id)-ordered table (slurmctld starts its lowest priority
+    at TOP_PRIORITY = 0xffff0000 and priority/basic gives each new job one less than
+    the last).  The paper ran SLURM, so these are the priorities its IPs saw: all within
+    a few thousand of 4.29e9, so that objective (1) values a job started almost
+    regardless of which one, and its optimum starts as many jobs as fit; the paper
+    explains IPSCHED's low waits by exactly this.
+  - ``rank``: ``P_j = n - j`` for a table of ``n`` jobs, the same order on a scale where
+    the first job of a window can be worth many times the last, so that (1) trades one
+    early job for several later ones.  This reading gave the study's IPSCHED columns
+    before issue 29.
+
+  Only the scale differs: the order, and so backfill and the window's members, are the
+  same under both.
 * ``multifactor`` (SLURM's priority/multifactor with only the age and size factors, "job
   age factor weight and job size factor weight were taken as equal, and for each minute a
   job spent in the queue, its priority was increased by one"):
@@ -44,6 +58,8 @@ from ..core.api import host as _units_on_node
 from ..errors import UsageError
 
 PRIORITY_TYPES = ("basic", "multifactor")
+PRIORITY_SCALES = ("slurm", "rank")
+SLURM_TOP_PRIORITY = 0xFFFF0000  # slurmctld's TOP_PRIORITY: priority/basic counts down from it
 MAX_AGE_MIN = 10080.0  # SLURM's default PriorityMaxAge, 7 days, in minutes
 SOLVERS = ("cbc", "highs")
 ON_LIMIT = ("halve", "incumbent")
@@ -55,23 +71,25 @@ def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
-def priorities(view, jobs: np.ndarray, kind: str, total_cores: int) -> np.ndarray:
+def priorities(view, jobs: np.ndarray, kind: str, total_cores: int, scale: str = "slurm") -> np.ndarray:
     """Priorities (float64, same shape as ``jobs``) of the job indices ``jobs`` at
-    ``view.time`` (see the module docstring)."""
+    ``view.time`` (see the module docstring); ``scale`` ("slurm" or "rank") applies to
+    ``basic`` only.  Both scales are integers far below 2**53, so exact in float64."""
     if kind == "basic":
-        return (view.submit.shape[0] - jobs).astype(np.float64)
+        top = SLURM_TOP_PRIORITY - 1 if scale == "slurm" else view.submit.shape[0]
+        return (top - jobs).astype(np.float64)
     age = np.minimum((view.time - view.submit[jobs]) / 60.0, MAX_AGE_MIN)
     cores = view.units[jobs] * view.request[jobs, 0]
     return 1.0 + age + MAX_AGE_MIN * cores / max(total_cores, 1)
 
 
-def window(view, size: int, kind: str, total_cores: int) -> tuple[np.ndarray, np.ndarray]:
+def window(view, size: int, kind: str, total_cores: int, scale: str = "slurm") -> tuple[np.ndarray, np.ndarray]:
     """(job indices, priorities) of the ``size`` highest-priority queued jobs, highest
     first (ties by submit time, then job index)."""
     queue = view.queue
     if queue.size == 0:
         return queue.astype(np.int64), np.zeros(0)
-    p = priorities(view, queue, kind, total_cores)
+    p = priorities(view, queue, kind, total_cores, scale)
     order = np.lexsort((queue, view.submit[queue], -p))[:size]
     return queue[order].astype(np.int64), p[order]
 
@@ -97,6 +115,7 @@ class SolveRow(NamedTuple):
     constraints: int
     status: str
     objective: float | None
+    start_objective: float | None
     solve_s: float
     bids: int
 
@@ -126,12 +145,28 @@ class Solver:
         m.seed = self.seed
         return m
 
-    def solve(self, m, now: int, window: int, jobs: int, extra: dict | None = None) -> Solve:
+    def solve(self, m, now: int, window: int, jobs: int, extra: dict | None = None, *,
+              start: list | None = None, start_objective: float | None = None,
+              resolution: float | None = None) -> Solve:
         """Optimise ``m`` within the node limit, log the solve, and say whether its
         solution is to be used.  ``window``: the window size; ``jobs``: the jobs in the
-        model (those that fit alone)."""
+        model (those that fit alone).
+
+        ``start``: a feasible solution [(variable, value)] (the integer variables with
+        nonzero values; the others are 0 or computed) given to the solver as its first
+        incumbent, ``start_objective`` its objective value (logged).  ``resolution``: the
+        smallest objective difference the answer must not give away; the solver stops
+        only when the gap between its bound and its incumbent is below half of it (no
+        relative gap: python-mip's default of 1e-4 of the objective would accept, with
+        priorities near 4.29e9 and a window of 200 jobs, any solution within about 8.6e7,
+        that is dozens of nodes of c_j).  Without it python-mip's default gaps apply."""
         import mip
 
+        if start:
+            m.start = start
+        if resolution is not None:
+            m.max_mip_gap = 0.0
+            m.max_mip_gap_abs = resolution / 2
         t0 = time.perf_counter()
         status = m.optimize(max_nodes=self.max_nodes)
         solve_s = time.perf_counter() - t0
@@ -140,7 +175,7 @@ class Solver:
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
         self.rows.append(SolveRow(now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective,
-                                  solve_s, (extra or {}).get("bids", -1)))
+                                  start_objective, solve_s, (extra or {}).get("bids", -1)))
         return Solve(status.name.lower(), objective, use, finished)
 
     def table(self):
@@ -148,11 +183,12 @@ class Solver:
         jobs (in the model: those that fit alone), variables, constraints, status
         (python-mip's: optimal, feasible = limit hit with an incumbent, no_solution_found
         = limit hit without one, infeasible), objective (null without a solution),
-        solve_s (wall-clock seconds, for information only: they decide nothing), bids
-        (AUCSCHED; -1 for IPSCHED)."""
+        start_objective (the objective of the solution the solver started from, null
+        without one: IPSCHED's first-fit placement), solve_s (wall-clock seconds, for
+        information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED)."""
         import polars as pl
 
-        types = {"status": pl.Utf8, "objective": pl.Float64, "solve_s": pl.Float64}
+        types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64}
         return pl.DataFrame(
             {name: pl.Series([getattr(r, name) for r in self.rows], dtype=types.get(name, pl.Int64))
              for name in SolveRow._fields}
@@ -259,10 +295,46 @@ def candidates(view, jobs: np.ndarray):
     return host, need, fits
 
 
-def fitting_window(view, size: int, kind: str, total_cores: int):
+def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np.ndarray, req_nodes: np.ndarray,
+              host: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The window's jobs placed one after the other in priority order, each on the
+    lowest-indexed nodes that can take it on what the jobs before it left free, and
+    skipped when it no longer fits: [(window position, nodes int64, units per node
+    int64)].  A job fixing its nodes (``req_nodes > 0``) takes ``need`` units on each of
+    its first ``req_nodes`` such nodes; one of free shape fills each node up to what it
+    can host.  A node where ``host`` is 0 never takes the job.  This is the start
+    SLURM's scheduling pass would make now without reservations; the solvers begin from
+    it.  free int64 (nodes, 4); request int64 (W, 4); units, need, req_nodes int64 (W,);
+    host int64 (W, nodes)."""
+    left = free.astype(np.int64).copy()
+    placed = []
+    for a in range(request.shape[0]):
+        typed = request[a] > 0
+        can = np.min(left[:, typed] // request[a, typed], axis=1) if typed.any() else np.full(left.shape[0], units[a])
+        can = np.where(host[a] > 0, np.minimum(can, units[a]), 0)
+        can[can < need[a]] = 0
+        if req_nodes[a] > 0:
+            nodes = np.flatnonzero(can)[: req_nodes[a]]
+            if nodes.size < req_nodes[a]:
+                continue
+            counts = np.full(nodes.size, need[a], dtype=np.int64)
+        else:
+            total = np.cumsum(can)
+            if total[-1] < units[a]:
+                continue
+            last = int(np.searchsorted(total, units[a]))
+            nodes = np.flatnonzero(can[: last + 1])
+            counts = can[nodes].copy()
+            counts[-1] -= total[last] - units[a]
+        left[nodes] -= counts[:, None] * request[a]
+        placed.append((a, nodes, counts))
+    return placed
+
+
+def fitting_window(view, size: int, kind: str, total_cores: int, scale: str = "slurm"):
     """The window's jobs that fit alone, highest priority first: (job indices, priorities,
     host (jobs, nodes), need (jobs,), size of the whole window), or None when none does."""
-    jobs, prio = window(view, size, kind, total_cores)
+    jobs, prio = window(view, size, kind, total_cores, scale)
     if jobs.size == 0:
         return None
     host, need, fits = candidates(view, jobs)
@@ -284,8 +356,10 @@ class WindowPolicy:
 
     placement = ""
 
-    def __init__(self, context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed):
+    def __init__(self, context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed,
+                 priority_scale="slurm"):
         self.kind = check_choice("priority_type", priority_type, PRIORITY_TYPES)
+        self.scale = check_choice("priority_scale", priority_scale, PRIORITY_SCALES)
         self.solver = Solver(solver, max_nodes, on_limit, solver_seed)
         self.win = WindowState(max_jobs)
         self.n_nodes = context.machine.n_nodes
@@ -300,15 +374,16 @@ class WindowPolicy:
         return self._finished and self.win.at_full_size
 
     def decide(self, view):
-        found = fitting_window(view, self.win.size, self.kind, self.total_cores)
+        found = fitting_window(view, self.win.size, self.kind, self.total_cores, self.scale)
         if found is None:
             self._finished = True
             return []
         return self._allocate(view, *found)
 
-    def _solve(self, m, now: int, window_size: int, jobs: int, extra: dict | None = None) -> Solve:
-        """Solve ``m`` and apply the window rule."""
-        result = self.solver.solve(m, now, window_size, jobs, extra)
+    def _solve(self, m, now: int, window_size: int, jobs: int, extra: dict | None = None, **start) -> Solve:
+        """Solve ``m`` and apply the window rule; ``start``: :meth:`Solver.solve`'s
+        start, start_objective and resolution."""
+        result = self.solver.solve(m, now, window_size, jobs, extra, **start)
         self._finished = result.finished
         self.win.after(result.finished, self.solver.on_limit, window_size)
         return result
@@ -319,6 +394,7 @@ class WindowPolicy:
     def report(self) -> tuple[dict, dict]:
         """(summary.json block, {name: table}) of the run."""
         return (
-            {"placement": self.placement, "priority_type": self.kind, **self._settings(), **self.solver.summary()},
+            {"placement": self.placement, "priority_type": self.kind, "priority_scale": self.scale, **self._settings(),
+             **self.solver.summary()},
             {"decisions": self.solver.table()},
         )
