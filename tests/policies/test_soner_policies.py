@@ -370,6 +370,8 @@ def eligibility_windows(draw):
             partition=draw(st.sampled_from([-1, -1, 0, 1])), constraint=draw(st.sampled_from([-1, -1, 0, 1, 2])),
         ))
     rows.sort(key=lambda r: r["submit"])
+    # one job any node can host (maintenance hides at most 2 of >= 3 nodes): every case has a decision to check
+    rows[0].update(units=1, unit_gpus=0, req_nodes=-1, partition=-1, constraint=-1)
     cols = {k: np.array([r[k] for r in rows], dtype=np.int64) for k in rows[0]}
     table = jobs_mod.from_columns(job_id=np.arange(1, len(rows) + 1), procs_req=cols["units"] * cols["unit_cores"],
                                   time_req=cols["run"] + 10, **cols)
