@@ -73,15 +73,14 @@ Z-jobs", which has two readings (``z_times=``, ``--z-times``):
   ESP-2's own rule that the Z jobs come after all the others, which the doubled job list
   already postpones: in ``cpu-gpu`` the last of the 456 other jobs arrives at about
   203 min, so the first Z job comes right after it, the second at 240 min.  This is the
-  reading that agrees with the papers' measurements: on Machine-L the second Z job ends
-  at 4 h 2 min, well before a busy machine finishes the 6.06 h of work, so utilisation
-  is set by the schedule (SLURM backfill basic 0.913 for seed 1; the PRACE paper,
-  Table 6, measured 0.89-0.94).
+  reading that agrees with the papers' measurements: on Machine-L the second Z job can
+  end by 14,500 s (4 h 2 min), well before the 6.06 h of work are done, so the schedule
+  sets the makespan and utilisation (SLURM backfill, basic priority: 23,900 s and 0.913
+  for seed 1; the PRACE paper, Table 6, measured 0.89-0.94).
 * ``doubled``: T = 160 and 480 min for ``cpu-gpu`` (80 and 240 min for the variants
-  whose jobs are not doubled).  The second Z job then cannot start before 8 h, after
-  every other job has ended under any reasonable scheduler, so the makespan is 8 h
-  1 min 40 s minus nothing the scheduler can change, and Soner utilisation is
-  21,822 / 28,900 = 0.755 for every scheduler, which neither paper measured.
+  whose jobs are not doubled).  The second Z job then cannot start before 8 h, when
+  every other job has long ended, so the makespan is 28,900 s whatever the scheduler
+  does and Soner utilisation 21,822 / 28,900 = 0.755, which neither paper measured.
 
 Estimates.  ESP jobs have known run times, so ``estimate`` = ``ceil(run × estimate_factor)``
 with ``estimate_factor`` = 1 by default (exact estimates).
@@ -92,7 +91,8 @@ a number (A = 1 … M = 13, Z = 14), the closest SWF field to "which ESP applica
 
 Work: Σ cores(j) / machine cores × run(j) is 11,011 machine-seconds for ``original``
 (Table 11; the paper's text says 10,984, which the table does not reproduce) and 21,822
-for ``cpu-gpu`` on Machine-L (as the paper says).
+for ``cpu-gpu`` on Machine-L (as the paper says); the random sizes move these by a few
+machine-seconds, and ``random-size-cpu-gpu``'s whole-node GPU copies add about 0.3 %.
 """
 
 from __future__ import annotations
