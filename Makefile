@@ -72,8 +72,11 @@ compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel,
 study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
 
-study-soner: $(STAMP) ## Soner & Ozturan's study: backfill, IPSCHED and AUCSCHED x basic/multifactor on ESP cpu-gpu and workloads I-V (Machine-L); tables and figures
-	$(BIN)/python bench/soner_study.py -o $(BENCH_RESULTS)/soner-study
+# SONER: extra options of bench/soner_study.py, e.g. SONER="--workloads ESP,ESP-RS --experiments 1,2,7,8"
+# for the ESP columns alone (backfill and AUCSCHED: minutes), or SONER="--z-times doubled"
+SONER ?=
+study-soner: $(STAMP) ## Soner & Ozturan's study: backfill, IPSCHED and AUCSCHED x basic/multifactor on ESP cpu-gpu, ESP random sizes and workloads I-V (Machine-L); tables and figures (SONER="..." passes options)
+	$(BIN)/python bench/soner_study.py -o $(BENCH_RESULTS)/soner-study $(SONER)
 
 study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on Alice, Bob and Chris; latency table and Gantt charts
 	$(BIN)/python bench/steffen_study.py -o $(BENCH_RESULTS)/steffen-study

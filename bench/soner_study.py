@@ -1,8 +1,13 @@
 """Soner and Özturan's study (IPSCHED/AUCSCHED paper §5–6, Table 10, Figures 7–15),
 reproduced on Machine-L (1024 nodes x (8 cores, 2 GPUs)).
 
-Workloads: ESP-2 ``cpu-gpu`` (458 jobs) and the Soner workloads I–V (``--jobs`` each,
-default 200, mean inter-arrival 15 s), each with ``--seeds`` seeds.  Experiments (Table 10,
+Workloads: ESP-2 ``cpu-gpu`` (458 jobs), ``ESP-RS``, the same with the PRACE paper's
+random sizes (``random-size-cpu-gpu``, their Table 7) and the Soner workloads I–V
+(``--jobs`` each, default 200, mean inter-arrival 15 s), each with ``--seeds`` seeds.  The
+ESP workloads' Z jobs come at ``--z-times`` (``esp2``, the default: 80 and 240 min;
+``doubled``: 160 and 480 min, which fixes the makespan at 8 h; see
+``schedbench.workloads.esp``); their run folders are named after the reading, so runs of
+the two readings never mix.  Experiments (Table 10,
 plus AUCSCHED without SLURM bids, which §4.3 mentions), every SCHED_INTERVAL = 5 s:
 
 ====  ===========================  =========  ==========================
@@ -24,6 +29,7 @@ again, so an interrupted study resumes.  Writes ``DIR/soner-study.md`` (tables a
 comparison with the paper's orderings) and ``DIR/figure-<metric>.png``.
 
     make study-soner             # or: python bench/soner_study.py [--seeds K] [--jobs N] [-j 2] [-o DIR]
+    make study-soner SONER="--workloads ESP,ESP-RS --experiments 1,2,7,8"   # the ESP columns, quickly
     python bench/soner_study.py --report-only -o DIR   # tables from the runs done so far
 """
 
@@ -52,7 +58,16 @@ EXPERIMENTS = [  # (number, label, scheduler, options)
     (9, "AUCSCHED no-SLURM-bids basic", "aucsched", {"priority_type": "basic", "slurm_bids": False}),
     (10, "AUCSCHED no-SLURM-bids multifactor", "aucsched", {"priority_type": "multifactor", "slurm_bids": False}),
 ]
-WORKLOADS = ["ESP", "I", "II", "III", "IV", "V"]
+WORKLOADS = ["ESP", "ESP-RS", "I", "II", "III", "IV", "V"]
+ESP_VARIANTS = {"ESP": "cpu-gpu", "ESP-RS": "random-size-cpu-gpu"}
+# The PRACE paper's Tables 6 (ESP cpu-gpu, its experiments 1-6) and 7 (random sizes, 7-8) by
+# our experiment: (their experiment, mean wait (h), utilisation, packing factor or None).
+PRACE = {
+    ("ESP", 1): ("1", 1.60, 0.90, None), ("ESP", 5): ("2", 0.91, 0.93, None),
+    ("ESP", 3): ("3", 0.77, 0.92, None), ("ESP", 2): ("4", 2.42, 0.89, None),
+    ("ESP", 4): ("5", 0.88, 0.94, None), ("ESP", 6): ("6", 2.08, 0.93, None),
+    ("ESP-RS", 2): ("7", 2.50, 0.88, 1.021), ("ESP-RS", 6): ("8", 1.09, 0.94, 1.016),
+}
 METRICS = [  # (key, title, better)
     ("utilisation", "Soner utilisation", "high"),
     ("wait_h", "mean wait (h)", "low"),
@@ -63,20 +78,20 @@ METRICS = [  # (key, title, better)
 FAMILIES = {"Backfill": (1, 2), "IPSCHED": (3, 4, 5, 6), "AUCSCHED": (7, 8, 9, 10)}
 
 
-def _workload(name: str, seed: int, jobs: int):
+def _workload(name: str, seed: int, jobs: int, z_times: str):
     from schedbench.io.machine import from_spec
     from schedbench.workloads import esp, soner
 
     m = from_spec(MACHINE)
     rng = np.random.default_rng(seed)
-    if name == "ESP":
-        return esp.generate("cpu-gpu", m, rng), m
+    if name in ESP_VARIANTS:
+        return esp.generate(ESP_VARIANTS[name], m, rng, z_times=z_times), m
     return soner.generate(name, jobs, m, rng), m
 
 
 def run_one(args) -> dict:
     """Replay one (experiment, workload, seed) into ``outdir`` unless it is there."""
-    number, workload, seed, jobs, outdir = args
+    number, workload, seed, jobs, z_times, outdir = args
     out = Path(outdir)
     done = out / "summary.json"
     if done.exists():
@@ -85,7 +100,7 @@ def run_one(args) -> dict:
     from schedbench.engine.replay import replay
 
     _, _, scheduler, options = EXPERIMENTS[number - 1]
-    table, machine = _workload(workload, seed, jobs)
+    table, machine = _workload(workload, seed, jobs, z_times)
     t0 = time.perf_counter()
     result = replay(table, machine, scheduler, "bf", period=5, options=options)
     summary = write_run(result, out, extra={"study": {"experiment": number, "workload": workload, "seed": seed,
@@ -93,7 +108,7 @@ def run_one(args) -> dict:
     return summary
 
 
-def compare_models(workload: str, seed: int, jobs: int, number: int, old_solves: int) -> dict:
+def compare_models(workload: str, seed: int, jobs: int, number: int, old_solves: int, z_times: str) -> dict:
     """IPSCHED's model over node states (used) against the per-node model at every
     decision point of one replay of experiment ``number``: columns and rows of both models
     (the per-node one built, not solved), the states model's solve times, the per-node
@@ -105,7 +120,7 @@ def compare_models(workload: str, seed: int, jobs: int, number: int, old_solves:
 
     _, _, scheduler, options = EXPERIMENTS[number - 1]
     assert scheduler == "ipsched", "compare IPSCHED experiments (3-6)"
-    table, machine = _workload(workload, seed, jobs)
+    table, machine = _workload(workload, seed, jobs, z_times)
     old = []  # (columns, rows, solve_s or None) per decision point
     original = IPSched._allocate
 
@@ -159,6 +174,7 @@ def measures(rundir: Path) -> dict:
         "utilisation": summary["metrics"]["soner_utilisation"],
         "wait_h": summary["metrics"]["wait_mean"] / 3600.0,
         "packing": float(jobs["packing"].mean()),
+        "packing_std": float(jobs["packing"].std()),
         "fragments": float(jobs["fragments"].mean()),
         "spread": float(jobs["spread"].mean()),
         "solve_s_median": (summary.get("policy") or {}).get("solve_s_median"),
@@ -171,7 +187,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=2, help="seeds per workload (default 2)")
     ap.add_argument("--jobs", type=int, default=200, help="jobs per Soner workload (default 200)")
-    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma-separated subset of ESP,I,II,III,IV,V")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
+    ap.add_argument("--z-times", choices=("esp2", "doubled"), default="esp2",
+                    help="the ESP Z jobs' earliest submit times (schedbench.workloads.esp; default esp2)")
     ap.add_argument("--experiments", default="1-10", help="experiment numbers, e.g. 1-10 or 1,3,7")
     ap.add_argument("-j", "--jobs-parallel", type=int, default=min(2, os.cpu_count() or 1), dest="parallel")
     ap.add_argument("-o", "--output", default="bench/results/soner-study")
@@ -185,20 +203,24 @@ def main(argv=None) -> int:
         for w in (w for w in args.workloads.split(",") if w):
             for n in _numbers(args.experiments):
                 for seed in range(1, args.seeds + 1):
-                    print(json.dumps(compare_models(w, seed, args.jobs, n, args.compare_models), default=str),
+                    print(json.dumps(compare_models(w, seed, args.jobs, n, args.compare_models, args.z_times),
+                                     default=str),
                           flush=True)
         return 0
     out = Path(args.output)
     (out / "runs").mkdir(parents=True, exist_ok=True)
     numbers = _numbers(args.experiments)
     workloads = [w for w in args.workloads.split(",") if w]
-    tasks = [(n, w, s, args.jobs, str(out / "runs" / f"exp{n:02d}-{w}-seed{s}"))
+    unknown = sorted(set(workloads) - set(WORKLOADS))
+    if unknown:
+        ap.error(f"unknown workload(s) {', '.join(unknown)} (choose from {', '.join(WORKLOADS)})")
+    tasks = [(n, w, s, args.jobs, args.z_times, str(out / "runs" / _run_name(n, w, s, args.z_times)))
              for w in workloads for s in range(1, args.seeds + 1) for n in numbers]
     # IPSCHED's per-node IPs are by far the slowest (minutes per ESP run, whose first
     # decisions see an empty machine): run them last, ESP last of all
     def slow_last(t):
         ip = EXPERIMENTS[t[0] - 1][2] == "ipsched"
-        return (ip, ip and t[1] == "ESP", WORKLOADS.index(t[1]), t[2], t[0])
+        return (ip, ip and t[1] in ESP_VARIANTS, WORKLOADS.index(t[1]), t[2], t[0])
 
     tasks.sort(key=slow_last)
     t0 = time.perf_counter()
@@ -209,7 +231,7 @@ def main(argv=None) -> int:
                 print(f"[{i}/{len(tasks)}] exp {st['experiment']} {st['workload']} seed {st['seed']}: "
                       f"{st['wall_s']:.1f} s", file=sys.stderr, flush=True)
     table = {}
-    for n, w, _, _, path in tasks:
+    for n, w, _, _, _, path in tasks:
         if (Path(path) / "summary.json").exists():
             table.setdefault((n, w), []).append(measures(Path(path)))
     text = _report(table, numbers, workloads, args, time.perf_counter() - t0)
@@ -217,6 +239,13 @@ def main(argv=None) -> int:
     _figures(table, numbers, workloads, out)
     print(text)
     return 0
+
+
+def _run_name(number: int, workload: str, seed: int, z_times: str) -> str:
+    """A run's folder: the ESP workloads' names carry the Z-time reading (a run made under
+    one reading is never taken for the other's)."""
+    w = f"{workload}.z-{z_times}" if workload in ESP_VARIANTS else workload
+    return f"exp{number:02d}-{w}-seed{seed}"
 
 
 def _numbers(text: str) -> list[int]:
@@ -250,7 +279,8 @@ def _best(table, numbers, workloads, key, better):
 def _report(table, numbers, workloads, args, wall) -> str:
     lines = ["# Soner & Özturan's study on Machine-L", "",
              f"Seeds per workload: {args.seeds}; Soner workloads of {args.jobs} jobs; SCHED_INTERVAL 5 s; CBC, "
-             f"node limit 200; wall {wall / 60:.1f} min for the runs not cached.", ""]
+             f"node limit 200; ESP Z jobs at the {args.z_times} times; wall {wall / 60:.1f} min for the runs "
+             "not cached.", ""]
     sections = [(f"{title} ({better}er is better)", key, "{:.3f}") for key, title, better in METRICS]
     sections += [("Wall time per replay (s)", "wall_s", "{:.0f}"),
                  ("Median solve time per decision point (s)", "solve_s_median", "{:.3f}")]
@@ -262,6 +292,7 @@ def _report(table, numbers, workloads, args, wall) -> str:
             lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += _status_table(table, numbers, workloads)
+    lines += _prace_tables(table, numbers, workloads)
     lines += ["## The paper's orderings against ours", ""]
     claims = [
         ("utilisation", "high", ["ESP"], "AUCSCHED", "AUCSCHED gives the best utilisation on ESP"),
@@ -299,6 +330,24 @@ def _status_table(table, numbers, workloads) -> list[str]:
             cells.append(", ".join(f"{k} {status}" for status, k in sorted(counts.items())) or "-")
         lines.append(f"| {n} {EXPERIMENTS[n - 1][1]} | " + " | ".join(cells) + " |")
     return [*lines, ""]
+
+
+def _prace_tables(table, numbers, workloads) -> list[str]:
+    """The PRACE paper's Tables 6-7 (their SLURM emulation, 3 runs each) beside our cells."""
+    rows = [(w, n) for (w, n) in PRACE if w in workloads and n in numbers and (n, w) in table]
+    if not rows:
+        return []
+    lines = ["## The PRACE paper's Tables 6 (ESP) and 7 (ESP-RS) beside ours", "",
+             "| workload | their exp. | our experiment | wait (h) paper / ours | utilisation paper / ours "
+             "| packing factor paper / ours (mean ± std over jobs) |", "|---|---|---|---|---|---|"]
+    for w, n in sorted(rows, key=lambda r: (WORKLOADS.index(r[0]), int(PRACE[r][0]))):
+        theirs, wait, util, pack = PRACE[(w, n)]
+        runs = table[(n, w)]
+        ours_pack = f"{_mean(runs, 'packing'):.3f} ± {_mean(runs, 'packing_std'):.3f}"
+        lines.append(f"| {w} | {theirs} | {n} {EXPERIMENTS[n - 1][1]} | {wait:.2f} / {_mean(runs, 'wait_h'):.2f} "
+                     f"| {util:.2f} / {_mean(runs, 'utilisation'):.3f} | "
+                     f"{'-' if pack is None else f'{pack:.3f}'} / {ours_pack} |")
+    return lines + [""]
 
 
 def _figures(table, numbers, workloads, out: Path) -> None:

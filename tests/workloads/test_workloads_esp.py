@@ -29,16 +29,17 @@ def table_work(variant: str) -> float:
     """The work of Table 11 computed from its printed fractions (machine-seconds)."""
     plain = sum(f * c * r for name, f, c, r in esp.JOB_TYPES if name != "Z")
     z = sum(f * c * r for name, f, c, r in esp.JOB_TYPES if name == "Z")
-    return (2 if variant == "cpu-gpu" else 1) * plain + z
+    return (2 if variant in esp.GPU_COPIES else 1) * plain + z
 
 
-@pytest.mark.parametrize("variant, n", [("original", 230), ("cpu-gpu", 458), ("random-size", 230)])
+@pytest.mark.parametrize("variant, n", [("original", 230), ("cpu-gpu", 458), ("random-size", 230),
+                                        ("random-size-cpu-gpu", 458)])
 def test_counts_per_type(variant, n):
     t = gen(variant)
     assert t.n_jobs == n
     assert np.array_equal(t.job_id, np.arange(1, n + 1))
     counts = np.bincount(t.executable, minlength=len(LETTERS) + 1)[1:]
-    dup = 2 if variant == "cpu-gpu" else 1
+    dup = 2 if variant in esp.GPU_COPIES else 1
     expected = [TYPES[x][1] * (1 if x == "Z" else dup) for x in LETTERS]
     assert counts.tolist() == expected
 
@@ -84,9 +85,14 @@ def test_paper_text_figure_is_not_the_table():
     assert round(table_work("original")) != 10984
 
 
-@pytest.mark.parametrize("variant, z_times", [("original", (4800, 14400)), ("cpu-gpu", (9600, 28800)), ("random-size", (4800, 14400))])
-def test_z_jobs_last_at_earliest_time_or_after_the_others(variant, z_times):
-    t = gen(variant, seed=3)
+@pytest.mark.parametrize("variant, reading, z_times", [
+    ("original", "esp2", (4800, 14400)), ("original", "doubled", (4800, 14400)),
+    ("cpu-gpu", "esp2", (4800, 14400)), ("cpu-gpu", "doubled", (9600, 28800)),
+    ("random-size", "esp2", (4800, 14400)), ("random-size", "doubled", (4800, 14400)),
+    ("random-size-cpu-gpu", "esp2", (4800, 14400)), ("random-size-cpu-gpu", "doubled", (9600, 28800)),
+])
+def test_z_jobs_last_at_earliest_time_or_after_the_others(variant, reading, z_times):
+    t = gen(variant, seed=3, z_times=reading)
     z = t.executable == esp.Z_TYPE
     assert z[-2:].all() and not z[:-2].any()
     assert np.all(t.units[z] == 8192) and np.all(t.run[z] == 100)
@@ -95,6 +101,31 @@ def test_z_jobs_last_at_earliest_time_or_after_the_others(variant, z_times):
     # With 30 s gaps the others outlast the first earliest time (about 89 and 203 minutes).
     assert t.submit[z][0] == last_other
     assert t.submit[z][1] == z_times[1]
+
+
+def test_z_times_default_is_esp2_and_only_moves_the_z_jobs():
+    esp2, doubled = gen("cpu-gpu", seed=1, z_times="esp2"), gen("cpu-gpu", seed=1, z_times="doubled")
+    assert gen("cpu-gpu", seed=1).equals(esp2)
+    z = esp2.executable == esp.Z_TYPE
+    assert np.array_equal(esp2.submit[~z], doubled.submit[~z])
+    assert esp2.submit[z].tolist() == [12149, 14400] and doubled.submit[z].tolist() == [12149, 28800]
+    # the variants whose jobs are not doubled read both the same way
+    assert gen("original", seed=1, z_times="doubled").equals(gen("original", seed=1))
+
+
+def test_random_size_cpu_gpu_copies_hold_whole_nodes():
+    t = gen("random-size-cpu-gpu", seed=4)
+    gpu = t.unit_gpus > 0
+    plain = ~gpu & (t.executable != esp.Z_TYPE)
+    assert gpu.sum() == plain.sum() == 228
+    assert np.all(t.unit_cores[gpu] == 8) and np.array_equal(t.req_nodes[gpu], t.units[gpu])
+    assert np.all(t.unit_cores[plain] == 1) and np.all(t.req_nodes[plain] == -1)
+    # each GPU copy: the fewest whole nodes holding the cores of some core-only copy of its type
+    for k in range(1, esp.Z_TYPE):
+        cores = np.sort(t.units[plain & (t.executable == k)])
+        assert np.array_equal(np.sort(t.units[gpu & (t.executable == k)]), -(-cores // 8))
+    assert not np.all(t.units[plain] % 8 == 0)  # sizes are perturbed
+    assert 21822 < esp.work(t, MACHINE_L) < 21822 * 1.005
 
 
 def test_arrivals():
@@ -172,6 +203,7 @@ def test_fit_helper_can_fail():
         {"interarrival_sd": -1.0},
         {"variant": "cpu-gpu", "m": "16x(cores=8)"},
         {"variant": "cpu-gpu", "m": "16x(cores=8,gpus=1)"},
+        {"variant": "cpu-gpu", "z_times": "160,480"},
     ],
 )
 def test_bad_options(kw):
@@ -191,6 +223,30 @@ def test_cli_end_to_end(tmp_path):
     assert table.equals(gen("cpu-gpu", seed=1))
     assert meta["machine"] == MACHINE_L and meta["variant"] == "cpu-gpu" and meta["seed"] == 1
     assert math.floor(meta["work_machine_seconds"]) == 21822
+    assert meta["z_times"] == "esp2" and meta["z_submit_s"] == [12149, 14400]
+
+
+def test_cli_z_times(tmp_path, capsys):
+    out = tmp_path / "w.parquet"
+    assert cli.main(["workload", "esp", "--variant", "cpu-gpu", "--z-times", "doubled", "--seed", "1",
+                     "-o", str(out)]) == 0
+    table, meta = jobs.read_parquet(out)
+    assert table.equals(gen("cpu-gpu", seed=1, z_times="doubled"))
+    assert meta["z_times"] == "doubled" and meta["z_submit_s"] == [12149, 28800]
+    with pytest.raises(SystemExit) as exit_:  # argparse rejects an unknown choice
+        cli.main(["workload", "esp", "--z-times", "160", "--seed", "1", "-o", str(out)])
+    assert exit_.value.code == 2
+    assert "--z-times" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("reading", esp.Z_TIMES)
+def test_sweep_config_passes_z_times(reading):
+    from schedbench.sweep import execute
+
+    run = {"source": {"generator": "esp", "params": {"variant": "cpu-gpu", "z_times": reading}},
+           "seed": 1, "machine": None}
+    table, _, meta, _ = execute._workload(run)
+    assert table.equals(gen("cpu-gpu", seed=1, z_times=reading)) and meta["z_times"] == reading
 
 
 def test_cli_usage_error(tmp_path, capsys):
@@ -198,3 +254,21 @@ def test_cli_usage_error(tmp_path, capsys):
     assert cli.main(["workload", "esp", "--seed", "1", "--estimate-factor", "0.5", "-o", str(out)]) == 2
     assert not out.exists()
     assert "estimate factor" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reading, makespan, utilisation", [("esp2", 23_900, 0.913), ("doubled", 28_900, 0.755)])
+def test_backfill_utilisation_on_esp_cpu_gpu_under_both_readings(reading, makespan, utilisation):
+    """SLURM backfill, basic priority, every 5 s (the study's experiment 1) on Machine-L,
+    seed 1: under the doubled reading the second Z job (480 min + 100 s) sets the makespan
+    whatever the scheduler does; under ESP-2's times the schedule does (the PRACE paper's
+    Table 6 measured 0.90 for this experiment)."""
+    from schedbench.engine.replay import replay
+
+    m = machine.parse(MACHINE_L)
+    t = gen("cpu-gpu", seed=1, z_times=reading)
+    r = replay(t, m, "backfill", "bf", period=5, options={"priority_type": "basic"})
+    assert np.all(r.start >= t.submit)
+    span = int(r.end.max() - t.submit.min())
+    assert span == makespan
+    assert round(esp.work(t, m) / span, 3) == utilisation

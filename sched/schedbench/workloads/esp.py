@@ -33,15 +33,25 @@ Variants (``variant=``):
   (``req_nodes`` = nodes).  ``cores_per_node`` is the smallest core count among the
   nodes with at least 2 GPUs (so the unit fits on each of them; on Machine-L it is 8), and
   the node count is capped at the number of such nodes (this never binds on Machine-L).
-  The Z jobs are not duplicated but their earliest submit times are doubled (paper:
-  "we have also doubled the earliest time to submit Z-jobs").  458 jobs.
+  The Z jobs are not duplicated (their submit times: ``z_times`` below).  458 jobs.
 * ``random-size``: the 230 original jobs with the A–M sizes perturbed as in the PRACE
   IPSCHED paper: ``round(fraction × machine cores) + RAND(-4, 4)``, RAND an integer drawn
   uniformly from -4..4 inclusive, clamped to 1..machine cores.  Core-only: that paper ran
   these "with no node request" (its IP constraint on node counts was disabled because
-  sizes are no longer multiples of the cores per node), so no GPU copies are made.  The Z
+  sizes are no longer multiples of the cores per node); this variant reads that as no
+  GPU copies either (but see the next one).  The Z
   jobs stay exactly full-machine, since a Z job is by definition a full-configuration
   job (perturbing it upward would not fit, downward it would no longer be one).
+* ``random-size-cpu-gpu``: ``cpu-gpu`` built from the ``random-size`` sizes, 458 jobs.
+  The PRACE paper's Table 7 runs are "modified versions of experiment 4 and 6", which ran
+  the CPU-GPU set, and their utilisations (0.88, 0.94) are out of reach of the 230
+  core-only jobs, whose second Z job at 240 min bounds utilisation by
+  11,011 / 14,500 = 0.76.  Each core-only copy asks its perturbed core count (free
+  shape); its GPU copy asks the same cores with 2 GPUs on every node it uses, which in
+  whole-node units is ``ceil(cores / cores_per_node)`` nodes of (``cores_per_node``
+  cores, 2 GPUs): such a job holds the GPUs of every node it touches, so the node count,
+  not the exact core count, is what it takes from GPU jobs (it over-asks by at most
+  ``cores_per_node`` - 1 cores, 0.3 % of the work on Machine-L).
 
 Arrivals.  The non-Z jobs are put in a seeded random order (ESP shuffles its job list);
 the first 50 in that order are submitted at time 0 and each later one after a Gaussian
@@ -51,14 +61,26 @@ the mean).  Submit times are the cumulative sums of the gaps rounded to whole se
 they never go backwards.
 
 The Z jobs: "the two Z jobs are submitted after all other jobs are submitted at the 80th
-and 240th minute" is read as the Z jobs having *earliest* submit times of 80 and 240 min
-(160 and 480 min for ``cpu-gpu``, whose earliest times are doubled) which are postponed,
-if need be, until the last other job has been submitted:
+and 240th minute" is read as the Z jobs having *earliest* submit times which are
+postponed, if need be, until the last other job has been submitted:
 ``submit(Z_k) = max(T_k, last non-Z submit)``.  A Z job submitted at the same second as
 the last other job still comes after it, because job ids follow submission order with
-the Z jobs last.  (With 30 s gaps the last of the 228 original jobs arrives at about
-89 min, so the first Z job normally waits for it; in ``cpu-gpu`` the last of 456 arrives
-at about 203 min, after the doubled 160 min.)
+the Z jobs last.  For ``cpu-gpu`` the paper adds "since we have doubled all of the jobs
+other than the Z-jobs in the workload, we have also doubled the earliest time to submit
+Z-jobs", which has two readings (``z_times=``, ``--z-times``):
+
+* ``esp2`` (default): T = 80 and 240 min for every variant.  The sentence is read as
+  ESP-2's own rule that the Z jobs come after all the others, which the doubled job list
+  already postpones: in ``cpu-gpu`` the last of the 456 other jobs arrives at about
+  203 min, so the first Z job comes right after it, the second at 240 min.  This is the
+  reading that agrees with the papers' measurements: on Machine-L the second Z job can
+  end by 14,500 s (4 h 2 min), well before the 6.06 h of work are done, so the schedule
+  sets the makespan and utilisation (SLURM backfill, basic priority: 23,900 s and 0.913
+  for seed 1; the PRACE paper, Table 6, measured 0.89-0.94).
+* ``doubled``: T = 160 and 480 min for ``cpu-gpu`` (80 and 240 min for the variants
+  whose jobs are not doubled).  The second Z job then cannot start before 8 h, when
+  every other job has long ended, so the makespan is 28,900 s whatever the scheduler
+  does and Soner utilisation 21,822 / 28,900 = 0.755, which neither paper measured.
 
 Estimates.  ESP jobs have known run times, so ``estimate`` = ``ceil(run × estimate_factor)``
 with ``estimate_factor`` = 1 by default (exact estimates).
@@ -69,7 +91,8 @@ a number (A = 1 … M = 13, Z = 14), the closest SWF field to "which ESP applica
 
 Work: Σ cores(j) / machine cores × run(j) is 11,011 machine-seconds for ``original``
 (Table 11; the paper's text says 10,984, which the table does not reproduce) and 21,822
-for ``cpu-gpu`` on Machine-L (as the paper says).
+for ``cpu-gpu`` on Machine-L (as the paper says); the random sizes move these by a few
+machine-seconds, and ``random-size-cpu-gpu``'s whole-node GPU copies add about 0.3 %.
 """
 
 from __future__ import annotations
@@ -85,7 +108,9 @@ from ..io.machine import Machine, Resource
 from ..io.machine import parse as parse_machine
 
 DEFAULT_MACHINE = "1024x(cores=8,gpus=2)"  # Machine-L of the paper
-VARIANTS: tuple[str, ...] = ("original", "cpu-gpu", "random-size")
+VARIANTS: tuple[str, ...] = ("original", "cpu-gpu", "random-size", "random-size-cpu-gpu")
+RANDOM_SIZE = ("random-size", "random-size-cpu-gpu")
+GPU_COPIES = ("cpu-gpu", "random-size-cpu-gpu")
 
 # (type, fraction of the machine's cores, count, run time in s): Table 11.
 JOB_TYPES: tuple[tuple[str, float, int, int], ...] = (
@@ -109,7 +134,9 @@ Z_TYPE = len(JOB_TYPES)  # executable number of the Z jobs (types are numbered f
 N_RELEASED_AT_ZERO = 50
 MEAN_INTERARRIVAL = 30.0  # s, ESP
 DEFAULT_INTERARRIVAL_SD = 10.0  # s, our choice (the paper gives only the mean)
-Z_EARLIEST = (80 * 60, 240 * 60)  # s; doubled for cpu-gpu
+Z_EARLIEST = (80 * 60, 240 * 60)  # s, ESP-2's Z submit times (doubled for cpu-gpu under z_times="doubled")
+Z_TIMES: tuple[str, ...] = ("esp2", "doubled")  # readings of the Z submit times (module docstring)
+DEFAULT_Z_TIMES = "esp2"
 GPUS_PER_NODE = 2  # of the GPU copies in cpu-gpu
 RANDOM_SIZE_SPREAD = 4  # RAND(-4, 4)
 
@@ -121,12 +148,14 @@ def generate(
     *,
     interarrival_sd: float = DEFAULT_INTERARRIVAL_SD,
     estimate_factor: float = 1.0,
+    z_times: str = DEFAULT_Z_TIMES,
 ) -> jobs.JobTable:
     """An ESP workload for ``machine`` (a :class:`Machine` or a ``--machine`` string).
 
-    ``rng`` drives the job order, the inter-arrival gaps (s) and, for ``random-size``,
+    ``rng`` drives the job order, the inter-arrival gaps (s) and, for the ``random-size`` variants,
     the size perturbation; ``interarrival_sd`` is the standard deviation of the gaps (s,
-    mean 30 s); ``estimate`` = ``ceil(run × estimate_factor)`` (``estimate_factor`` ≥ 1).
+    mean 30 s); ``estimate`` = ``ceil(run × estimate_factor)`` (``estimate_factor`` ≥ 1);
+    ``z_times`` the reading of the Z jobs' earliest submit times, ``esp2`` or ``doubled``.
     """
     if variant not in VARIANTS:
         raise UsageError(f"unknown ESP variant {variant!r} (choose from {', '.join(VARIANTS)})")
@@ -136,6 +165,8 @@ def generate(
         raise UsageError(f"inter-arrival standard deviation must be >= 0 s, not {interarrival_sd}")
     if not (math.isfinite(estimate_factor) and estimate_factor >= 1):
         raise UsageError(f"estimate factor must be >= 1, not {estimate_factor}")
+    if z_times not in Z_TIMES:
+        raise UsageError(f"unknown Z submit-time reading {z_times!r} (choose from {', '.join(Z_TIMES)})")
     if isinstance(machine, str):
         machine = parse_machine(machine)
     total_cores = int(machine.totals[Resource.CORES])
@@ -148,7 +179,7 @@ def generate(
     frac = np.repeat([k[1] for k in kinds], [k[2] for k in kinds])
     run = np.repeat([k[3] for k in kinds], [k[2] for k in kinds]).astype(np.int64)
     cores = _cores(frac, total_cores)
-    if variant == "random-size":
+    if variant in RANDOM_SIZE:
         # Drawn in type order before shuffling so the draw does not depend on the order.
         noise = rng.integers(-RANDOM_SIZE_SPREAD, RANDOM_SIZE_SPREAD + 1, size=cores.shape[0])
         cores = np.clip(cores + noise, 1, total_cores)
@@ -159,16 +190,19 @@ def generate(
     unit_gpus = np.zeros(n_plain, dtype=np.int64)
     req_nodes = np.full(n_plain, -1, dtype=np.int64)
     z_earliest = np.asarray(Z_EARLIEST, dtype=np.int64)
-    if variant == "cpu-gpu":
+    if variant in GPU_COPIES:
         cpn, n_gpu_nodes = _gpu_nodes(machine)
-        nodes = np.clip(np.rint(cores / cpn).astype(np.int64), 1, n_gpu_nodes)
+        # whole nodes: the nearest count for cpu-gpu, enough to hold a perturbed core count
+        per_node = np.ceil(cores / cpn) if variant == "random-size-cpu-gpu" else np.rint(cores / cpn)
+        nodes = np.clip(per_node.astype(np.int64), 1, n_gpu_nodes)
         type_no = np.concatenate([type_no, type_no])
         run = np.concatenate([run, run])
         units = np.concatenate([units, nodes])
         unit_cores = np.concatenate([unit_cores, np.full(n_plain, cpn, dtype=np.int64)])
         unit_gpus = np.concatenate([unit_gpus, np.full(n_plain, GPUS_PER_NODE, dtype=np.int64)])
         req_nodes = np.concatenate([req_nodes, nodes])
-        z_earliest = 2 * z_earliest
+        if z_times == "doubled":
+            z_earliest = 2 * z_earliest
 
     # ESP submits its jobs in a random order: shuffle the non-Z jobs.
     order = rng.permutation(type_no.shape[0])
@@ -233,7 +267,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variant", choices=VARIANTS, default="original",
         help="original (230 core-only jobs), cpu-gpu (458 jobs: non-Z jobs duplicated "
-        "with 2 GPUs per node) or random-size (sizes + RAND(-4,4)); default original",
+        "with 2 GPUs per node), random-size (sizes + RAND(-4,4)) or random-size-cpu-gpu "
+        "(cpu-gpu of the random sizes, PRACE Table 7); default original",
     )
     parser.add_argument(
         "--machine", default=DEFAULT_MACHINE,
@@ -248,6 +283,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--estimate-factor", type=float, default=1.0, metavar="F",
         help="estimate = ceil(run x F), F >= 1 (default 1: exact estimates)",
     )
+    parser.add_argument(
+        "--z-times", choices=Z_TIMES, default=DEFAULT_Z_TIMES,
+        help="earliest submit times of the two Z jobs: esp2 (80 and 240 min, as in ESP-2; "
+        "matches the papers' utilisation) or doubled (160 and 480 min for cpu-gpu, the paper's "
+        "'doubled the earliest time'; fixes the makespan at about 8 h); default esp2",
+    )
 
 
 def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
@@ -258,6 +299,7 @@ def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
         np.random.default_rng(args.seed),
         interarrival_sd=args.interarrival_sd,
         estimate_factor=args.estimate_factor,
+        z_times=args.z_times,
     )
     meta = {
         "machine": machine.spec,
@@ -267,6 +309,8 @@ def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
         "interarrival_mean_s": MEAN_INTERARRIVAL,
         "interarrival_sd_s": args.interarrival_sd,
         "estimate_factor": args.estimate_factor,
+        "z_times": args.z_times,
+        "z_submit_s": table.submit[table.executable == Z_TYPE].tolist(),
         "work_machine_seconds": round(work(table, machine), 3),
     }
     return table, meta
