@@ -4,6 +4,9 @@ places wrongly, determinism, and runs on the shared Eurora jobs with every alloc
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,7 +22,9 @@ from schedbench.io.jobs import core_gpu_table
 from schedbench.io.machine import from_spec
 from schedbench.policies import cph
 
-pytest.importorskip("ortools.sat.python.cp_model")
+# found, never imported here: CP-SAT runs in cph's solver process (see test_cph_and_cbc_share_a_process)
+if importlib.util.find_spec("ortools") is None:
+    pytest.skip("OR-Tools is not installed", allow_module_level=True)
 
 
 def _phase1(capacity, held, jobs, **kw):
@@ -155,6 +160,18 @@ def test_bad_options_are_usage_errors():
         replay(t, from_spec("1x(cores=4)"), "cph", "ff", cp_jobs=0)
     with pytest.raises(UsageError, match="cp_weights"):
         replay(t, from_spec("1x(cores=4)"), "cph", "ff", cp_weights="mine")
+
+
+def test_cph_and_cbc_share_a_process():
+    # ortools and python-mip's CBC ship clashing libOsi.so.0: the policy keeps ortools out
+    # of this process, so ipsched (CBC) runs before and after cph
+    t = core_gpu_table(submit=[0, 0, 0], run=[100, 10, 10], units=[4, 2, 2], unit_cores=[1, 1, 1],
+                       unit_gpus=[0, 0, 0], req_nodes=[-1, -1, -1], executable=[1, 1, 1])
+    m = from_spec("1x(cores=4)")
+    before = replay(t, m, "ipsched", "ff").start.tolist()
+    assert replay(t, m, "cph", "ff").start.tolist() == [10, 0, 0]
+    assert replay(t, m, "ipsched", "ff").start.tolist() == before
+    assert "ortools" not in sys.modules
 
 
 # --------------------------------------------------------------------------- Eurora

@@ -24,7 +24,9 @@ library's current CP engine and states the same model (fixed-size interval varia
 either a time-indexed model (one binary per job and instant: the schedules span hours to
 days in seconds, so it would need a coarse discretisation that changes the problem) or
 big-M sequencing constraints whose LP bound is useless for cumulative resources; CP-SAT
-solves the exact model in seconds of integer time.  **Determinism**: one search worker,
+solves the exact model in seconds of integer time.  CP-SAT runs in a child process
+(:class:`_SolverProcess`), since ortools and python-mip's CBC cannot be loaded in one
+process.  **Determinism**: one search worker,
 a fixed seed (``cp_seed``), and a limit in CP-SAT's *deterministic time*
 (``cp_det_time``, its work count scaled to about a second per unit; never the wall
 clock), so a run gives the same schedule on every machine with the same ``ortools``.  The
@@ -74,13 +76,17 @@ settles it):
 
 from __future__ import annotations
 
+import atexit
+import os
+import pickle
+import subprocess
+import sys
 import time
 from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import UsageError
-from . import window as win
 
 WEIGHTS = ("queue", "none")
 
@@ -131,9 +137,8 @@ def phase1(capacity, held_until, held, duration, demand, weight, det_time: float
     """Phase 1: starts (s from now) minimising ``sum weight_j start_j`` under one cumulative
     constraint per resource type (see :func:`list_schedule` for the arrays; weight int64
     (W,) >= 0).  Jobs whose demand exceeds the capacity are left out (start -1).  CP-SAT
-    with one worker, seed ``seed`` and a deterministic-time limit ``det_time``."""
-    from ortools.sat.python import cp_model
-
+    with one worker, seed ``seed`` and a deterministic-time limit ``det_time``, in the
+    solver process (:class:`_SolverProcess`)."""
     capacity = np.asarray(capacity, np.int64)
     held_until = np.asarray(held_until, np.int64)
     held = np.asarray(held, np.int64).reshape(-1, 4)
@@ -148,37 +153,113 @@ def phase1(capacity, held_until, held, duration, demand, weight, det_time: float
     dur, dem, w = duration[idx], demand[idx], weight[idx]
     hint = list_schedule(capacity, held_until, held, dur, dem)
     hint_value = int(w @ hint)
-    # every active schedule starts each job by the last release plus the others' durations
-    horizon = int(held_until.max(initial=0)) + int(dur.sum())
-    m = cp_model.CpModel()
-    # the running jobs, one fixed interval per distinct release instant
+    # the running jobs, one block per distinct release instant
     releases, inverse = np.unique(held_until, return_inverse=True)
     held_at = np.zeros((releases.size, 4), np.int64)
     np.add.at(held_at, inverse, held)
-    fixed = [m.new_fixed_size_interval_var(0, int(r), f"held{i}") for i, r in enumerate(releases) if r > 0]
-    fixed_amounts = held_at[releases > 0]
+    keep = releases > 0
+    status, solved, value = _solver().solve(capacity, releases[keep], held_at[keep], dur, dem, w, hint,
+                                            float(det_time), int(seed))
+    if status in ("optimal", "feasible") and value <= hint_value:
+        starts[idx] = solved
+        return Phase1(starts, status, value, hint_value)
+    starts[idx] = hint
+    return Phase1(starts, "heuristic", hint_value, hint_value)
+
+
+def _cpsat(capacity, releases, held_at, dur, dem, w, hint, det_time, seed):
+    """The CP-SAT model and solve (run in the solver process): (status "optimal",
+    "feasible" or "none", starts list, objective).  Arrays as in :func:`phase1`; releases
+    int64 (r,) > 0 and held_at int64 (r, 4): amounts held from 0 until each release."""
+    from ortools.sat.python import cp_model
+
+    # every active schedule starts each job by the last release plus the others' durations
+    horizon = int(releases.max(initial=0)) + int(dur.sum())
+    m = cp_model.CpModel()
+    fixed = [m.new_fixed_size_interval_var(0, int(r), f"held{i}") for i, r in enumerate(releases)]
     s = [m.new_int_var(0, horizon - int(d), f"s{a}") for a, d in enumerate(dur)]
     jobs = [m.new_fixed_size_interval_var(s[a], int(dur[a]), f"j{a}") for a in range(dur.size)]
     for k in range(4):
         if dem[:, k].sum() == 0:
             continue  # nobody in the window asks this type
-        m.add_cumulative(fixed + jobs, [int(v) for v in fixed_amounts[:, k]] + [int(v) for v in dem[:, k]],
+        m.add_cumulative(fixed + jobs, [int(v) for v in held_at[:, k]] + [int(v) for v in dem[:, k]],
                          int(capacity[k]))
     m.minimize(sum(int(w[a]) * s[a] for a in range(dur.size)))
     for a in range(dur.size):
         m.add_hint(s[a], int(hint[a]))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.random_seed = int(seed)
-    solver.parameters.max_deterministic_time = float(det_time)
+    solver.parameters.random_seed = seed
+    solver.parameters.max_deterministic_time = det_time
     status = solver.solve(m)
-    found = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
-    if found and int(round(solver.objective_value)) <= hint_value:
-        starts[idx] = [solver.value(v) for v in s]
-        return Phase1(starts, "optimal" if status == cp_model.OPTIMAL else "feasible",
-                      int(round(solver.objective_value)), hint_value)
-    starts[idx] = hint
-    return Phase1(starts, "heuristic", hint_value, hint_value)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return "none", None, None
+    return ("optimal" if status == cp_model.OPTIMAL else "feasible", [solver.value(v) for v in s],
+            int(round(solver.objective_value)))
+
+
+class _SolverProcess:
+    """CP-SAT in a child process, one per Python process, started at the first solve.
+
+    Why a process: ortools and python-mip's CBC (cbcbox) each ship a ``libOsi.so.0`` (and
+    CoinUtils, Clp) built against different C++ ABIs under the same sonames; the dynamic
+    loader keeps whichever loads first, and the other package then fails to load (either
+    order: measured with ortools 9.15 and cbcbox).  The child imports ortools and never
+    mip, so ipsched, aucsched and cph can share a sweep, a test run or a notebook.  Each
+    solve is one pickled request and answer over the child's stdin/stdout."""
+
+    def __init__(self):
+        self.proc = None
+
+    def solve(self, *request):
+        if self.proc is None or self.proc.poll() is not None:
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if isinstance(p, str) and p))
+            self.proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, env=env)
+            atexit.register(self.close)
+        try:
+            pickle.dump(request, self.proc.stdin)
+            self.proc.stdin.flush()
+            answer = pickle.load(self.proc.stdout)
+        except (BrokenPipeError, EOFError):
+            answer = ("error", "the CP-SAT solver process ended", None)
+        if answer[0] == "error":
+            self.close()
+            raise UsageError(f"cph: {answer[1]} (cph needs OR-Tools: pip install ortools)")
+        return answer
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait()
+            self.proc = None
+
+
+_SOLVER = _SolverProcess()
+
+
+def _solver() -> _SolverProcess:
+    return _SOLVER
+
+
+def _serve() -> None:
+    """The solver process: answer each pickled request on stdin with :func:`_cpsat`'s
+    answer on stdout, until stdin closes."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything a library prints goes to stderr, not into the answers
+    try:
+        import ortools.sat.python.cp_model  # noqa: F401
+    except ImportError as exc:
+        pickle.dump(("error", f"cannot import OR-Tools CP-SAT ({exc})", None), out)
+        out.flush()
+        return
+    while True:
+        try:
+            request = pickle.load(sys.stdin.buffer)
+        except EOFError:
+            return
+        pickle.dump(_cpsat(*request), out)
+        out.flush()
 
 
 def prb_order(view, jobs: np.ndarray) -> np.ndarray:
@@ -203,7 +284,9 @@ class CPH:
             raise UsageError("option cp_det_time must be a positive deterministic time")
         self.window = int(cp_jobs)
         self.det_time = float(cp_det_time)
-        self.weights = win.check_choice("cp_weights", cp_weights, WEIGHTS)
+        if cp_weights not in WEIGHTS:
+            raise UsageError(f"option cp_weights={cp_weights!r}: choose from {', '.join(WEIGHTS)}")
+        self.weights = cp_weights
         self.seed = int(cp_seed)
         self.fits = context.fits
         self.rows: list[tuple] = []
@@ -275,3 +358,7 @@ class CPH:
 
 def cph(context, **options) -> CPH:
     return CPH(context, **options)
+
+
+if __name__ == "__main__":
+    _serve()
