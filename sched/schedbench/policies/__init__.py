@@ -55,4 +55,14 @@ DECLARATIONS: tuple[Entry, ...] = (
     Entry("backfill", Kind.PYTHON, "schedbench.policies.backfill:backfill",
           "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",
           (_PRIORITY_TYPE,), Capabilities(plan_order="always")),
+    Entry("cph", Kind.PYTHON, "schedbench.policies.cph:cph",
+          "CPH (Netti et al., Borghesi et al.): CP-SAT schedules a window on the aggregated resources for the least "
+          "total wait; the allocator places the jobs it starts now, postponing those that do not fit on nodes",
+          (Option("cp_jobs", 100, "cph: the window, the first N queued jobs in PRB order that phase 1 schedules", int,
+                  metavar="N"),
+           Option("cp_det_time", 1.0, "cph: CP-SAT's deterministic-time limit per solve (its work units, about a "
+                  "second each; never the wall clock)", float, metavar="T"),
+           Option("cp_weights", "queue", "cph: wait weights 'queue' (max expected wait / the job's queue's; the "
+                  "authors' code) or 'none' (the paper's total wait)", choices=("queue", "none")),
+           Option("cp_seed", 0, "cph: CP-SAT's random seed (one worker)", int, metavar="N"))),
 )
