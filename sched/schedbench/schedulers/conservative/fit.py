@@ -19,7 +19,6 @@ from ...core.api import (
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
-    M_AVL,
     M_N,
     S_ITEMS,
     S_START,
@@ -287,80 +286,6 @@ def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
     return max(most - now_hosts, np.int64(0))
 
 
-@inline_kernel
-def _used_at(slots, meta, s):
-    """A used vector's items at instant s (0 where no row is stored)."""
-    n = meta[M_N]
-    i = kernel_first_stop_after(slots, n, s)
-    return slots[i, S_ITEMS] if i < n and slots[i, S_START] <= s else np.int64(0)
-
-
-@inline_kernel
-def _short_while_down(sched, core, j, s):
-    """Whether at instant s the nodes that no maintenance window holds then lack job j's
-    demand of some type: their free amount is the totals' free amount less the free
-    amount of the nodes that are down at s (the job cannot place more of a type than
-    the nodes up at s have free then)."""
-    jobs = core.jobs
-    cap = core.cap
-    mspan = sched.site.mspan
-    mwin = sched.site.mwin
-    req_nodes = jobs[j, J_REQ_NODES]
-    units = jobs[j, J_UNITS]
-    placed = (units // req_nodes) * req_nodes if req_nodes > 0 else units
-    for k in range(N_RES):
-        if jobs[j, J_REQ + k] == 0:
-            continue
-        free = sched.meta[k, M_AVL] - _used_at(sched.slots[k], sched.meta[k], s)
-        for node in range(cap.shape[0]):
-            lo, hi = mspan[node, 0], mspan[node, 1]
-            while lo < hi:  # first window of the node ending after s
-                mid = (lo + hi) >> 1
-                if mwin[mid, 1] <= s:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            if lo < mspan[node, 1] and mwin[lo, 0] <= s:
-                v = node * N_RES + k
-                free -= cap[node, k] - _used_at(sched.nslots[v], sched.nmeta[v], s)
-        if free < placed * jobs[j, J_REQ + k]:
-            return True
-    return False
-
-
-@internal_kernel
-def _down_short_until(sched, core, j, t, d):
-    """An instant after which no window [t', t' + d), t <= t' < it, takes job j because
-    of the maintenance windows alone, or -1 when none is found: the last instant s of
-    [t, t + d) checked (the first and last instant of each window of a node there) at
-    which the nodes up at s lack the job's demand (:func:`_short_while_down`); every
-    window starting in [t, s] holds s.  Cheaper than the node test it saves: it reads
-    only the totals and the nodes under windows."""
-    mspan = sched.site.mspan
-    mwin = sched.site.mwin
-    end = t + d
-    found = np.int64(-1)
-    for node in range(mspan.shape[0]):
-        if node > 0 and mspan[node, 0] == mspan[node - 1, 0] and mspan[node, 1] == mspan[node - 1, 1]:
-            continue  # the same windows as the node before (nodes under one entry share rows)
-        lo, hi = mspan[node, 0], mspan[node, 1]
-        while lo < hi:  # first window of the node ending after t
-            mid = (lo + hi) >> 1
-            if mwin[mid, 1] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        while lo < mspan[node, 1] and mwin[lo, 0] < end:
-            last = min(mwin[lo, 1], end) - 1
-            if last > found and _short_while_down(sched, core, j, last):
-                found = last
-            first = max(mwin[lo, 0], t)
-            if first > found and _short_while_down(sched, core, j, first):
-                found = first
-            lo += 1
-    return found
-
-
 @internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
@@ -385,7 +310,6 @@ def _node_fit(sched, core, alloc, j, now, limit):
             wvalid[node, 0] = INF
             wvalid[node, 1] = INF
     fail_until = np.int64(-1)  # every candidate before it fails
-    windows = sched.site.mwin.shape[0] > 0
     t = now
     while True:
         t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
@@ -393,16 +317,11 @@ def _node_fit(sched, core, alloc, j, now, limit):
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
         if t >= fail_until:
-            short = _down_short_until(sched, core, j, t, d) if windows else np.int64(-1)
-            if short >= 0:
-                fail_until = short + 1  # the maintenance windows alone rule out [t, short]
-            else:
-                _refresh_nodes(sched, core, j, t, d)
-                if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS],
-                         jobs[j, J_REQ : J_REQ + N_RES], jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT],
-                         elig) >= 0:
-                    return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
-                fail_until = _fails_until(sched, core, j)
+            _refresh_nodes(sched, core, j, t, d)
+            if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                     jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
+                return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
+            fail_until = _fails_until(sched, core, j)
             # resume at the last candidate end before it: the totals' earliest fit from
             # there is the first candidate the search would test at or after fail_until,
             # or one before it (skipped)
