@@ -374,6 +374,39 @@ def test_maintenance_windows_bind_the_queue_schedulers_as_the_oracle(trace, sche
     assert [STATUS[x] for x in res.status] == nv.status
 
 
+@settings(max_examples=150)
+@given(maintained(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
+def test_conservative_under_maintenance_windows_equals_the_oracle(trace, allocator, predictor):
+    """Several windows a node, overlapping the bookings, and runs past their prediction
+    (the fit skips candidates the down nodes alone rule out: it must skip no other)."""
+    nodes, wins, rows = trace
+    rows = [{**r, "estimate": r["pred"], "pred": max(r["run"], 1) if predictor == "actual" else r["pred"],
+             "user": 1, "group": 1} for r in rows]
+    s = {"maintenance": [dict(nodes=[i], valid=[(a, b)]) for i, w in enumerate(wins) for a, b in w]}
+    nv = naive_site.replay_site(rows, nodes, allocator, s)
+    t, mach = _maintained_case(nodes, [{**r, "pred": r["estimate"]} for r in rows])
+    res = replay.replay(t, mach, "conservative", allocator, predictor, site=site.parse(_maintenance_toml(wins)))
+    assert res.start.tolist() == [-1 if x is None else x for x in nv.start], _maintenance_toml(wins)
+    assert [STATUS[x] for x in res.status] == nv.status
+
+
+def test_a_window_on_some_nodes_moves_a_job_past_it_as_the_oracle():
+    """Known answer: two 1-core nodes, node 0 down over [5, 20).  Job 1 (1 core, 10 s)
+    starts at 0 on node 0; job 2 (2 cores, 10 s) needs both nodes for 10 s: node 0 is
+    down from 5 to 20, so it waits for the window's end (20), although the totals (2
+    cores) are free from 10."""
+    nodes = [(1, 0, 0, 0), (1, 0, 0, 0)]
+    wins = [[(5, 20)], []]
+    rows = [dict(job_id=1, submit=0, run=3, pred=4, units=1, unit=(1, 0, 0, 0), req_nodes=-1),
+            dict(job_id=2, submit=1, run=10, pred=10, units=2, unit=(1, 0, 0, 0), req_nodes=-1)]
+    t, mach = _maintained_case(nodes, rows)
+    res = replay.replay(t, mach, "conservative", "ff", site=site.parse(_maintenance_toml(wins)))
+    assert res.start.tolist() == [0, 20]
+    oracle = naive_site.replay_site([{**r, "estimate": r["pred"], "user": 1, "group": 1} for r in rows], nodes, "ff",
+                                    {"maintenance": [dict(nodes=[0], valid=[(5, 20)])]})
+    assert oracle.start == [0, 20]
+
+
 @settings(max_examples=60)
 @given(maintained(), st.sampled_from(["fcfs", "sjf", "easy", "prb", "conservative"]),
        st.sampled_from(["ff", "bf"]))
