@@ -58,7 +58,7 @@ import numpy as np
 
 from ..errors import UsageError
 from . import window as win
-from .aucsched_bids import Bids, preference
+from .aucsched_bids import SPREAD_SETS, Bids, preference
 
 
 class AucSched(win.WindowPolicy):
@@ -69,16 +69,20 @@ class AucSched(win.WindowPolicy):
     much smaller model; tests switch it off to check that the optimum is the same)."""
 
     def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
-                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False):
+                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids="span"):
         super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed)
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
-        self.spread_bids = bool(spread_bids)
+        if isinstance(spread_bids, bool):  # the option's boolean form before the span bids
+            spread_bids = "nodeset" if spread_bids else "none"
+        if spread_bids not in SPREAD_SETS:
+            raise UsageError(f"option spread_bids={spread_bids!r}: choose from {', '.join(SPREAD_SETS)}")
+        self.spread_bids = spread_bids
         self.alloc, self.allocator = context.allocator_state, context.allocator
         self.bids = Bids(self.n_nodes)
-        self.kinds = np.zeros(5, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread)
+        self.kinds = np.zeros(6, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread, span)
 
     @property
     def placement(self) -> str:
@@ -88,7 +92,7 @@ class AucSched(win.WindowPolicy):
     def _settings(self) -> dict:
         return {**super()._settings(), "max_bids": self.max_bids, "slurm_bids": self.slurm_bids,
                 "spread_bids": self.spread_bids,
-                "bids_won": dict(zip(("slurm", "A", "B", "C", "spread"), (int(v) for v in self.kinds), strict=True))}
+                "bids_won": dict(zip(("slurm", "A", "B", "C", "spread", "span"), (int(v) for v in self.kinds), strict=True))}
 
     def _allocate(self, view, jobs, prio, host, need, window_size):
         out = self.bids.generate(

@@ -39,7 +39,10 @@ import numpy as np
 from .._jit import kernel
 from ..core.api import argsort_stable, place, plan_order
 
-SLURM, A, B, C, SPREAD = 0, 1, 2, 3, 4  # bid kinds
+SLURM, A, B, C, SPREAD, SPAN = 0, 1, 2, 3, 4, 5  # bid kinds
+NO_SPREAD, NODESET_BIDS, SPAN_BIDS = 0, 1, 2  # the spread bid sets (``spread`` of the kernel)
+SPREAD_SETS = {"none": NO_SPREAD, "nodeset": NODESET_BIDS, "span": SPAN_BIDS}
+"""The values of aucsched's ``spread_bids`` option and their kernel codes."""
 
 
 @kernel
@@ -89,8 +92,9 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     host int64 (W, m): units node n can host for job a, 0 where it cannot take the job
     (less than its share, or in maintenance); units, req_nodes, contiguous int64 (W,); req
     int64 (W, 4); free int64 (m, 4): the free amounts; alloc: the run's allocator state
-    (its ``plan_order`` gives the SLURM bids); slurm: 1 to make SLURM bids; spread: 1 to
-    make spread bids (free-shape jobs: a whole nodeset with room); max_bids:
+    (its ``plan_order`` gives the SLURM bids); slurm: 1 to make SLURM bids; spread: the
+    spread bids of free-shape jobs (NO_SPREAD; NODESET_BIDS: a whole nodeset with room;
+    SPAN_BIDS: the nodes of consecutive nodesets, see the module docstring); max_bids:
     MAXBIDSPERJOB.  Scratch: block_lo, block_hi, block_room, order, tmp int64 (m,), key
     float64 (m,); hyp int64 (m, 4); node_order, node_tmp int64 (m,), node_key float64 (m,);
     eligible uint8 (W, m): the nodes of each job's partition and features (a SLURM bid
@@ -200,7 +204,7 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                             return -1
                         nb += 1
                     # our extension: the whole nodeset, one unit or more on each node
-                    if (spread == 1 and not fixed and hi - lo + 1 > length and hi - lo + 1 <= units[a]
+                    if (spread == NODESET_BIDS and not fixed and hi - lo + 1 > length and hi - lo + 1 <= units[a]
                             and nb - first < max_bids):
                         nn = _emit(lo, hi, a, SPREAD, 1, bid_job, bid_kind, bid_sets, bid_ptr, bid_node, nb, nn)
                         if nn < 0:
@@ -261,6 +265,44 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                         n += 1
                     bid_ptr[nb + 1] = nn
                     nb += 1
+        # span: every node of consecutive nodesets, the loads left to the IP
+        if spread == SPAN_BIDS and not fixed:
+            for i in range(nblocks):
+                if nb - first >= max_bids:
+                    break
+                nodes = 0
+                room = 0
+                last = i - 1
+                for q in range(i, nblocks):  # the widest span from nodeset i, one unit or more a node
+                    size = block_hi[q] - block_lo[q] + 1
+                    if nodes + size > units[a] or (q > i and contiguous[a] > 0):
+                        break
+                    nodes += size
+                    room += block_room[q]
+                    last = q
+                if last < i or room < units[a]:
+                    continue
+                fewest = 0  # the fewest nodes from its first that hold the job
+                got = 0
+                for q in range(i, last + 1):
+                    for n in range(block_lo[q], block_hi[q] + 1):
+                        if got < units[a]:
+                            got += host[a, n]
+                            fewest += 1
+                if fewest >= nodes:
+                    continue  # every node full: an A or C bid already
+                if nn + nodes > bid_node.shape[0] or nb >= bid_job.shape[0]:
+                    return -1
+                bid_job[nb] = a
+                bid_kind[nb] = SPAN
+                bid_sets[nb] = last - i + 1
+                bid_ptr[nb] = nn
+                for q in range(i, last + 1):
+                    for n in range(block_lo[q], block_hi[q] + 1):
+                        bid_node[nn] = n
+                        nn += 1
+                bid_ptr[nb + 1] = nn
+                nb += 1
     return nb
 
 
@@ -274,13 +316,19 @@ _K = {
 def preference(kind: np.ndarray, fixed: np.ndarray, nodes: np.ndarray, sets: np.ndarray, n_nodes: int,
                n_sets: int) -> np.ndarray:
     """F_jc by eq. (19) with Table 9's constants, float64 per bid; SLURM bids 1
-    (k1 = k2 = k3 = 0).  kind, fixed (bool: the job fixes its nodes), nodes (|N_c|), sets
+    (k1 = k2 = k3 = 0); a spread bid on one nodeset has A's constants, a span bid on
+    several C's.  kind, fixed (bool: the job fixes its nodes), nodes (|N_c|), sets
     (|S_c|): (bids,)."""
     out = np.ones(kind.shape[0])
     for b in range(kind.shape[0]):
         if kind[b] == SLURM:
             continue
-        k1, k2, k3 = _K[bool(fixed[b])][A if kind[b] == SPREAD else int(kind[b])]
+        k = int(kind[b])
+        if k == SPREAD or (k == SPAN and sets[b] == 1):  # one whole nodeset: aligned to both of its ends
+            k = A
+        elif k == SPAN:
+            k = C
+        k1, k2, k3 = _K[bool(fixed[b])][k]
         out[b] = 1.0 - k1 - k2 * nodes[b] / (n_nodes + 1) - k3 * sets[b] / (n_sets + 1)
     return out
 
@@ -301,11 +349,13 @@ class Bids:
         self.cap_nodes = 0
 
     def generate(self, host, units, req, req_nodes, contiguous, free, alloc, slurm: bool, max_bids: int,
-                 spread: bool = False, eligible=None):
+                 spread: bool | str = False, eligible=None):
         """(bid_job, bid_kind, bid_sets, bid_ptr, bid_node) arrays of the
         window's bids (see :func:`_generate`); ``None`` when the allocator has no node
-        order for SLURM bids.  ``eligible``: bool or uint8 (W, m), the nodes of each job's
+        order for SLURM bids.  ``spread``: a key of :data:`SPREAD_SETS` (True: "nodeset",
+        False: "none").  ``eligible``: bool or uint8 (W, m), the nodes of each job's
         partition and features (None: every node)."""
+        code = SPREAD_SETS[spread] if isinstance(spread, str) else (NODESET_BIDS if spread else NO_SPREAD)
         eligible = (np.ones(host.shape, np.uint8) if eligible is None
                     else np.ascontiguousarray(eligible, dtype=np.uint8))
         W = host.shape[0]
@@ -320,7 +370,7 @@ class Bids:
         while True:
             nb = _generate(
                 host, units, req, req_nodes, contiguous, free, alloc, np.int64(1 if slurm else 0),
-                np.int64(1 if spread else 0), np.int64(max_bids),
+                np.int64(code), np.int64(max_bids),
                 self.block_lo, self.block_hi, self.block_room, self.key, self.order, self.tmp, self.hyp,
                 self.node_order, self.node_key, self.node_tmp, eligible, self.out_node, self.out_count,
                 self.bid_job, self.bid_kind, self.bid_sets, self.bid_ptr, self.bid_node,
