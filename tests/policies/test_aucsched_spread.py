@@ -39,7 +39,8 @@ def _loads(r, j):
 
 @pytest.mark.parametrize("slurm", [True, False])
 def test_figure4_span_bids_start_all_four_jobs_as_figure5(slurm):
-    r = replay(figure4(), from_spec(FIG4_MACHINE), "aucsched", "bf", site=FIG4_BUSY, slurm_bids=slurm)
+    r = replay(figure4(), from_spec(FIG4_MACHINE), "aucsched", "bf", site=FIG4_BUSY, slurm_bids=slurm,
+               spread_bids="span")
     assert r.start.tolist() == [0, 0, 0, 0]
     assert r.end.max() == 1000
     assert r.policy["spread_bids"] == "span" and r.policy["bids_won"]["span"] == 1
@@ -82,7 +83,9 @@ def test_table1_under_each_bid_set(spread, starts, won):
         assert set(_loads(r, 0).values()) == {4}  # 4 cores of every node beside J2's or J3's
 
 
-def test_spread_bids_option_takes_the_old_boolean_and_rejects_other_names():
+def test_spread_bids_default_is_the_papers_bids_and_the_option_takes_the_old_boolean():
+    r = replay(figure4(), from_spec(FIG4_MACHINE), "aucsched", "bf", site=FIG4_BUSY)
+    assert r.policy["spread_bids"] == "none" and r.start.tolist() == [0, 0, 1000, 1000]
     r = replay(table1(), from_spec("1024x(cores=8,gpus=2)"), "aucsched", "bf", spread_bids=True)
     assert r.policy["spread_bids"] == "nodeset" and r.start.tolist() == [0, 0, 0]
     from schedbench.errors import UsageError

@@ -64,7 +64,7 @@ def test_table1_ipsched_states_model_reaches_the_same_optimum_on_a_tenth_of_the_
 
 def test_table1_aucsched_paper_bids_cannot_and_spread_bids_can():
     m = from_spec(MACHINE_L)
-    paper = replay(table1(), m, "aucsched", "bf", spread_bids="none")
+    paper = replay(table1(), m, "aucsched", "bf")
     assert paper.start.tolist() == [0, 0, 1000]  # the fewest-node bids give J1 512 whole nodes
     spread = replay(table1(), m, "aucsched", "bf", spread_bids=True)
     assert spread.start.tolist() == [0, 0, 0]

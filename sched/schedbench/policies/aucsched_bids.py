@@ -17,18 +17,32 @@ array (node index order, SLURM's linear mode):
 * **C** (only for jobs that do not ask for contiguity, ``contiguous`` column): a nodeset
   without room combined with the following nodesets until there is room, the last one
   contributing its first nodes only; fewer nodesets first.
-* **spread** (our extension, off by default, ``spread_bids``): for a job of free shape,
-  a whole nodeset with room when it has more nodes than the A bid and no more nodes than
-  the job has units (each node then hosts one unit or more).  The paper's A, B and C bids
-  take the fewest nodes, so they cannot spread a core-only job thinly over many nodes to
-  leave cores beside GPUs for others, as the Table 1 example needs; its F uses A's
-  constants.
+* **spread bids** (our extension, ``spread_bids``): the paper's A, B and C bids take the
+  fewest nodes that hold a job, so a core-only job always fills its nodes and can never
+  leave cores beside another job's GPUs, yet both of the paper's own examples need that:
+  the PRACE paper's Table 1 (J1's 4,096 cores 4 to a node beside J2's and J3's GPUs) and
+  this paper's Figures 4-5 (J1's 512 cores on nodes 1-64 and 81-144, 5 to a node beside J2
+  and 3 beside J3, with J4's one core on each).  Three bid sets (for jobs of free shape):
+
+  - ``"span"`` (:data:`SPAN` bids): from each nodeset in node order, every
+    node of the widest run of consecutive nodesets (a C-type combination) that has no more
+    nodes than the job has units, when it holds the job and not every node would be full;
+    the IP chooses the load of each node (one unit or more, eq. (14)'s r_jn).  A job asking
+    for contiguity spans one nodeset only.  Emitted after the C bids; F uses A's constants
+    on one nodeset and C's on several.  It reproduces both examples.
+  - ``"nodeset"`` (:data:`SPREAD` bids, the option's old ``true``): a whole nodeset with
+    room when it has more nodes than the A bid and no more than the job has units, emitted
+    after that nodeset's A bids, F as A.  It reproduces Table 1 but not Figures 4-5, whose
+    nodesets J1 would fill.
+  - ``"none"`` (the default): the paper's bids as its text defines them; neither example.
+
 * **SLURM** (§4.2, optional): the placement the run's allocator gives the job on the free
   nodes less the SLURM placements of the window's earlier jobs (Best-Fit with ``-a bf``),
   when the job fits there (never for a job asking for contiguity).
 
 Nodesets are visited best fit first (least room, then node index) for A and B.  A job's
-bids are emitted SLURM, A, B, C until MAXBIDSPERJOB.  Every bid uses all of its nodes
+bids are emitted SLURM, A (each nodeset's followed by its nodeset bid), B, C, span until
+MAXBIDSPERJOB.  Every bid uses all of its nodes
 (R_jc^node = |N_c|), each with at least one unit (one share for a fixed shape).
 """
 
