@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 
-SLURM, A, B, C, SPREAD = 0, 1, 2, 3, 4
+SLURM, A, B, C, SPREAD, SPAN = 0, 1, 2, 3, 4, 5
 
 
 def host(free_node, req):
@@ -70,7 +70,9 @@ def best_fit_order(free):
 def bids(hosts_all, jobs, free, max_bids, slurm=True, spread=False, order_key=best_fit_order):
     """[(job position, kind, nodesets used, sorted nodes)] in emission order.  ``jobs``:
     [(units, req (4,), req_nodes, contiguous)]; hosts_all[a][n]: units node n can host for
-    job a (0 where it cannot take it)."""
+    job a (0 where it cannot take it).  ``spread``: "none", "nodeset" (True) or "span"."""
+    if isinstance(spread, bool):
+        spread = "nodeset" if spread else "none"
     hyp = [list(r) for r in free]
     out = []
     for a, (units, req, req_nodes, contiguous) in enumerate(jobs):
@@ -96,7 +98,7 @@ def bids(hosts_all, jobs, free, max_bids, slurm=True, spread=False, order_key=be
             mine.append((a, A, 1, first))
             if last != first:
                 mine.append((a, A, 1, last))
-            if spread and not fixed and hi - lo + 1 > len(first) and hi - lo + 1 <= units:
+            if spread == "nodeset" and not fixed and hi - lo + 1 > len(first) and hi - lo + 1 <= units:
                 mine.append((a, SPREAD, 1, list(range(lo, hi + 1))))
         for i in best:
             lo, hi, room = sets[i]
@@ -126,6 +128,22 @@ def bids(hosts_all, jobs, free, max_bids, slurm=True, spread=False, order_key=be
                         nodes.append(n)
                         n += 1
                     mine.append((a, C, span, nodes))
+        if spread == "span" and not fixed:
+            for i in range(len(sets)):
+                nodes, room, used = [], 0, 0
+                for q in range(i, len(sets)):  # the widest run of nodesets from i with <= units nodes
+                    lo, hi, r = sets[q]
+                    if len(nodes) + hi - lo + 1 > units or (q > i and contiguous):
+                        break
+                    nodes += range(lo, hi + 1)
+                    room += r
+                    used += 1
+                if not nodes or room < units:
+                    continue
+                cumulative = list(itertools.accumulate(hosts[n] for n in nodes))
+                fewest = next(k + 1 for k, c in enumerate(cumulative) if c >= units)
+                if fewest < len(nodes):  # not every node full
+                    mine.append((a, SPAN, used, nodes))
         out.extend(mine[:max_bids])
     return out
 
@@ -182,3 +200,69 @@ def ipsched_optimum(jobs, prio, free, n_nodes, weights=None):
         if ok:
             best = max(best, value)
     return best
+
+
+_TABLE9 = {  # (k1, k2, k3) by (fixed shape, kind)
+    (False, A): (0.0, 0.25, 0.0), (False, B): (0.25, 0.25, 0.0), (False, C): (0.5, 0.25, 0.25),
+    (True, A): (0.0, 0.0, 0.0), (True, B): (0.5, 0.0, 0.0), (True, C): (0.5, 0.0, 0.5),
+}
+
+
+def preference(kind, fixed, nodes, sets, n_nodes, n_sets):
+    """F_jc of eq. (19): SLURM bids 1, a spread bid on one nodeset as A, a span bid on
+    several nodesets as C."""
+    if kind == SLURM:
+        return 1.0
+    if kind == SPREAD or (kind == SPAN and sets == 1):
+        kind = A
+    elif kind == SPAN:
+        kind = C
+    k1, k2, k3 = _TABLE9[(fixed, kind)]
+    return 1.0 - k1 - k2 * nodes / (n_nodes + 1) - k3 * sets / (n_sets + 1)
+
+
+def _bid_placements(units, req_nodes, hosts, nodes):
+    """Every load of a bid: a fixed shape's share on each of its nodes, or a free shape's
+    units with one or more on every node of the bid (R_jc^node = |N_c|), at most
+    ``hosts[n]`` on node n."""
+    if req_nodes > 0:
+        yield {n: units // req_nodes for n in nodes}
+        return
+    caps = [min(hosts[n], units) for n in nodes]
+    for counts in itertools.product(*(range(1, c + 1) for c in caps)):
+        if sum(counts) == units:
+            yield dict(zip(nodes, counts, strict=True))
+
+
+def aucsched_optimum(jobs, prio, free, hosts_all, all_bids):
+    """Largest sum of (P_j + alpha F_jc) over the chosen bids, at most one per job, every
+    chosen bid loaded within the nodes' free amounts (depth-first with capacity pruning).
+    jobs: [(units, req, req_nodes)]; prio: P_j; hosts_all[a][n]: the units node n can host
+    for job a; all_bids: [(job position, kind, nodesets used, nodes)] as :func:`bids`."""
+    n_sets = paper_nodesets(free)
+    alpha = min(prio[a] for a, *_ in all_bids) / (len(all_bids) + 1)
+    by_job = [[] for _ in jobs]
+    for a, kind, sets, nodes in all_bids:
+        units, req, req_nodes = jobs[a]
+        value = prio[a] + alpha * preference(kind, req_nodes > 0, len(nodes), sets, len(free), n_sets)
+        by_job[a].append((value, [*_bid_placements(units, req_nodes, hosts_all[a], nodes)]))
+    left = [list(r) for r in free]
+
+    def best(a):
+        if a == len(jobs):
+            return 0.0
+        top = best(a + 1)  # job a starts nowhere
+        req = jobs[a][1]
+        for value, loads in by_job[a]:
+            for load in loads:
+                if all(left[n][k] >= c * req[k] for n, c in load.items() for k in range(4)):
+                    for n, c in load.items():
+                        for k in range(4):
+                            left[n][k] -= c * req[k]
+                    top = max(top, value + best(a + 1))
+                    for n, c in load.items():
+                        for k in range(4):
+                            left[n][k] += c * req[k]
+        return top
+
+    return best(0)

@@ -49,8 +49,10 @@ DECLARATIONS: tuple[Entry, ...] = (
            Option("max_bids", 10, "aucsched: MAXBIDSPERJOB", int, metavar="N"),
            Option("slurm_bids", True, "aucsched: add each job's SLURM bid (the allocator's placement)", boolean,
                   metavar="BOOL"),
-           Option("spread_bids", False, "aucsched: our extension, bid whole nodesets for core-only jobs", boolean,
-                  metavar="BOOL")), _IP),
+           Option("spread_bids", "none", "aucsched: bids that spread core-only jobs, our extension: 'none' (the "
+                  "paper's A, B, C bids), 'nodeset' (whole nodesets; reproduces Table 1) or 'span' (every node of "
+                  "consecutive nodesets, loads left to the IP; reproduces Figures 4-5 and Table 1)",
+                  choices=("none", "nodeset", "span"))), _IP),
     # It places every start in the allocator's planning order.
     Entry("backfill", Kind.PYTHON, "schedbench.policies.backfill:backfill",
           "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",

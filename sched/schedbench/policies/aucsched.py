@@ -22,8 +22,9 @@ outweigh a job's priority (16).  How this code states it:
 * **Units, not cores**, as in :mod:`schedbench.policies.ipsched`: u_jn + r_jn counts job
   j's units on node n and (12)–(13) are one row per node and resource type k,
   ``sum_j req_jk load_jn <= A_nk``; for the paper's jobs this is the same model.
-* Every bid uses all of its nodes (R_jc^node = |N_c|: the generator gives each bid the
-  fewest nodes that hold the job), so (10) fixes u_jn = sum_{c in C_jn} b_jc, and u is
+* Every bid uses all of its nodes (R_jc^node = |N_c|: the paper's bids are the fewest
+  nodes that hold the job, a spread bid has at most one node per unit), so (10) fixes
+  u_jn = sum_{c in C_jn} b_jc, and u is
   substituted rather than a variable.  As printed, (10) for a bid that is *not* chosen
   would force u_jn = 0 on its nodes, which contradicts the chosen bid whenever two bids of
   a job share a node (A bids from both ends of a nodeset often do); the substitution is
@@ -43,13 +44,31 @@ outweigh a job's priority (16).  How this code states it:
 * The rows of (12)/(13) that no choice can violate are left out; a job without bids is
   not in the model.
 
-``spread_bids=true`` adds our spread bids (a whole nodeset for a core-only job;
-:mod:`~schedbench.policies.aucsched_bids`): without them the paper's bids, which take the
-fewest nodes, cannot reproduce its own Table 1 example (J1 takes 512 whole nodes and J3
-waits 1000 s); with them all three jobs start at once.
+**Spread bids** (``spread_bids``, :mod:`~schedbench.policies.aucsched_bids`).  The
+model gives a job of free shape a load per node between 1 and what the node can host
+(r_jn of (14)), but the paper's A, B and C bids take the fewest nodes that hold the job,
+so every such bid fills its nodes and that freedom is never used; the paper's own worked
+examples need it:
+
+=====================  ===========================  =========================
+``spread_bids``        Figures 4-5 (144 nodes)      Table 1 (PRACE, 1024 nodes)
+=====================  ===========================  =========================
+``"none"`` (the text)  J3, J4 wait 1000 s           J3 waits 1000 s
+``"nodeset"``          J3, J4 wait 1000 s           all three at t = 0
+``"span"``             all four at t = 0 (Fig. 5)   all three at t = 0
+=====================  ===========================  =========================
+
+(with or without SLURM bids; tests/policies/test_aucsched_spread.py).  ``"span"`` bids
+every node of a run of consecutive nodesets (C's combination without its "fewest nodes")
+and leaves the loads to the IP: in Figure 4 J1's bid is nodes 1-64 and 81-144, and the IP
+puts 5 cores on each node beside J2 and 3 beside J3, Figure 5's allocation.  The model is
+unchanged; only the bid set is wider.  ``"nodeset"`` (the option's former ``true``) bids
+one whole nodeset, which in Figure 4 J1 fills.
 
 MAXBIDSPERJOB (``max_bids``) defaults to 10: the paper gives no value (its Figure 4 shows
 up to four bids per job).  ``slurm_bids=false`` runs "AUCSCHED without SLURM bids".
+Which bid set is the default, and why, is in docs/reference/schedulers.md (the three on
+workloads I-V and ESP).
 """
 
 from __future__ import annotations
@@ -58,7 +77,7 @@ import numpy as np
 
 from ..errors import UsageError
 from . import window as win
-from .aucsched_bids import Bids, preference
+from .aucsched_bids import SPREAD_SETS, Bids, preference
 
 
 class AucSched(win.WindowPolicy):
@@ -69,16 +88,20 @@ class AucSched(win.WindowPolicy):
     much smaller model; tests switch it off to check that the optimum is the same)."""
 
     def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
-                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids=False, priority_scale="rank"):
+                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids="none", priority_scale="rank"):
         super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed, priority_scale)
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
-        self.spread_bids = bool(spread_bids)
+        if isinstance(spread_bids, bool):  # the option's boolean form before the span bids
+            spread_bids = "nodeset" if spread_bids else "none"
+        if spread_bids not in SPREAD_SETS:
+            raise UsageError(f"option spread_bids={spread_bids!r}: choose from {', '.join(SPREAD_SETS)}")
+        self.spread_bids = spread_bids
         self.alloc, self.allocator = context.allocator_state, context.allocator
         self.bids = Bids(self.n_nodes)
-        self.kinds = np.zeros(5, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread)
+        self.kinds = np.zeros(6, dtype=np.int64)  # bids won, by kind (SLURM, A, B, C, spread, span)
 
     @property
     def placement(self) -> str:
@@ -88,7 +111,7 @@ class AucSched(win.WindowPolicy):
     def _settings(self) -> dict:
         return {**super()._settings(), "max_bids": self.max_bids, "slurm_bids": self.slurm_bids,
                 "spread_bids": self.spread_bids,
-                "bids_won": dict(zip(("slurm", "A", "B", "C", "spread"), (int(v) for v in self.kinds), strict=True))}
+                "bids_won": dict(zip(("slurm", "A", "B", "C", "spread", "span"), (int(v) for v in self.kinds), strict=True))}
 
     def _allocate(self, view, jobs, prio, host, need, window_size):
         out = self.bids.generate(

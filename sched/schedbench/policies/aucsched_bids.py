@@ -17,18 +17,32 @@ array (node index order, SLURM's linear mode):
 * **C** (only for jobs that do not ask for contiguity, ``contiguous`` column): a nodeset
   without room combined with the following nodesets until there is room, the last one
   contributing its first nodes only; fewer nodesets first.
-* **spread** (our extension, off by default, ``spread_bids``): for a job of free shape,
-  a whole nodeset with room when it has more nodes than the A bid and no more nodes than
-  the job has units (each node then hosts one unit or more).  The paper's A, B and C bids
-  take the fewest nodes, so they cannot spread a core-only job thinly over many nodes to
-  leave cores beside GPUs for others, as the Table 1 example needs; its F uses A's
-  constants.
+* **spread bids** (our extension, ``spread_bids``): the paper's A, B and C bids take the
+  fewest nodes that hold a job, so a core-only job always fills its nodes and can never
+  leave cores beside another job's GPUs, yet both of the paper's own examples need that:
+  the PRACE paper's Table 1 (J1's 4,096 cores 4 to a node beside J2's and J3's GPUs) and
+  this paper's Figures 4-5 (J1's 512 cores on nodes 1-64 and 81-144, 5 to a node beside J2
+  and 3 beside J3, with J4's one core on each).  Three bid sets (for jobs of free shape):
+
+  - ``"span"`` (:data:`SPAN` bids): from each nodeset in node order, every
+    node of the widest run of consecutive nodesets (a C-type combination) that has no more
+    nodes than the job has units, when it holds the job and not every node would be full;
+    the IP chooses the load of each node (one unit or more, eq. (14)'s r_jn).  A job asking
+    for contiguity spans one nodeset only.  Emitted after the C bids; F uses A's constants
+    on one nodeset and C's on several.  It reproduces both examples.
+  - ``"nodeset"`` (:data:`SPREAD` bids, the option's old ``true``): a whole nodeset with
+    room when it has more nodes than the A bid and no more than the job has units, emitted
+    after that nodeset's A bids, F as A.  It reproduces Table 1 but not Figures 4-5, whose
+    nodesets J1 would fill.
+  - ``"none"`` (the default): the paper's bids as its text defines them; neither example.
+
 * **SLURM** (§4.2, optional): the placement the run's allocator gives the job on the free
   nodes less the SLURM placements of the window's earlier jobs (Best-Fit with ``-a bf``),
   when the job fits there (never for a job asking for contiguity).
 
 Nodesets are visited best fit first (least room, then node index) for A and B.  A job's
-bids are emitted SLURM, A, B, C until MAXBIDSPERJOB.  Every bid uses all of its nodes
+bids are emitted SLURM, A (each nodeset's followed by its nodeset bid), B, C, span until
+MAXBIDSPERJOB.  Every bid uses all of its nodes
 (R_jc^node = |N_c|), each with at least one unit (one share for a fixed shape).
 """
 
@@ -39,7 +53,10 @@ import numpy as np
 from .._jit import kernel
 from ..core.api import argsort_stable, place, plan_order
 
-SLURM, A, B, C, SPREAD = 0, 1, 2, 3, 4  # bid kinds
+SLURM, A, B, C, SPREAD, SPAN = 0, 1, 2, 3, 4, 5  # bid kinds
+NO_SPREAD, NODESET_BIDS, SPAN_BIDS = 0, 1, 2  # the spread bid sets (``spread`` of the kernel)
+SPREAD_SETS = {"none": NO_SPREAD, "nodeset": NODESET_BIDS, "span": SPAN_BIDS}
+"""The values of aucsched's ``spread_bids`` option and their kernel codes."""
 
 
 @kernel
@@ -89,8 +106,9 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     host int64 (W, m): units node n can host for job a, 0 where it cannot take the job
     (less than its share, or in maintenance); units, req_nodes, contiguous int64 (W,); req
     int64 (W, 4); free int64 (m, 4): the free amounts; alloc: the run's allocator state
-    (its ``plan_order`` gives the SLURM bids); slurm: 1 to make SLURM bids; spread: 1 to
-    make spread bids (free-shape jobs: a whole nodeset with room); max_bids:
+    (its ``plan_order`` gives the SLURM bids); slurm: 1 to make SLURM bids; spread: the
+    spread bids of free-shape jobs (NO_SPREAD; NODESET_BIDS: a whole nodeset with room;
+    SPAN_BIDS: the nodes of consecutive nodesets, see the module docstring); max_bids:
     MAXBIDSPERJOB.  Scratch: block_lo, block_hi, block_room, order, tmp int64 (m,), key
     float64 (m,); hyp int64 (m, 4); node_order, node_tmp int64 (m,), node_key float64 (m,);
     eligible uint8 (W, m): the nodes of each job's partition and features (a SLURM bid
@@ -200,7 +218,7 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                             return -1
                         nb += 1
                     # our extension: the whole nodeset, one unit or more on each node
-                    if (spread == 1 and not fixed and hi - lo + 1 > length and hi - lo + 1 <= units[a]
+                    if (spread == NODESET_BIDS and not fixed and hi - lo + 1 > length and hi - lo + 1 <= units[a]
                             and nb - first < max_bids):
                         nn = _emit(lo, hi, a, SPREAD, 1, bid_job, bid_kind, bid_sets, bid_ptr, bid_node, nb, nn)
                         if nn < 0:
@@ -261,6 +279,44 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
                         n += 1
                     bid_ptr[nb + 1] = nn
                     nb += 1
+        # span: every node of consecutive nodesets, the loads left to the IP
+        if spread == SPAN_BIDS and not fixed:
+            for i in range(nblocks):
+                if nb - first >= max_bids:
+                    break
+                nodes = 0
+                room = 0
+                last = i - 1
+                for q in range(i, nblocks):  # the widest span from nodeset i, one unit or more a node
+                    size = block_hi[q] - block_lo[q] + 1
+                    if nodes + size > units[a] or (q > i and contiguous[a] > 0):
+                        break
+                    nodes += size
+                    room += block_room[q]
+                    last = q
+                if last < i or room < units[a]:
+                    continue
+                fewest = 0  # the fewest nodes from its first that hold the job
+                got = 0
+                for q in range(i, last + 1):
+                    for n in range(block_lo[q], block_hi[q] + 1):
+                        if got < units[a]:
+                            got += host[a, n]
+                            fewest += 1
+                if fewest >= nodes:
+                    continue  # every node full: an A or C bid already
+                if nn + nodes > bid_node.shape[0] or nb >= bid_job.shape[0]:
+                    return -1
+                bid_job[nb] = a
+                bid_kind[nb] = SPAN
+                bid_sets[nb] = last - i + 1
+                bid_ptr[nb] = nn
+                for q in range(i, last + 1):
+                    for n in range(block_lo[q], block_hi[q] + 1):
+                        bid_node[nn] = n
+                        nn += 1
+                bid_ptr[nb + 1] = nn
+                nb += 1
     return nb
 
 
@@ -274,13 +330,19 @@ _K = {
 def preference(kind: np.ndarray, fixed: np.ndarray, nodes: np.ndarray, sets: np.ndarray, n_nodes: int,
                n_sets: int) -> np.ndarray:
     """F_jc by eq. (19) with Table 9's constants, float64 per bid; SLURM bids 1
-    (k1 = k2 = k3 = 0).  kind, fixed (bool: the job fixes its nodes), nodes (|N_c|), sets
+    (k1 = k2 = k3 = 0); a spread bid on one nodeset has A's constants, a span bid on
+    several C's.  kind, fixed (bool: the job fixes its nodes), nodes (|N_c|), sets
     (|S_c|): (bids,)."""
     out = np.ones(kind.shape[0])
     for b in range(kind.shape[0]):
         if kind[b] == SLURM:
             continue
-        k1, k2, k3 = _K[bool(fixed[b])][A if kind[b] == SPREAD else int(kind[b])]
+        k = int(kind[b])
+        if k == SPREAD or (k == SPAN and sets[b] == 1):  # one whole nodeset: aligned to both of its ends
+            k = A
+        elif k == SPAN:
+            k = C
+        k1, k2, k3 = _K[bool(fixed[b])][k]
         out[b] = 1.0 - k1 - k2 * nodes[b] / (n_nodes + 1) - k3 * sets[b] / (n_sets + 1)
     return out
 
@@ -301,11 +363,13 @@ class Bids:
         self.cap_nodes = 0
 
     def generate(self, host, units, req, req_nodes, contiguous, free, alloc, slurm: bool, max_bids: int,
-                 spread: bool = False, eligible=None):
+                 spread: bool | str = False, eligible=None):
         """(bid_job, bid_kind, bid_sets, bid_ptr, bid_node) arrays of the
         window's bids (see :func:`_generate`); ``None`` when the allocator has no node
-        order for SLURM bids.  ``eligible``: bool or uint8 (W, m), the nodes of each job's
+        order for SLURM bids.  ``spread``: a key of :data:`SPREAD_SETS` (True: "nodeset",
+        False: "none").  ``eligible``: bool or uint8 (W, m), the nodes of each job's
         partition and features (None: every node)."""
+        code = SPREAD_SETS[spread] if isinstance(spread, str) else (NODESET_BIDS if spread else NO_SPREAD)
         eligible = (np.ones(host.shape, np.uint8) if eligible is None
                     else np.ascontiguousarray(eligible, dtype=np.uint8))
         W = host.shape[0]
@@ -320,7 +384,7 @@ class Bids:
         while True:
             nb = _generate(
                 host, units, req, req_nodes, contiguous, free, alloc, np.int64(1 if slurm else 0),
-                np.int64(1 if spread else 0), np.int64(max_bids),
+                np.int64(code), np.int64(max_bids),
                 self.block_lo, self.block_hi, self.block_room, self.key, self.order, self.tmp, self.hyp,
                 self.node_order, self.node_key, self.node_tmp, eligible, self.out_node, self.out_count,
                 self.bid_job, self.bid_kind, self.bid_sets, self.bid_ptr, self.bid_node,
