@@ -1,4 +1,5 @@
-"""The jitted engine against the spec's reference replay (tests/naive.py), job by job."""
+"""The jitted engine against the spec's reference replay (tests/naive.py), job by job: fcfs, sjf,
+easy and ebf-accasim (easy-sjbf has its own, with prediction correction)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def first_20k(request):
 
 
 @pytest.mark.skipif(not LOGS, reason="../shared/traces/swf not present")
-@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy"])
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "ebf-accasim"])
 def test_engine_equals_oracle_on_shared_logs(first_20k, scheduler):
     table, mach = first_20k
     nv = naive.replay_pool(
@@ -68,7 +69,7 @@ def test_engine_equals_oracle_with_actual_runtimes(first_20k):
 
 
 @settings(max_examples=300)
-@given(pool_traces(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["requested", "actual"]))
+@given(pool_traces(), st.sampled_from(["fcfs", "sjf", "easy", "ebf-accasim"]), st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_on_generated_pools(trace, scheduler, predictor):
     table, procs = trace
     nv = naive.replay_pool(
@@ -83,7 +84,7 @@ def test_engine_equals_oracle_on_generated_pools(trace, scheduler, predictor):
 
 
 @settings(max_examples=300)
-@given(node_traces(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["ff", "bf"]))
+@given(node_traces(), st.sampled_from(["fcfs", "sjf", "easy", "ebf-accasim"]), st.sampled_from(["ff", "bf"]))
 def test_engine_equals_oracle_on_generated_nodes(trace, scheduler, allocator):
     nodes, rows = trace
     table, mach = node_case(nodes, rows)

@@ -1,22 +1,15 @@
 """ebf-accasim (EASY backfilling as AccaSim runs it: reservation computed once, the blocked
 job retried only from its reserved time, greedy backfill): hand-made cases with known
-schedules, then the engine against the reference replay (tests/naive.py, R7c) job by job
-on the shared logs and on generated traces."""
+schedules.  The engine against the reference replay (tests/naive.py, R7c) job by job, on
+the shared logs and on generated pools and nodes, is in tests/core/test_engine_oracle.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-import naive
-from repo_paths import SWF_LOGS
 from schedbench.engine import replay
-from schedbench.io import jobs, machine, swf
-from strategies import node_case, node_traces, pool_traces
-
-STATUS = {s.value: s.name.lower() for s in replay.Status}
+from schedbench.io import jobs, machine
 
 
 def _table(rows):
@@ -74,63 +67,3 @@ def test_registered_with_every_allocator():
     for allocator in ("ff", "bf", "balanced", "weighted", "priority-weighted"):
         r = replay.replay(_table(rows), machine.from_spec("4x(cores=1)"), "ebf-accasim", allocator)
         np.testing.assert_array_equal(r.start, [0, 201, 1], err_msg=allocator)
-
-
-# --------------------------------------------------------------------------- the oracle
-
-
-@pytest.fixture(scope="module", params=SWF_LOGS, ids=lambda p: p.name.split("-cln")[0])
-def first_3k(request):
-    table, header = swf.read(request.param)
-    table = table.head(3_000)
-    return table, machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
-
-
-@pytest.mark.skipif(not SWF_LOGS, reason="../shared/traces/swf not present")
-@pytest.mark.parametrize("predictor", ["requested", "actual"])
-def test_engine_equals_oracle_on_shared_logs(first_3k, predictor):
-    table, mach = first_3k
-    pred = table.run if predictor == "actual" else np.where(table.estimate > 0, table.estimate, table.run)
-    nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, pred, int(mach.totals[0]),
-                           "ebf-accasim")
-    expected = _starts(nv)
-    r = replay.replay(table, mach, "ebf-accasim", "ff", predictor)
-    bad = np.flatnonzero(r.start != expected)
-    assert bad.size == 0, (
-        f"{predictor}: {bad.size} starts differ, first job id {table.job_id[bad[0]]}: "
-        f"engine {r.start[bad[0]]}, oracle {expected[bad[0]]}"
-    )
-    assert [STATUS[s] for s in r.status] == nv.status
-
-
-@settings(max_examples=200)
-@given(pool_traces(), st.sampled_from(["requested", "actual"]))
-def test_engine_equals_oracle_on_generated_pools(trace, predictor):
-    table, procs = trace
-    pred = table.run if predictor == "actual" else np.where(table.estimate > 0, table.estimate, table.run)
-    nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, pred, procs, "ebf-accasim")
-    expected = _starts(nv)
-    for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
-        for allocator in ("ff", "bf"):
-            r = replay.replay(table, machine.from_spec(spec), "ebf-accasim", allocator, predictor)
-            np.testing.assert_array_equal(r.start, expected, err_msg=f"{spec} {allocator}")
-            assert [STATUS[s] for s in r.status] == nv.status
-
-
-@settings(max_examples=200)
-@given(node_traces(zero_runs=True), st.sampled_from(["ff", "bf"]))
-def test_engine_equals_oracle_on_generated_nodes(trace, allocator):
-    nodes, rows = trace
-    table, mach = node_case(nodes, rows)
-    nv = naive.replay_nodes(
-        [
-            dict(job_id=i + 1, submit=r[0], run=r[1], pred=r[2], units=r[3], unit=r[4], req_nodes=r[5])
-            for i, r in enumerate(rows)
-        ],
-        nodes, "ebf-accasim", allocator,
-    )
-    r = replay.replay(table, mach, "ebf-accasim", allocator)
-    np.testing.assert_array_equal(r.start, _starts(nv))
-    assert [STATUS[s] for s in r.status] == nv.status
-    used = [0 if a is None else len(a) for a in nv.alloc]
-    np.testing.assert_array_equal(np.where(r.start >= 0, r.nodes_used, 0), used)
