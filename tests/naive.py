@@ -397,11 +397,7 @@ class _Replay:
                 self.blocked = None
         # step 2
         if self.blocked is None:
-            while self.queue:
-                alloc = self.fits_now(self.queue[0])
-                if alloc is None:
-                    break
-                self.start(self.queue[0], alloc, now)
+            self.pass_in_order(now, list(self.queue))
             if not self.queue:
                 return
             self.blocked = self.queue[0]
@@ -425,12 +421,7 @@ class _Replay:
         return now
 
     def pass_easy(self, now):
-        # step 1
-        while self.queue:
-            alloc = self.fits_now(self.queue[0])
-            if alloc is None:
-                break
-            self.start(self.queue[0], alloc, now)
+        self.pass_in_order(now, list(self.queue))  # step 1
         if not self.queue:
             return
         head = self.queue[0]
