@@ -277,6 +277,8 @@ def format_summary(summary: dict) -> str:
         dropped += f"; never started in the log: {summary['jobs_never_started']:,}"
     if summary.get("jobs_no_eligible_nodes"):
         dropped += f"; no eligible node (partition, features): {summary['jobs_no_eligible_nodes']:,}"
+    if summary.get("jobs_predecessor_not_run"):
+        dropped += f"; predecessor left out or never ended: {summary['jobs_predecessor_not_run']:,}"
     rows = [
         ("run", summary["label"] + f" (predictor {summary['predictor']}"
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),

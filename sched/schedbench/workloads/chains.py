@@ -11,8 +11,9 @@ Two accounts (SWF groups, users the same) on ``NODESx(cores=1)`` (a node is one 
   (the chain's start plus the runs and think times before it), so that a replay without
   dependencies sees the same stream;
 * **the background** (group 1): ``background`` jobs of ``background_nodes`` nodes for
-  ``background_hours`` requested, all submitted at 0: a queue stuffed with older work
-  than any chain job.
+  ``background_hours`` requested, one every ``background_every`` seconds from 0: by
+  default twice the work the machine can do (a 50-node, 4 h job every 5 minutes on 1000
+  nodes), so that a queue of older background work waits whenever a chain job ends.
 
 Every job runs a uniformly drawn 70-95 % of its requested time (as Steffen's §9.2
 workload, :mod:`schedbench.workloads.steffen`), rounded down to whole seconds.
@@ -33,7 +34,7 @@ ACCOUNTS = {"background": 1, "chains": 2}
 
 def generate(rng: np.random.Generator, *, chains: int = 4, length: int = 10, chain_nodes: int = 50,
              chain_hours: float = 4.0, think: int = 0, chain_start: int = 3600, background: int = 400,
-             background_nodes: int = 50, background_hours: float = 4.0) -> jobs.JobTable:
+             background_nodes: int = 50, background_hours: float = 4.0, background_every: int = 300) -> jobs.JobTable:
     """The job table, sorted by (submit, id): background jobs first (ids 1..), then the
     chains' jobs, chain by chain; ``rng`` draws the run fractions (background first)."""
     bg_req = int(background_hours * 3600)
@@ -46,7 +47,7 @@ def generate(rng: np.random.Generator, *, chains: int = 4, length: int = 10, cha
     ch_id = background + 1 + np.arange(chains * length).reshape(chains, length)
     preceding = np.where(np.arange(length) > 0, np.roll(ch_id, 1, axis=1), -1)
     n = background + chains * length
-    submit = np.concatenate([np.zeros(background, np.int64), ch_submit.ravel()])
+    submit = np.concatenate([background_every * np.arange(background, dtype=np.int64), ch_submit.ravel()])
     job_id = np.concatenate([np.arange(1, background + 1), ch_id.ravel()])
     order = np.lexsort((job_id, submit))
     group = np.concatenate([np.full(background, ACCOUNTS["background"]), np.full(chains * length, ACCOUNTS["chains"])])
@@ -72,7 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--think", type=int, default=0, help="think time between two jobs of a chain, s (default 0)")
     parser.add_argument("--chain-start", type=int, default=3600, help="submit time of every chain's first job, s "
                         "(default 3600: after the background)")
-    parser.add_argument("--background", type=int, default=400, help="background jobs, all at 0 (default 400)")
+    parser.add_argument("--background", type=int, default=400, help="background jobs (default 400)")
+    parser.add_argument("--background-every", type=int, default=300,
+                        help="s between two background submissions, from 0 (default 300)")
     parser.add_argument("--background-nodes", type=int, default=50, help="nodes of a background job (default 50)")
     parser.add_argument("--background-hours", type=float, default=4.0,
                         help="requested time of a background job, h (default 4)")
@@ -85,12 +88,12 @@ def from_args(args: argparse.Namespace) -> tuple[jobs.JobTable, dict]:
     for name in ("chain_hours", "background_hours"):
         if not getattr(args, name) > 0:
             raise UsageError(f"--{name.replace('_', '-')} must be > 0 hours")
-    if args.background < 0 or args.think < 0 or args.chain_start < 0:
-        raise UsageError("--background, --think and --chain-start must be >= 0")
+    if min(args.background, args.background_every, args.think, args.chain_start) < 0:
+        raise UsageError("--background, --background-every, --think and --chain-start must be >= 0")
     if max(args.chain_nodes, args.background_nodes if args.background else 0) > args.nodes:
         raise UsageError(f"a job of more than the machine's {args.nodes} nodes would never run")
     keys = ("chains", "length", "chain_nodes", "chain_hours", "think", "chain_start", "background",
-            "background_nodes", "background_hours")
+            "background_nodes", "background_hours", "background_every")
     table = generate(np.random.default_rng(args.seed), **{k: getattr(args, k) for k in keys})
     meta = {"machine": f"{args.nodes}x(cores=1)", "generator": "chains", "seed": args.seed, "accounts": ACCOUNTS,
             **{k: getattr(args, k) for k in keys}}
