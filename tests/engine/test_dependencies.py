@@ -92,6 +92,18 @@ def test_schedulers_that_read_arrivals_by_index_refuse_dependencies(scheduler):
     replay.replay(_chain(), POOL4, scheduler)  # off: as before
 
 
+def test_a_sweep_takes_dependencies_and_keeps_its_keys_by_default():
+    from schedbench.sweep import config as sweep_config
+
+    base = {"schedulers": ["fcfs"], "allocators": ["ff"],
+            "workloads": [{"generator": "chains", "chains": 2, "length": 3, "background": 5,
+                           "name": "ch"}]}
+    default, = sweep_config.expand(base)
+    off, on = sweep_config.expand({**base, "options": {"dependencies": ["off", "on"]}})
+    assert "dependencies" not in default["options"] and off["key"] == default["key"]
+    assert on["options"] == {"dependencies": "on"} and on["key"] != default["key"]
+
+
 def test_a_bad_value_is_a_usage_error():
     with pytest.raises(UsageError, match="dependencies"):
         replay.replay(_chain(), POOL4, "fcfs", dependencies="yes please")
@@ -110,6 +122,7 @@ def test_cli_writes_the_arrival_and_counts_waits_from_it(tmp_path):
     assert on["wait"].to_list() == [0, 10, 95] and off["wait"].to_list() == [0, 100, 145]
     summary = json.loads((out_on / "summary.json").read_text())
     assert summary["dependencies"] == "on" and summary["jobs_predecessor_not_run"] == 0
+    assert summary["dependency_links"] == {"waiting": 1, "absent": 0, "not_earlier": 0, "predecessor_not_run": 0}
     assert json.loads((out_off / "summary.json").read_text())["dependencies"] == "off"
 
 

@@ -323,6 +323,7 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "allocator_options": result.options.get("allocator_options"),
         "on_overrun": result.options.get("on_overrun", "run"),
         "dependencies": result.options.get("dependencies", "off"),
+        "dependency_links": result.options.get("dependency_links"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
         "metrics": scalars,

@@ -263,6 +263,12 @@ def _solver_line(policy: dict) -> str:
             + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
 
 
+def _links(links: dict) -> str:
+    """The job dependencies' links in words (summary.json's ``dependency_links``)."""
+    return (f"{links['waiting']:,} jobs waited for a predecessor; links not honoured: {links['absent']:,} to no job "
+            f"of the input, {links['not_earlier']:,} to the job itself or a later one (both arrive at their submit)")
+
+
 def format_summary(summary: dict) -> str:
     m = summary["metrics"]
     t = summary["timings"]
@@ -285,6 +291,7 @@ def format_summary(summary: dict) -> str:
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
         *([("killed at their request", f"{summary['jobs_killed']:,}")] if summary.get("on_overrun") == "kill" else []),
+        *([("dependencies", _links(summary["dependency_links"]))] if summary.get("dependency_links") else []),
         ("wait mean / median / p95 / p99 / max (s)",
          " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95", "wait_p99", "wait_max"))),
         ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),

@@ -148,6 +148,13 @@ class Dependencies(NamedTuple):
     not_earlier: int
     not_run: int
 
+    def counts(self) -> dict:
+        """The links by outcome (summary.json's ``dependency_links``): ``waiting`` (jobs
+        that arrive when their predecessor ends), ``absent``, ``not_earlier`` and
+        ``predecessor_not_run`` (before the replay)."""
+        return {"waiting": int(np.count_nonzero(self.blocked)), "absent": self.absent,
+                "not_earlier": self.not_earlier, "predecessor_not_run": self.not_run}
+
 
 def dependencies(table: JobTable, status: np.ndarray) -> Dependencies:
     """The job dependencies of ``table`` (sorted by (submit, id), distinct ids) whose jobs
@@ -208,10 +215,11 @@ _ARRIVALS_BY_INDEX = ("schedbench.schedulers.easy:", "schedbench.schedulers.prb:
 
 
 def check_dependencies_supported(entry) -> None:
-    """A usage error when the jitted scheduler of registry ``entry`` cannot replay job
-    dependencies (see ``_ARRIVALS_BY_INDEX``)."""
+    """A usage error (:class:`schedbench.registry.Impossible`: a sweep skips the run) when
+    the jitted scheduler of registry ``entry`` cannot replay job dependencies (see
+    ``_ARRIVALS_BY_INDEX``)."""
     if isinstance(entry.factory, str) and entry.factory.startswith(_ARRIVALS_BY_INDEX):
-        raise UsageError(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
+        raise registry.Impossible(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
                          "jobs released by a predecessor yet (fcfs, sjf, conservative, priority, sfs and the "
                          "Python policies can)")
 
@@ -354,6 +362,8 @@ def start_run(
         core_mod.arm(core)
         prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
                           alloc_opts, input_digest.result(), site, **engine_opts)
+        if deps is not None:
+            prov["dependency_links"] = deps.counts()
     return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
 
 
