@@ -126,6 +126,20 @@ M2  While the queue is not empty, every window end after the last decision insta
     decision instant too.
 M3  When only windows keep the head out (it fits the free state as it is) and nothing
     runs, the shadow time is now.
+
+Job dependencies (replay_pool's ``preceding`` and ``think``: SWF fields 17 and 18):
+D1  A job whose ``preceding`` id is a job earlier in the input (which is in (submit, id)
+    order) waits for it: it arrives when that job ends plus max(think, 0), and that
+    arrival replaces its submit time everywhere (queue order, priorities' age, waits).
+    A ``preceding`` id that is negative, not in the input, or not earlier (the job itself
+    or a later one) is no link: the job arrives at its submit.
+D2  A job whose predecessor is not simulated (dropped, or itself "predecessor_not_run") is
+    not simulated: "predecessor_not_run"; so is a job whose predecessor never ends.
+D3  A job released by an end at ``now`` with think 0 joins at ``now``: in R2(b), or, when
+    the end is a zero-length job's (R3), as a second batch of arrivals at ``now``, before
+    the extra pass.  The queue is kept in (arrival, batch, submit, id) order (SJF: (pred,
+    arrival, batch, submit, id)): a later batch of one instant joins behind the earlier
+    ones (the engine's queue is in the order jobs joined it).
 """
 
 from __future__ import annotations
@@ -141,6 +155,7 @@ REPLAYED = "replayed"
 DROPPED_NO_RUNTIME = "dropped_no_runtime"
 DROPPED_NO_SIZE = "dropped_no_size"
 DROPPED_TOO_WIDE = "dropped_too_wide"
+PREDECESSOR_NOT_RUN = "predecessor_not_run"
 
 
 @dataclass
@@ -170,16 +185,24 @@ class _Job:
     start: int | None = None
     alloc: object = None  # pool: int processors; nodes: list of (node, units)
     revised: int | None = None  # C1: duration believed once the job outlives pred
+    logged: int | None = None  # D1: the input's submit (``submit`` becomes the arrival)
+    successors: list = field(default_factory=list)  # D1: (job, think) released by this job's end
+    waits: bool = False  # D1: arrives when its predecessor's end releases it
+    batch: int = 0  # D3: which group of arrivals it joined the queue with
+
+    def __post_init__(self):
+        if self.logged is None:
+            self.logged = self.submit
 
     @property
     def end(self):
         return self.start + self.run
 
     def queue_key(self):
-        return (self.submit, self.job_id, self.idx)
+        return (self.submit, self.batch, self.logged, self.job_id, self.idx)
 
     def sjf_key(self):
-        return (self.pred, self.submit, self.job_id, self.idx)
+        return (self.pred, self.submit, self.batch, self.logged, self.job_id, self.idx)
 
     def predicted_end(self, now):
         believed = self.pred
@@ -333,11 +356,14 @@ class _Replay:
         else:
             self.m.give(job, job.alloc)
         self.running.remove(job)
+        self.release(job)
 
     # -- the loop (R1-R3) -------------------------------------------------------------
 
     def run(self):
-        pending = sorted(self.jobs, key=_Job.queue_key)
+        pending = sorted((j for j in self.jobs if not j.waits), key=_Job.queue_key)  # D1
+        self.pending = pending
+        self.batches = 0
         while pending or self.running or self.queue:
             times = [j.end for j in self.running]
             if pending:
@@ -355,9 +381,7 @@ class _Replay:
             for j in [j for j in self.running if j.end == now]:
                 self.finish(j)
             # (b) submits
-            while pending and pending[0].submit == now:
-                self.queue.append(pending.pop(0))
-            self.queue.sort(key=_Job.queue_key)
+            self.join(pending, now)
             # (c) one pass, then R3
             started = self.one_pass(now)
             while True:
@@ -366,7 +390,25 @@ class _Replay:
                     break
                 for j in zero:
                     self.finish(j)
+                self.join(pending, now)  # D3: released by these ends, think 0
                 started = self.one_pass(now)
+
+    def join(self, pending, now):
+        """The arrivals at ``now`` join the queue, as one batch (D3)."""
+        self.batches += 1
+        while pending and pending[0].submit == now:
+            job = pending.pop(0)
+            job.batch = self.batches
+            self.queue.append(job)
+        self.queue.sort(key=_Job.queue_key)
+
+    def release(self, job):
+        """D1: the jobs waiting for ``job``, which ends now, arrive after their think time."""
+        for succ, think in job.successors:
+            succ.submit = job.end + think
+            succ.waits = False
+            self.pending.append(succ)
+        self.pending.sort(key=_Job.queue_key)
 
     def one_pass(self, now):
         """Run one scheduling pass at ``now``; return the jobs it started."""
@@ -494,13 +536,51 @@ def _result(n, ids, status, simulated, passes, with_alloc):
     )
 
 
-def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revised=None) -> NaiveResult:
+def link_jobs(ids, jobs, status, preceding, think):
+    """D1-D2: give each simulated job (``jobs``, one per input position whose ``status`` is
+    REPLAYED, in input order) the successors it releases, mark those as waiting, and set
+    "predecessor_not_run" in ``status`` (a list, changed in place) for jobs whose
+    predecessor is not simulated; returns the simulated jobs left.  ``preceding``, ``think``:
+    per input position, or None (no dependencies)."""
+    if preceding is None:
+        return jobs
+    by_idx = {j.idx: j for j in jobs}
+    first = {}  # job id -> its first input position
+    for i, jid in enumerate(ids):
+        first.setdefault(int(jid), i)
+    kept = []
+    for i in range(len(status)):
+        if status[i] != REPLAYED:
+            continue
+        p = int(preceding[i])
+        pi = first.get(p) if p >= 0 else None
+        if pi is not None and pi < i:
+            if status[pi] != REPLAYED:
+                status[i] = PREDECESSOR_NOT_RUN
+                continue
+            by_idx[pi].successors.append((by_idx[i], max(int(think[i]), 0)))
+            by_idx[i].waits = True
+        kept.append(by_idx[i])
+    return kept
+
+
+def unreleased(jobs, status):
+    """D2: the simulated jobs still waiting at the end (their predecessor never ended)."""
+    for j in jobs:
+        if j.waits:
+            status[j.idx] = PREDECESSOR_NOT_RUN
+
+
+def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revised=None, preceding=None,
+                think=None) -> NaiveResult:
     """Replay a trace on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
     duration the scheduler believes.  ``scheduler`` is one of :data:`SCHEDULERS`.  See the
     module docstring for the exact readings (R1-R7).  ``revised``: per job, the duration
-    believed once it outlives ``pred`` (C1), or None for no correction."""
+    believed once it outlives ``pred`` (C1), or None for no correction.  ``preceding``
+    and ``think``: each job's predecessor id and think time (D1-D3), or None for no
+    dependencies."""
     ids = [int(x) for x in job_id]
     sub = [int(x) for x in submit]
     rn = [int(x) for x in run]
@@ -525,8 +605,10 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revis
                 _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i],
                      revised=None if revised is None else int(revised[i]))
             )
+    jobs = link_jobs(ids, jobs, status, preceding, think)
     rep = _Replay(jobs, _Pool(machine_procs), scheduler, is_pool=True)
     rep.run()
+    unreleased(jobs, status)
     return _result(n, ids, status, jobs, rep.passes, with_alloc=False)
 
 

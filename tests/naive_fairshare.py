@@ -163,9 +163,10 @@ class _FairShareReplay(naive._Replay):
 
 
 def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights, depth, target, shares,
-                half_life=7 * 86400, backfill=True, standing=False):
+                half_life=7 * 86400, backfill=True, standing=False, preceding=None, think=None):
     """Replay on ``procs`` processors.  ``account``: each job's account index; ``target``
-    and ``shares``: per account index (sequences); ``weights``: (age, size, fairshare)."""
+    and ``shares``: per account index (sequences); ``weights``: (age, size, fairshare);
+    ``preceding``, ``think``: job dependencies (naive.py's D1-D3), or None."""
     ids = [int(x) for x in job_id]
     n = len(ids)
     status, jobs = [], []
@@ -183,10 +184,12 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
                                    pred=int(pred[i]), need=int(size[i])))
             account_of[i] = int(account[i])
     accounts = range(len(target))
+    jobs = naive.link_jobs(ids, jobs, status, preceding, think)
     rep = _FairShareReplay(jobs, int(procs), sfs, tuple(float(w) for w in weights), int(depth), account_of,
                            {a: int(target[a]) for a in accounts}, {a: float(shares[a]) for a in accounts},
                            int(half_life), bool(backfill), bool(standing))
     rep.run()
+    naive.unreleased(jobs, status)
     res = naive._result(n, ids, status, jobs, rep.passes, with_alloc=False)
     res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
     return res

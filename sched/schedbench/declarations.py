@@ -72,6 +72,9 @@ ENGINE_OPTIONS: tuple[Option, ...] = (
     Option("on_overrun", "run",
            "every scheduler: a job that runs past its request (estimate) 'run's its logged time, or is 'kill'ed "
            "at its request, as sites that enforce wall times do", choices=("run", "kill")),
+    Option("dependencies", "off",
+           "every scheduler: 'on' honours SWF fields 17 and 18, a job arriving when its preceding job ends plus "
+           "its think time; 'off' replays every job at its submit time", choices=("on", "off")),
 )
 """Options every run takes whatever its scheduler and allocator: the set-up pipeline
 (:func:`schedbench.engine.prepare.start_run`) applies them, no factory sees them."""

@@ -33,6 +33,7 @@ class Status(enum.IntEnum):
     DROPPED_NO_SUBMIT = 6  # a negative (unknown) submit time: the first reason tested; last for stable codes
     NEVER_STARTED = 7  # the log says it never ran (a Slurm job cancelled while pending, or pending / running at dump time)
     NO_ELIGIBLE_NODES = 8  # its partition and features leave no node that can host it
+    PREDECESSOR_NOT_RUN = 9  # job dependencies: its predecessor (SWF field 17) was left out or never ended
 
 
 STATUS_NAMES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
@@ -48,7 +49,9 @@ class ReplayResult(NamedTuple):
     ``options``: every setting that can change the schedule (provenance).  ``policy`` and
     ``tables``: what a Python policy's ``report()`` gives (see :mod:`schedbench.engine.simulation`).
     ``killed``: bool (n,), the jobs ended at their request instead of their run
-    (``on_overrun`` "kill"); None reads as none."""
+    (``on_overrun`` "kill"); None reads as none.  ``eligible``: int64 (n,), each job's
+    arrival when job dependencies are honoured (its predecessor's end plus its think time,
+    else its submit; -1 for a job that never arrived); None when they are not."""
 
     table: JobTable
     machine: Machine
@@ -69,6 +72,7 @@ class ReplayResult(NamedTuple):
     policy: dict | None = None  # a Python policy's own summary (solver, settings), if it gives one
     tables: dict | None = None  # a Python policy's extra tables, written as NAME.parquet
     killed: np.ndarray | None = None  # jobs ended at their request (on_overrun "kill")
+    eligible: np.ndarray | None = None  # arrivals under job dependencies (dependencies "on")
 
     @property
     def label(self) -> str:

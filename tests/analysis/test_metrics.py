@@ -86,6 +86,7 @@ def test_counts():
     assert metrics.counts(EXAMPLE) == {
         "input": 8, "replayed": 4, "dropped_no_runtime": 1, "dropped_no_size": 1,
         "dropped_too_wide": 1, "not_started": 1, "rejected_by_limit": 0, "dropped_no_submit": 0, "never_started": 0, "no_eligible_nodes": 0,
+        "predecessor_not_run": 0,
         "dropped": 3,
     }
     assert metrics.counts(EMPTY_JOBS)["input"] == 0

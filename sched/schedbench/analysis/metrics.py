@@ -40,6 +40,7 @@ STATUSES: tuple[str, ...] = (
     "dropped_no_submit",
     "never_started",
     "no_eligible_nodes",
+    "predecessor_not_run",
 )
 """Every value the ``status`` column may take."""
 
@@ -131,7 +132,8 @@ def counts(jobs: pl.DataFrame) -> dict[str, int]:
     ``rejected_by_limit`` (a site policy refuses the job for ever, :mod:`schedbench.plan.site`);
     ``never_started`` (the log says the job never ran: a Slurm job cancelled while pending,
     or pending or running when the history was dumped); ``no_eligible_nodes`` (its
-    partition and features leave it no node, :mod:`schedbench.plan.eligibility`).
+    partition and features leave it no node, :mod:`schedbench.plan.eligibility`);
+    ``predecessor_not_run`` (job dependencies: its predecessor was left out or never ended).
     Raises ValueError on a status outside :data:`STATUSES`.
     """
     by = dict(jobs.group_by("status").len().iter_rows())

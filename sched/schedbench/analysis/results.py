@@ -10,7 +10,10 @@ first + 1) / nodes) and ``packing`` (nodes / the fewest nodes of the empty machi
 could host the request), ``killed`` (ended at its request, ``on_overrun`` "kill";
 ``run`` is then the time it ran), ``log_start`` (the start the input recorded, submit +
 the table's ``wait`` where that is >= 0: SWF field 3, sacct's Start; null where the log
-gives none) and ``partition`` (the table's partition code); start, end, wait, pred, the
+gives none) and ``partition`` (the table's partition code); with job dependencies
+(``dependencies`` "on"), ``eligible`` after ``submit``: the job's arrival, its
+predecessor's end plus its think time, or its submit when it has none (null when it never
+arrived), from which its ``wait`` counts; start, end, wait, pred, the
 allocation columns and killed are null for jobs that did not run.  ``allocations.parquet`` has one row per (job, node) of every
 started job: job_id, node (index in the machine, 0-based, the order of the machine spec
 or node file), units (the job's units on that node; the resources are units times the
@@ -170,13 +173,19 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
             return pl.Series(name, values, dtype=dtype)
         return pl.Series(name, pl.from_arrow(pa.array(values, mask=not_run)), dtype=dtype)
 
-    wait = result.start - t.submit
+    # with job dependencies a job joins the queue at its arrival (``eligible``), which
+    # then plays the part of the submit time in every rule of the replay: waits count from it
+    arrival = t.submit if result.eligible is None else result.eligible
+    wait = result.start - arrival
     shape = allocation_shape(result)
     killed = _killed(result)
+    eligible = [] if result.eligible is None else [
+        pl.Series("eligible", pl.from_arrow(pa.array(result.eligible, mask=result.eligible < 0)), dtype=pl.Int64)]
     return pl.DataFrame(
         [
             col("job_id", t.job_id),
             col("submit", t.submit),
+            *eligible,
             masked("start", result.start),
             masked("end", result.end),
             masked("wait", wait),
@@ -306,12 +315,15 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "jobs_rejected_by_limit": counts["rejected_by_limit"],
         "jobs_never_started": counts["never_started"],
         "jobs_no_eligible_nodes": counts["no_eligible_nodes"],
+        "jobs_predecessor_not_run": counts["predecessor_not_run"],
         "jobs_killed": int(np.count_nonzero(_killed(result))),
         "passes": int(result.passes),
         "period": result.options.get("period"),
         "scheduler_options": result.options.get("scheduler_options"),
         "allocator_options": result.options.get("allocator_options"),
         "on_overrun": result.options.get("on_overrun", "run"),
+        "dependencies": result.options.get("dependencies", "off"),
+        "dependency_links": result.options.get("dependency_links"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
         "metrics": scalars,

@@ -263,6 +263,12 @@ def _solver_line(policy: dict) -> str:
             + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
 
 
+def _links(links: dict) -> str:
+    """The job dependencies' links in words (summary.json's ``dependency_links``)."""
+    return (f"{links['waiting']:,} jobs waited for a predecessor; links not honoured: {links['absent']:,} to no job "
+            f"of the input, {links['not_earlier']:,} to the job itself or a later one (both arrive at their submit)")
+
+
 def format_summary(summary: dict) -> str:
     m = summary["metrics"]
     t = summary["timings"]
@@ -277,12 +283,15 @@ def format_summary(summary: dict) -> str:
         dropped += f"; never started in the log: {summary['jobs_never_started']:,}"
     if summary.get("jobs_no_eligible_nodes"):
         dropped += f"; no eligible node (partition, features): {summary['jobs_no_eligible_nodes']:,}"
+    if summary.get("jobs_predecessor_not_run"):
+        dropped += f"; predecessor left out or never ended: {summary['jobs_predecessor_not_run']:,}"
     rows = [
         ("run", summary["label"] + f" (predictor {summary['predictor']}"
          + (f", every {summary['period']} s" if summary.get("period") else "") + ")"),
         ("machine", summary["machine"]),
         ("jobs", f"{summary['jobs_input']:,} input, {summary['jobs_replayed']:,} replayed, dropped: {dropped}"),
         *([("killed at their request", f"{summary['jobs_killed']:,}")] if summary.get("on_overrun") == "kill" else []),
+        *([("dependencies", _links(summary["dependency_links"]))] if summary.get("dependency_links") else []),
         ("wait mean / median / p95 / p99 / max (s)",
          " / ".join(num(m.get(k)) for k in ("wait_mean", "wait_median", "wait_p95", "wait_p99", "wait_max"))),
         ("bounded slowdown (10 s)", num(m.get("bsld_mean"), "{:,.2f}")),

@@ -98,10 +98,11 @@ class JittedScheduler(NamedTuple):
 
 def arm(core: Core) -> None:
     """Set the first events of a fresh core: the first arrival (scal[C_NEXT]; arrivals
-    are read from the job matrix, never pushed) and, in the periodic mode, the first tick
-    (at that arrival's instant, so after it by rank)."""
+    are read from the job matrix, never pushed, except those of jobs released by their
+    predecessor's end) and, in the periodic mode, the first tick (at that arrival's
+    instant, so after it by rank)."""
     J, heap, scal = core.jobs, core.heap, core.scal
-    live = np.flatnonzero(J[:, J_STATE] != JobState.DROPPED)
+    live = np.flatnonzero(J[:, J_STATE] == JobState.PENDING)  # BLOCKED jobs arrive when released
     if live.size == 0:
         scal[C_NEXT] = J.shape[0]
         return

@@ -44,11 +44,12 @@ INF = np.iinfo(np.int64).max
 
 
 class JobState(enum.IntEnum):
-    PENDING = 0
+    PENDING = 0  # arrives at its submit time (J_SUBMIT), in job index order
     QUEUED = 1
     RUNNING = 2
     DONE = 3
     DROPPED = 4
+    BLOCKED = 5  # waits for its predecessor's end (job dependencies): it arrives when released
 
 
 def job_matrix(table: JobTable) -> np.ndarray:

@@ -78,7 +78,11 @@ class Core(NamedTuple):
     mends int64 (e,): every window end, sorted, unique; mnodes int64 (k,): the nodes with
     windows; msave int64 (m, 4): the free amounts of nodes a job may not use, while its
     fit is tested (-1: none saved).  elig uint8 (k, m): node classes, row c is 1 on the
-    nodes a job of class c (jobs[j, J_CLASS]) may use; row 0, every node."""
+    nodes a job of class c (jobs[j, J_CLASS]) may use; row 0, every node.
+    Job dependencies: succ_ptr int64 (n + 1,) and succ int64 (k, 2): the jobs job j's end
+    releases are the rows succ[succ_ptr[j] : succ_ptr[j + 1]], each (successor's job index,
+    think time s); the successor arrives at that end plus its think time (all zeros, no
+    rows: no dependencies)."""
 
     jobs: np.ndarray
     queue: np.ndarray
@@ -96,15 +100,19 @@ class Core(NamedTuple):
     mnodes: np.ndarray
     msave: np.ndarray
     elig: np.ndarray
+    succ_ptr: np.ndarray
+    succ: np.ndarray
 
 
 def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order: int = QueueOrder.FIFO,
-             maintenance: tuple[np.ndarray, np.ndarray] | None = None, elig: np.ndarray | None = None) -> Core:
+             maintenance: tuple[np.ndarray, np.ndarray] | None = None, elig: np.ndarray | None = None,
+             successors: tuple[np.ndarray, np.ndarray] | None = None) -> Core:
     """A fresh core.  ``jobs``: the job matrix (:func:`schedbench.core.layout.job_matrix`),
-    rows PENDING or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
+    rows PENDING, BLOCKED or DROPPED; ``cap``: int64 (m, 4) node capacities; ``maintenance``:
     (mspan, mwin) of the nodes' maintenance windows (see :class:`Core`), or None; ``elig``:
-    uint8 (k, m) node classes whose row 0 is all ones (None: one class, every node).
-    Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""
+    uint8 (k, m) node classes whose row 0 is all ones (None: one class, every node);
+    ``successors``: (succ_ptr, succ) of the job dependencies (see :class:`Core`; rows of
+    released jobs are BLOCKED), or None.  Nothing is queued yet: :func:`schedbench.core.api.arm` pushes the first events."""
     n = jobs.shape[0]
     m = cap.shape[0]
     i64 = np.int64
@@ -148,6 +156,8 @@ def new_core(jobs: np.ndarray, cap: np.ndarray, *, period: int = 0, queue_order:
         mnodes=np.flatnonzero(mspan[:, 1] > mspan[:, 0]).astype(i64),
         msave=np.full((m, N_RES), -1, i64),
         elig=np.ones((1, m), np.uint8) if elig is None else np.ascontiguousarray(elig, dtype=np.uint8),
+        succ_ptr=np.zeros(n + 1, i64) if successors is None else np.ascontiguousarray(successors[0], dtype=i64),
+        succ=np.zeros((0, 2), i64) if successors is None else np.ascontiguousarray(successors[1], dtype=i64),
     )
 
 

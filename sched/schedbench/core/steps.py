@@ -9,7 +9,10 @@ ends at its start instant through a new END event at that instant, which is proc
 with another pass, right after the pass that started it.
 
 Jobs arrive in the order of the job matrix, which must be sorted by (submit, job_id) (the
-readers guarantee it): job index order is therefore (submit, id) order.
+readers guarantee it): job index order is therefore (submit, id) order.  With job
+dependencies, a BLOCKED job is skipped there: its predecessor's end releases it (a SUBMIT
+event at that end plus its think time, its J_SUBMIT set to that instant), and the
+arrivals of one instant, read or released, join the queue in job index order.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import inline_kernel, internal_kernel, kernel
-from .heap import Event, _pop, _push
+from .heap import Event, _pop, _push, _push_seq
 from .hooks import (
     alloc_committed,
     alloc_enqueued,
@@ -277,6 +280,22 @@ def _finish(core, pred, sched, alloc, j, now):
     alloc_released(alloc, jobs, j, lowest)
     sched_released(sched, core, j, now)
     learn(pred, jobs, j, now)
+    _release_successors(core, j, now)
+
+
+@inline_kernel
+def _release_successors(core, j, now):
+    """Job dependencies: each job waiting for job ``j``, which ends at ``now``, arrives at
+    ``now`` plus its think time: its J_SUBMIT becomes that instant (the queue, the
+    schedulers and the output read it as the job's arrival) and a SUBMIT event is pushed
+    with its job index as sequence number (:func:`schedbench.core.heap._push_seq`)."""
+    jobs = core.jobs
+    succ = core.succ
+    for r in range(core.succ_ptr[j], core.succ_ptr[j + 1]):
+        s = succ[r, 0]
+        t = now + succ[r, 1]
+        jobs[s, J_SUBMIT] = t
+        _push_seq(core.heap, core.scal, t, Event.SUBMIT, s, s)
 
 
 @inline_kernel
@@ -295,10 +314,11 @@ def _enqueue(core, pred, sched, alloc, j, now):
 
 @inline_kernel
 def _skip_dropped(jobs, scal):
-    """Move scal[C_NEXT] to the next job index not left out (or n)."""
+    """Move scal[C_NEXT] to the next job index that arrives at its submit time (PENDING:
+    not left out, not BLOCKED by a predecessor), or n."""
     n = jobs.shape[0]
     i = scal[C_NEXT]
-    while i < n and jobs[i, J_STATE] == JobState.DROPPED:
+    while i < n and jobs[i, J_STATE] != JobState.PENDING:
         i += 1
     scal[C_NEXT] = i
 
@@ -306,9 +326,10 @@ def _skip_dropped(jobs, scal):
 @inline_kernel
 def _next_event_time(jobs, heap, scal):
     """Time of the next event: the heap's first or the next arrival (job scal[C_NEXT]),
-    -1 when there is none.  Arrivals never enter the heap: the job matrix is in (submit,
-    id) order, so the next one is a read, and a SUBMIT event ranks between the END and
-    the TICK events of its instant whatever their sequence numbers."""
+    -1 when there is none.  Arrivals enter the heap only when a predecessor's end
+    releases them: the job matrix is in (submit, id) order, so the next one is a read, and
+    a SUBMIT event ranks between the END and the TICK events of its instant whatever their
+    sequence numbers."""
     t = heap[0, 0] >> 2 if scal[C_HN] > 0 else -1
     i = scal[C_NEXT]
     if i < jobs.shape[0]:
@@ -319,16 +340,15 @@ def _next_event_time(jobs, heap, scal):
 
 
 @internal_kernel
-def _next_tick(jobs, scal, now):
+def _next_tick(jobs, heap, scal, now):
     """Next decision instant of the periodic mode after ``now``, or -1 when no work is
     left; idle stretches jump to the first period boundary at or after the next arrival."""
     period = scal[C_PERIOD]
     if scal[C_QN] > 0 or scal[C_RN] > 0:
         return now + period
-    i = scal[C_NEXT]
-    if i < jobs.shape[0]:
+    t = _next_event_time(jobs, heap, scal)  # nothing runs: only arrivals are left (read or released)
+    if t >= 0:
         t0 = scal[C_TICK0]
-        t = jobs[i, J_SUBMIT]
         if t > now:
             return t0 + ((t - t0 + period - 1) // period) * period
         return now + period
@@ -433,17 +453,24 @@ def _next_decision(core, pred, sched, alloc):
         while scal[C_HN] > 0 and heap[0, 0] == t * 4 + Event.END:
             _, _, j = _pop(heap, scal)
             _finish(core, pred, sched, alloc, j, t)
-        while scal[C_NEXT] < n and jobs[scal[C_NEXT], J_SUBMIT] == t:
+        while True:  # arrivals in job index order: read ones (C_NEXT) and released ones (SUBMIT events)
             j = scal[C_NEXT]
-            scal[C_NEXT] = j + 1
-            _enqueue(core, pred, sched, alloc, j, t)
-            _skip_dropped(jobs, scal)
+            read = j < n and jobs[j, J_SUBMIT] == t
+            if scal[C_HN] > 0 and heap[0, 0] == t * 4 + Event.SUBMIT and (not read or heap[0, 2] < j):
+                _, _, r = _pop(heap, scal)
+                _enqueue(core, pred, sched, alloc, r, t)
+            elif read:
+                scal[C_NEXT] = j + 1
+                _enqueue(core, pred, sched, alloc, j, t)
+                _skip_dropped(jobs, scal)
+            else:
+                break
         tick = False
         if scal[C_HN] > 0 and heap[0, 0] == t * 4 + Event.TICK:
             _pop(heap, scal)
             tick = True
         if periodic and tick:
-            nt = _next_tick(core.jobs, scal, t)
+            nt = _next_tick(core.jobs, heap, scal, t)
             if nt >= 0:
                 _push(heap, scal, nt, Event.TICK, np.int64(-1))  # not a literal: one compiled _push
         if not periodic or tick or scal[C_LAST_PASS] == t or wake == t:

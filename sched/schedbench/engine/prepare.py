@@ -27,6 +27,7 @@ from ..core.layout import (
     J_RUN,
     J_START,
     J_STATE,
+    J_SUBMIT,
     J_UNITS,
     N_JCOLS,
     N_RES,
@@ -129,6 +130,100 @@ def cut_overruns(J: np.ndarray, status: np.ndarray, on_overrun: str) -> None:
         J[over, J_RUN] = J[over, J_EST]
 
 
+class Dependencies(NamedTuple):
+    """The job dependencies of a run (SWF fields 17 and 18; :func:`dependencies`).
+
+    ``blocked``: bool (n,), the jobs that arrive when their predecessor ends (plus their
+    think time) rather than at their submit time; ``successors``: (succ_ptr int64 (n + 1,),
+    succ int64 (k, 2)) for :func:`schedbench.core.new_core`; the links not honoured:
+    ``absent`` (field 17 names no job of the table: the log, or ``--limit``, starts after
+    it, so the job arrives at its submit), ``not_earlier`` (it names the job itself or one
+    after it in (submit, id) order: not a preceding job, ignored likewise) and
+    ``not_run`` (the predecessor, or one before it in the chain, is left out of the
+    replay: the job gets the status ``predecessor_not_run``)."""
+
+    blocked: np.ndarray
+    successors: tuple[np.ndarray, np.ndarray]
+    absent: int
+    not_earlier: int
+    not_run: int
+
+    def counts(self) -> dict:
+        """The links by outcome (summary.json's ``dependency_links``): ``waiting`` (jobs
+        that arrive when their predecessor ends), ``absent``, ``not_earlier`` and
+        ``predecessor_not_run`` (before the replay)."""
+        return {"waiting": int(np.count_nonzero(self.blocked)), "absent": self.absent,
+                "not_earlier": self.not_earlier, "predecessor_not_run": self.not_run}
+
+
+def dependencies(table: JobTable, status: np.ndarray) -> Dependencies:
+    """The job dependencies of ``table`` (sorted by (submit, id), distinct ids) whose jobs
+    have their pre-replay ``status`` (int8 (n,), changed in place: a job whose predecessor
+    is left out of the replay, directly or down a chain, is left out too, with the status
+    PREDECESSOR_NOT_RUN, since it could only arrive at that job's end).  Field 17
+    (``preceding_job``) names the predecessor by job id (negative: none); field 18
+    (``think_time``, s; negative: unknown, read as 0) is the time from the predecessor's
+    end to the job's arrival.  A link is honoured when the predecessor is a job of the
+    table before this one in (submit, id) order (so no cycle can form); see
+    :class:`Dependencies` for the others."""
+    n = table.n_jobs
+    named = table.preceding_job >= 0
+    by_id = np.argsort(table.job_id, kind="stable")
+    pos = np.minimum(np.searchsorted(table.job_id, table.preceding_job, sorter=by_id), max(n - 1, 0))
+    row = by_id[pos] if n else np.zeros(0, np.int64)
+    found = named & (table.job_id[row] == table.preceding_job) if n else named
+    linked = found & (row < np.arange(n))
+    pred_row = np.where(linked, row, -1).astype(np.int64)
+    before = status == Status.REPLAYED
+    blocked = np.zeros(n, np.bool_)
+    _resolve_links(pred_row, status, blocked)
+    js = np.flatnonzero(blocked)
+    ps = pred_row[js]  # js ascending, a stable sort keeps each predecessor's successors in job order
+    order = np.argsort(ps, kind="stable")
+    succ = np.column_stack((js[order], np.maximum(table.think_time[js[order]], 0))).astype(np.int64)
+    succ_ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(ps, minlength=n), out=succ_ptr[1:])
+    return Dependencies(blocked, (succ_ptr, succ.reshape(-1, 2)), int(np.count_nonzero(named & ~found)),
+                        int(np.count_nonzero(found & ~linked)),
+                        int(np.count_nonzero(before & (status == Status.PREDECESSOR_NOT_RUN))))
+
+
+_NOT_RUN = int(Status.PREDECESSOR_NOT_RUN)
+
+
+@kernel
+def _resolve_links(pred_row, status, blocked):
+    """One pass in job order over int64 (n,) ``pred_row`` (each job's predecessor row, -1:
+    none; always an earlier row, so its outcome is settled when the job is visited): a
+    replayed job whose predecessor is replayed is ``blocked`` (bool (n,)); one whose
+    predecessor is not gets ``status`` (int8 (n,)) PREDECESSOR_NOT_RUN."""
+    for j in range(pred_row.shape[0]):
+        p = pred_row[j]
+        if p < 0 or status[j] != _REPLAYED:
+            continue
+        if status[p] == _REPLAYED:
+            blocked[j] = True
+        else:
+            status[j] = _NOT_RUN
+
+
+# The passes of these schedulers learn of arrivals as the range of job indices the core's
+# next-arrival counter has passed (and visit their queue in job index order): a job a
+# predecessor releases later than its submit time would be missed.  Refused with
+# dependencies until they learn arrivals through the sched_enqueued hook.
+_ARRIVALS_BY_INDEX = ("schedbench.schedulers.easy:", "schedbench.schedulers.prb:", "schedbench.schedulers.slurm:")
+
+
+def check_dependencies_supported(entry) -> None:
+    """A usage error (:class:`schedbench.registry.Impossible`: a sweep skips the run) when
+    the jitted scheduler of registry ``entry`` cannot replay job dependencies (see
+    ``_ARRIVALS_BY_INDEX``)."""
+    if isinstance(entry.factory, str) and entry.factory.startswith(_ARRIVALS_BY_INDEX):
+        raise registry.Impossible(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
+                         "jobs released by a predecessor yet (fcfs, sjf, conservative, priority, sfs and the "
+                         "Python policies can)")
+
+
 def check_sorted(table: JobTable) -> None:
     s, i = table.submit, table.job_id
     if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
@@ -221,6 +316,8 @@ def start_run(
                              f"act on a plan: replay {planners} with them)")
     if sched_entry is not None:
         registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
+        if engine_opts["dependencies"] == "on":
+            check_dependencies_supported(sched_entry)
     check_sorted(table)
     registry.predictor(predictor)  # an unknown name is a usage error before any work
     # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in
@@ -239,7 +336,10 @@ def start_run(
 
             arrays, rejected = compile_site(site, J, machine, status == Status.REPLAYED, elig)
             status[rejected] = Status.REJECTED_BY_LIMIT
+        deps = dependencies(table, status) if engine_opts["dependencies"] == "on" else None
         J[status != Status.REPLAYED, J_STATE] = JobState.DROPPED
+        if deps is not None:
+            J[deps.blocked, J_STATE] = JobState.BLOCKED
         cut_overruns(J, status, engine_opts["on_overrun"])
         setup = core_mod.Setup(table, machine, J, meta or {}, arrays, pool_types, elig)
         if jitted_entry:  # a policy's pair on its workload is the policy's own business
@@ -258,10 +358,12 @@ def start_run(
         if arrays is not None and not planning:
             windows = (arrays.mspan, arrays.mwin)  # the core hides them (a planner books around them)
         core = core_mod.new_core(J, machine.capacity, period=period, queue_order=order, maintenance=windows,
-                                 elig=elig)
+                                 elig=elig, successors=None if deps is None else deps.successors)
         core_mod.arm(core)
         prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
                           alloc_opts, input_digest.result(), site, **engine_opts)
+        if deps is not None:
+            prov["dependency_links"] = deps.counts()
     return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
 
 
@@ -278,8 +380,13 @@ def result(core, status, table, machine, scheduler, allocator, predictor, simula
     table's was cut at its request (:func:`cut_overruns`): ``killed``."""
     J = core.jobs
     status = status.copy()
+    blocked = J[:, J_STATE] == JobState.BLOCKED  # its predecessor never ended
+    status[blocked] = Status.PREDECESSOR_NOT_RUN
     never = (status == Status.REPLAYED) & (J[:, J_START] < 0)
     status[never] = Status.NOT_STARTED
+    eligible = None
+    if options.get("dependencies", "off") == "on":  # J_SUBMIT is each job's arrival
+        eligible = np.where((J[:, J_STATE] == JobState.DROPPED) | blocked, -1, J[:, J_SUBMIT])
     rows = int(core.scal[C_TL])
     tl = core.timeline[:, :rows]  # views: only the rows written were ever touched in memory
     timeline = {"time": tl[0], "queue": tl[1], "running": tl[2], "used": tl[3:].T}
@@ -290,15 +397,17 @@ def result(core, status, table, machine, scheduler, allocator, predictor, simula
         J[:, J_START].copy(), J[:, J_END].copy(), J[:, J_PRED].copy(),
         np.where(started, J[:, J_NODES], 0), status, timeline, simulate_s, passes,
         np.where(started, J[:, J_PTR], -1), core.log[: int(core.scal[C_LOG])], options, killed=killed,
+        eligible=eligible,
     )
 
 
 def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str,
                period: int, sched_options: dict, alloc_options: dict, input_digest: str | None = None,
-               site: Site | None = None, on_overrun: str = "run") -> dict:
+               site: Site | None = None, on_overrun: str = "run", dependencies: str = "off") -> dict:
     """Every setting that can change a schedule, and a digest of the input job table
     (``input_digest``, :func:`schedbench.io.jobs.digest` of ``table``, computed here unless
-    the caller has it); with site policies, their summary under "site"."""
+    the caller has it); with site policies, their summary under "site"; "dependencies"
+    only when they are honoured ("on": a run without keeps its former record)."""
     prov = {
         "scheduler": scheduler,
         "allocator": allocator,
@@ -311,6 +420,8 @@ def provenance(table: JobTable, machine: Machine, scheduler: str, allocator: str
         "input_digest": digest(table) if input_digest is None else input_digest,
         "schedbench_version": __version__,
     }
+    if dependencies != "off":
+        prov["dependencies"] = dependencies
     if site is not None:
         prov["site"] = site.summary()
     return prov

@@ -10,4 +10,5 @@ GENERATORS: dict[str, str] = {
     "soner": "schedbench.workloads.soner",
     "eurora-like": "schedbench.workloads.eurora_like",
     "steffen": "schedbench.workloads.steffen",
+    "chains": "schedbench.workloads.chains",
 }
