@@ -36,7 +36,7 @@ def _chain():
                              preceding_job=np.array([-1, 1, -1]), think_time=np.array([-1, 10, -1]))
 
 
-@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "conservative", "priority", "sfs", "backfill"])
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "ebf-accasim", "conservative", "priority", "sfs", "backfill"])
 def test_a_successor_arrives_at_its_predecessors_end_plus_think_time(scheduler):
     off = replay.replay(_chain(), POOL4, scheduler)
     assert off.start.tolist() == [0, 100, 150] and off.eligible is None  # submit order: 1, 2, 3
@@ -148,7 +148,7 @@ def _expected(nv):
 
 
 @settings(max_examples=150, deadline=None)
-@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf"]), st.sampled_from(["requested", "actual"]))
+@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf", "ebf-accasim"]), st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_in_order(trace, scheduler, predictor):
     table, procs = trace
     pred = table.run if predictor == "actual" else np.where(table.estimate > 0, table.estimate, table.run)

@@ -220,7 +220,7 @@ def check_dependencies_supported(entry) -> None:
     ``_ARRIVALS_BY_INDEX``)."""
     if isinstance(entry.factory, str) and entry.factory.startswith(_ARRIVALS_BY_INDEX):
         raise registry.Impossible(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
-                         "jobs released by a predecessor yet (fcfs, sjf, conservative, priority, sfs and the "
+                         "jobs released by a predecessor yet (fcfs, sjf, ebf-accasim, conservative, priority, sfs and the "
                          "Python policies can)")
 
 
