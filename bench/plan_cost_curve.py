@@ -222,6 +222,13 @@ def curves(out: str) -> None:
         print(f"log-log slope of the scan's us/job (min): against jobs {_slope(n, scan):.2f}, "
               f"against slots {_slope(s, scan) if len(set(s)) > 1 else float('nan'):.2f}; "
               f"slots/jobs at {n[-1]:,}: {table[-1][1] / n[-1]:.4f}")
+    every = [t for table in rows.values() for t in table]
+    cost = np.array([t[4] for t in every])
+    for axis, x in (("jobs", [t[0] for t in every]), ("slots", [(t[1] + t[2]) / 2 for t in every])):
+        fit = np.polyfit(np.log(x), np.log(cost), 1)
+        spread = np.exp(np.abs(np.log(cost) - np.polyval(fit, np.log(x))).max())
+        print(f"all streams, the scan's us/job (min) against {axis}: log-log slope {fit[0]:.2f}, "
+              f"every point within x{spread:.1f} of the fitted line")
     import matplotlib
 
     matplotlib.use("Agg")
