@@ -36,7 +36,8 @@ def _chain():
                              preceding_job=np.array([-1, 1, -1]), think_time=np.array([-1, 10, -1]))
 
 
-@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "ebf-accasim", "conservative", "priority", "sfs", "backfill"])
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking",
+                                       "conservative", "priority", "sfs", "backfill"])
 def test_a_successor_arrives_at_its_predecessors_end_plus_think_time(scheduler):
     off = replay.replay(_chain(), POOL4, scheduler)
     assert off.start.tolist() == [0, 100, 150] and off.eligible is None  # submit order: 1, 2, 3
@@ -85,7 +86,7 @@ def test_a_predecessor_that_never_ends_leaves_its_successor_with_a_reason():
     assert r.eligible.tolist() == [0, -1, -1]
 
 
-@pytest.mark.parametrize("scheduler", ["easy", "prb", "slurm"])
+@pytest.mark.parametrize("scheduler", ["slurm"])
 def test_schedulers_that_read_arrivals_by_index_refuse_dependencies(scheduler):
     with pytest.raises(UsageError, match="dependencies"):
         replay.replay(_chain(), POOL4, scheduler, dependencies="on")
@@ -148,7 +149,8 @@ def _expected(nv):
 
 
 @settings(max_examples=150, deadline=None)
-@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf", "ebf-accasim"]), st.sampled_from(["requested", "actual"]))
+@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"]),
+       st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_in_order(trace, scheduler, predictor):
     table, procs = trace
     pred = table.run if predictor == "actual" else np.where(table.estimate > 0, table.estimate, table.run)

@@ -211,7 +211,7 @@ def _resolve_links(pred_row, status, blocked):
 # next-arrival counter has passed (and visit their queue in job index order): a job a
 # predecessor releases later than its submit time would be missed.  Refused with
 # dependencies until they learn arrivals through the sched_enqueued hook.
-_ARRIVALS_BY_INDEX = ("schedbench.schedulers.easy:", "schedbench.schedulers.prb:", "schedbench.schedulers.slurm:")
+_ARRIVALS_BY_INDEX = ("schedbench.schedulers.slurm:",)
 
 
 def check_dependencies_supported(entry) -> None:
@@ -220,8 +220,7 @@ def check_dependencies_supported(entry) -> None:
     ``_ARRIVALS_BY_INDEX``)."""
     if isinstance(entry.factory, str) and entry.factory.startswith(_ARRIVALS_BY_INDEX):
         raise registry.Impossible(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
-                         "jobs released by a predecessor yet (fcfs, sjf, ebf-accasim, conservative, priority, sfs and the "
-                         "Python policies can)")
+                         "jobs released by a predecessor yet (every other scheduler can)")
 
 
 def check_sorted(table: JobTable) -> None:

@@ -18,7 +18,10 @@ On heterogeneous nodes (the rule implemented, from the spec):
 
 The backfill scan visits the queue in order but skips, through a min-tree over queued
 jobs, runs of jobs that cannot fit the free totals (free resources and ``extra`` only
-shrink during a pass, so a skipped job could not have started later in it).
+shrink during a pass, so a skipped job could not have started later in it).  The tree's
+leaves are arrival ranks (the order jobs joined the queue, which is the queue's order),
+not job indices: with job dependencies a job released by its predecessor's end joins
+behind jobs that come after it in the input.
 
 Allocation attempts (the allocator hooks attempt_failed / attempt_succeeded, which
 Priority-Weighted counts): the in-order starts up to the blocked head (included), then
@@ -44,7 +47,6 @@ from ..core.api import (
     C_ENDED,
     C_FREE,
     C_MAINT,
-    C_NEXT,
     C_REVISED,
     C_RN,
     C_STARTED,
@@ -84,8 +86,8 @@ from .inorder import _start_in_order
 
 # Slots of Easy.scal, int64 (N_ESCAL,): the last backfill pass, reused while nothing
 # started or ended since and no predicted end was raised (its head, shadow time, final
-# extra, first unscanned job, and the core's start, end and revision counts when it
-# ended), the shadow-time totals, and the first job index not yet in the min-tree.
+# extra, first unscanned arrival rank, and the core's start, end and revision counts
+# when it ended), the shadow-time totals, and the arrival ranks given so far.
 E_HEAD = 0
 E_SHADOW = 1
 E_EXTRA = 2
@@ -93,7 +95,7 @@ E_NEXT = 3
 E_STARTED = 4
 E_ENDED = 5
 E_TOTALS = 6  # E_TOTALS + k: free amount of resource k at the shadow time
-E_SEEN = 6 + N_RES
+E_SEEN = 6 + N_RES  # arrival ranks given: the next job to join the queue gets this one
 E_REVISED = 7 + N_RES
 N_ESCAL = 8 + N_RES
 E_ROWS = N_ESCAL  # EasySjbf.scal only: rows of EasySjbf.order in use
@@ -105,11 +107,15 @@ _TREE_CLAMP = np.iinfo(np.int32).max - 1
 
 
 class Easy(NamedTuple):
-    """tree int32 (2P, 4), P the power of two >= n: min-tree over job indices of (request
-    totals of cores, GPUs, MICs; pred) of queued jobs (see :func:`_tree_set`); scratch
-    int64 (m, 4): free resources at the shadow time; scal int64 (N_ESCAL,): E_* slots."""
+    """tree int32 (2P, 4), P the power of two >= n: min-tree over arrival ranks of (request
+    totals of cores, GPUs, MICs; pred) of queued jobs (see :func:`_tree_set`); rank int64
+    (n,): each job's arrival rank (-1 before it joins the queue); by_rank int64 (n,): the
+    job of each rank; scratch int64 (m, 4): free resources at the shadow time; scal int64
+    (N_ESCAL,): E_* slots."""
 
     tree: np.ndarray
+    rank: np.ndarray
+    by_rank: np.ndarray
     scratch: np.ndarray
     scal: np.ndarray
 
@@ -119,6 +125,8 @@ class EasyPool(NamedTuple):
     spread freely (every head's reservation is the ``extra`` rule)."""
 
     tree: np.ndarray
+    rank: np.ndarray
+    by_rank: np.ndarray
     scratch: np.ndarray
     scal: np.ndarray
 
@@ -162,6 +170,8 @@ def easy(setup) -> JittedScheduler:
     pool = setup.all_pool and (site is None or site.mwin.size == 0)
     state = (EasyPool if pool else Easy)(
         tree=np.full((2 * size, TREE_PRED + 1), _TREE_INF, np.int32),
+        rank=np.full(max(n, 1), -1, np.int64),
+        by_rank=np.zeros(max(n, 1), np.int64),
         scratch=np.empty((0 if pool else setup.machine.n_nodes, N_RES), np.int64),
         scal=scal,
     )
@@ -172,18 +182,18 @@ def easy(setup) -> JittedScheduler:
 
 
 @inline_kernel
-def _tree_set(tree, jobs, j, queued):
-    """Set leaf ``j`` of the min-tree to job j's (units * request of cores, GPUs, MICs,
+def _tree_set(tree, jobs, j, leaf, queued):
+    """Set ``leaf`` (job j's arrival rank) of the min-tree to job j's (units * request of cores, GPUs, MICs,
     pred) when ``queued``, else to +inf (int32 max), and update its ancestors up to the
     first one that does not change.  Values are clamped below the int32 sentinel: a
     clamped value only prunes less.
 
     A job that starts keeps its leaf unless it started behind the head (EASY's backfill,
-    a Python policy): jobs started in queue order sit at indices below the head, and
+    a Python policy): jobs started in queue order sit at ranks below the head's, and
     every backfill scan starts after the head, so no scan ever covers them.  A stale leaf
     could only weaken pruning, never admit a job: the scan checks each job's state."""
     u1 = np.uint64(1)
-    i = np.uint64((tree.shape[0] >> 1) + j)  # unsigned: no wrap-around on each access
+    i = np.uint64((tree.shape[0] >> 1) + leaf)  # unsigned: no wrap-around on each access
     for k in range(TREE_PRED):
         v = jobs[j, J_UNITS] * jobs[j, J_REQ + k]
         tree[i, k] = min(v, _TREE_CLAMP) if queued else _TREE_INF
@@ -205,19 +215,19 @@ def _tree_set(tree, jobs, j, queued):
 
 
 @inline_kernel
-def _add_arrivals(sched, core):
-    """Give the min-tree a leaf for every job that arrived since the last pass (arrivals
-    come in job index order, so they are the indices from E_SEEN to the core's next)."""
-    jobs = core.jobs
-    for j in range(sched.scal[E_SEEN], core.scal[C_NEXT]):
-        if jobs[j, J_STATE] == JobState.QUEUED:
-            _tree_set(sched.tree, jobs, j, True)
-    sched.scal[E_SEEN] = core.scal[C_NEXT]
+def _enqueued(sched, core, j):
+    """Job ``j`` joined the queue: it gets the next arrival rank and that leaf of the
+    min-tree."""
+    r = sched.scal[E_SEEN]
+    sched.rank[j] = r
+    sched.by_rank[r] = j
+    sched.scal[E_SEEN] = r + 1
+    _tree_set(sched.tree, core.jobs, j, r, True)
 
 
 @inline_kernel
 def _started_outside(sched, core, j):
-    _tree_set(sched.tree, core.jobs, j, False)
+    _tree_set(sched.tree, core.jobs, j, sched.rank[j], False)
 
 
 @inline_kernel
@@ -236,7 +246,7 @@ def _tree_ok(tree, i, cscal, kind, extra, horizon):
 
 @inline_kernel
 def _tree_next(tree, cscal, lo, kind, extra, horizon):
-    """Smallest queued job index >= ``lo`` that passes :func:`_tree_ok`, or -1.  Jobs it
+    """Smallest arrival rank >= ``lo`` of a queued job that passes :func:`_tree_ok`, or -1.  Jobs it
     skips cannot start in this pass: the free totals and ``extra`` only shrink.
 
     A walk from leaf ``lo`` in leaf order: down into the left child of a node that
@@ -349,30 +359,32 @@ def _start_backfilled(sched, core, alloc, now, c, used):
     """Start candidate ``c`` on the placement ``choose`` made (``used`` nodes)."""
     attempt_succeeded(alloc, core.jobs, c)
     commit(core, alloc, c, now, used)
-    _tree_set(sched.tree, core.jobs, c, False)
+    _tree_set(sched.tree, core.jobs, c, sched.rank[c], False)
 
 
 @inline_kernel
-def _fail_skipped(core, alloc, lo, hi):
-    """Report to the allocator, as failed attempts in queue (index) order, the queued jobs
-    of index ``lo`` to ``hi`` - 1: those the min-tree let the scan skip (only called for
-    allocators whose :func:`schedbench.core.api.counts_attempts` is True)."""
+def _fail_skipped(sched, core, alloc, lo, hi):
+    """Report to the allocator, as failed attempts in queue order, the queued jobs of
+    arrival rank ``lo`` to ``hi`` - 1: those the min-tree let the scan skip (only called
+    for allocators whose :func:`schedbench.core.api.counts_attempts` is True)."""
     jobs = core.jobs
-    for s in range(lo, hi):
+    for r in range(lo, hi):
+        s = sched.by_rank[r]
         if jobs[s, J_STATE] == JobState.QUEUED:
             attempt_failed(alloc, jobs, s)
 
 
 @inline_kernel
 def _remember(escal, core, head, shadow, extra):
-    """Keep this pass's head, shadow time, extra and scan end for the next pass."""
+    """Keep this pass's head, shadow time, extra and scan end (the ranks given) for the
+    next pass."""
     escal[E_STARTED] = core.scal[C_STARTED]
     escal[E_ENDED] = core.scal[C_ENDED]
     escal[E_REVISED] = core.scal[C_REVISED]
     escal[E_HEAD] = head
     escal[E_SHADOW] = shadow
     escal[E_EXTRA] = extra
-    escal[E_NEXT] = core.scal[C_NEXT]
+    escal[E_NEXT] = escal[E_SEEN]
 
 
 @inline_kernel
@@ -432,7 +444,7 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
     jobs = core.jobs
     escal = sched.scal
     counting = counts_attempts(alloc)
-    c = head
+    r = sched.rank[head]  # the scan's arrival rank
     if (
         escal[E_STARTED] == core.scal[C_STARTED] and escal[E_ENDED] == core.scal[C_ENDED]
         and escal[E_HEAD] == head and escal[E_SHADOW] > now and not counting
@@ -445,17 +457,18 @@ def _backfill_pool(sched, core, alloc, now, head, kind):
         # arrived since need a look.
         shadow = escal[E_SHADOW]
         extra = escal[E_EXTRA]
-        c = escal[E_NEXT] - 1
+        r = escal[E_NEXT] - 1
     else:
         shadow, extra = _shadow_pool(core, head, now, kind)
     horizon = shadow - now
     while True:
-        nxt = _tree_next(sched.tree, core.scal, c + 1, kind, extra, horizon)
+        nxt = _tree_next(sched.tree, core.scal, r + 1, kind, extra, horizon)
         if counting:
-            _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
-        c = nxt
-        if c < 0:
+            _fail_skipped(sched, core, alloc, r + 1, nxt if nxt >= 0 else escal[E_SEEN])
+        r = nxt
+        if r < 0:
             break
+        c = sched.by_rank[r]
         if jobs[c, J_STATE] != JobState.QUEUED:
             continue
         left = _admit_pool(core, alloc, c, kind, horizon, extra)
@@ -473,14 +486,15 @@ def _backfill_nodes(sched, core, alloc, now, head):
     shadow = _shadow_nodes(sched, core, head, now)
     horizon = shadow - now
     counting = counts_attempts(alloc)
-    c = head
+    r = sched.rank[head]  # the scan's arrival rank
     while True:
-        nxt = _tree_next(sched.tree, core.scal, c + 1, -1, 0, horizon)
+        nxt = _tree_next(sched.tree, core.scal, r + 1, -1, 0, horizon)
         if counting:
-            _fail_skipped(core, alloc, c + 1, nxt if nxt >= 0 else core.scal[C_NEXT])
-        c = nxt
-        if c < 0:
+            _fail_skipped(sched, core, alloc, r + 1, nxt if nxt >= 0 else sched.scal[E_SEEN])
+        r = nxt
+        if r < 0:
             break
+        c = sched.by_rank[r]
         if jobs[c, J_STATE] != JobState.QUEUED:
             continue
         used = _admit_nodes(sched, core, alloc, now, head, c, horizon)
@@ -493,7 +507,6 @@ def _backfill_nodes(sched, core, alloc, now, head):
 
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
-    _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         kind = np.int64(pool_type(core.jobs, head))  # not a literal: one compiled version
@@ -505,7 +518,6 @@ def _pass(sched, core, pred, alloc, now):
 
 @inline_kernel
 def _pass_pool(sched, core, pred, alloc, now):
-    _add_arrivals(sched, core)
     head = _start_in_order(core, alloc, now)
     if head >= 0:
         _backfill_pool(sched, core, alloc, now, head, np.int64(pool_type(core.jobs, head)))
@@ -514,6 +526,7 @@ def _pass_pool(sched, core, pred, alloc, now):
 for _cls, _one_pass in ((Easy, _pass), (EasyPool, _pass_pool)):
     implements(schedule, _cls)(_one_pass)
     implements(sched_started_outside, _cls)(_started_outside)
+    implements(sched_enqueued, _cls)(_enqueued)
 del _cls, _one_pass
 
 

@@ -41,8 +41,9 @@ class Prb(NamedTuple):
     """qwait int64 (n,): each job's expected queue wait (s, >= 1, see
     :func:`expected_queue_wait`); qkey float64 (n,): the queued jobs' priority keys;
     fresh int64 (n,): the arrivals a short pass offers (:func:`_offer_arrivals`); last
-    int64 (3,): the core's ended and started counts and next arrival after the last pass
-    (ended -1: none yet)."""
+    int64 (4,): the core's ended and started counts and next arrival after the last pass
+    (ended -1: none yet), and whether a short pass may be taken at all (0 when some job
+    arrives at its predecessor's end: arrivals are then not a range of job indices)."""
 
     qwait: np.ndarray
     qkey: np.ndarray
@@ -158,12 +159,14 @@ def _pass(sched, core, pred, alloc, now):
     depends on them alone.  Then only the arrivals since are offered, in their PRB order,
     which starts the same jobs on the same nodes as the whole pass would (HPC2N
     simulate_s 0.28-0.29 -> 0.21 s).  Not with maintenance windows (nodes come back
-    without an end) nor with an allocator that counts every attempt (Priority-Weighted):
-    those take the whole pass."""
+    without an end), nor with an allocator that counts every attempt (Priority-Weighted),
+    nor with job dependencies (a released job is not among the indices read since): those
+    take the whole pass."""
     scal = core.scal
     last = sched.last
     every = counts_attempts(alloc)
-    if last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0 and not every:
+    if (last[3] != 0 and last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0
+            and not every):
         order, lo, hi = sched.fresh, 0, _order_arrivals(sched, core.jobs, now, last[2], scal[C_NEXT])
     else:
         _prb_order(core.jobs, core.queue, scal, sched.qwait, sched.qkey, now)
@@ -185,8 +188,9 @@ def _pass_blocking(sched, core, pred, alloc, now):
 
 def _buffers(setup) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n = setup.table.n_jobs
+    released = bool((setup.jobs[:, J_STATE] == JobState.BLOCKED).any())  # job dependencies
     return (expected_queue_wait(setup.table, setup.meta), np.zeros(n), np.zeros(n, np.int64),
-            np.array([-1, 0, 0], np.int64))
+            np.array([-1, 0, 0, 0 if released else 1], np.int64))
 
 
 def prb(setup) -> JittedScheduler:
