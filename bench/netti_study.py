@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from schedbench import registry
 from schedbench.analysis import metrics, results
@@ -108,6 +109,35 @@ def _measure(table, mach, meta, scheduler, allocator, predictor):
     jobs = results.jobs_frame(r)
     timeline = results.timeline_frame(r)
     return metrics.slowdown(jobs), metrics.mean_queue_length_per_instant(timeline)
+
+
+def month_metrics(result, months):
+    """{month name: (slowdown, queue)} of one replay of a continuous workload: the mean
+    slowdown of the jobs submitted in each month (``months``: the generator's
+    ``meta["months"]``, submit times in [start, end)) and the mean queue size over the
+    dispatching instants inside it, as the paper reports its months (§4.3).  None where a
+    month has no such job or instant."""
+    jobs = results.jobs_frame(result)
+    timeline = results.timeline_frame(result)
+    out = {}
+    for m in months:
+        lo, hi = m["start"], m["end"]
+        out[m["name"]] = (metrics.slowdown(jobs.filter(pl.col("submit").is_between(lo, hi, closed="left"))),
+                          metrics.mean_queue_length_per_instant(
+                              timeline.filter(pl.col("time").is_between(lo, hi, closed="left"))))
+    return out
+
+
+def continuous_cells(table, mach, meta, predictor, schedulers=SCHEDULERS, allocators=ALLOCATORS):
+    """{month: {(scheduler, allocator): (slowdown, queue)}}: each pair replays the whole
+    continuous workload once and its results are sliced by submit month."""
+    cells = {m["name"]: {} for m in meta["months"]}
+    for scheduler in schedulers:
+        for allocator in allocators:
+            r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta)
+            for month, value in month_metrics(r, meta["months"]).items():
+                cells[month][scheduler, allocator] = value
+    return cells
 
 
 def study(workloads, predictor):
@@ -190,6 +220,54 @@ def _with_orders(workloads, orders):
     return out
 
 
+def continuous_md(months, seed, scale, calibrated, orders, predictor):
+    """The continuous run's tables: per node order and month, ours beside the paper's, and
+    a count of where the aware allocators gain."""
+    table, meta = eurora_like.generate_months(months, seed, scale, calibrated=calibrated)
+    mach = machine.from_spec(meta["machine"])
+    head = (f"## Continuous run: {', '.join(months)} ({table.n_jobs} jobs, seed {seed}, scale {scale:g}: "
+            f"each month {', '.join(str(m['days']) for m in meta['months'])} days at its real jobs per day; "
+            f"{'calibrated' if calibrated else 'presets only'})\n\n"
+            + "Offered load per month (GPUs / cores): "
+            + "; ".join(f"{m['name']} {m['offered_load']['gpus']:.2f} / {m['offered_load']['cores']:.2f}"
+                        for m in meta["months"]))
+    parts = [head]
+    for order in orders:
+        by_month = continuous_cells(table, reordered(mach, order), meta, predictor)
+        for month, cells in by_month.items():
+            parts.append(table_md(f"{month}, continuous run; node order: {ORDER_NOTE[order]} ({order})",
+                                  cells, month if month in PAPER else None))
+        parts.append(gains_summary(by_month, order))
+    return "\n\n".join(parts)
+
+
+def gains_summary(by_month, order):
+    """One paragraph: in how many (month, scheduler) rows the best aware allocator beats
+    the better of FF and BF on slowdown, ours and the paper's."""
+    ours = paper = total = 0
+    detail = []
+    for month, cells in by_month.items():
+        if month not in PAPER:
+            continue
+        for sc in SCHEDULERS:
+            key = PAPER_KEY.get(sc, sc)
+            if key not in PAPER[month]:
+                continue
+            s = {a: cells[sc, a][0] for a in ALLOCATORS}
+            if any(v is None for v in s.values()):
+                continue
+            ps = dict(zip(ALLOCATORS, (v[0] for v in PAPER[month][key]), strict=True))
+            gain = 1 - min(s[a] for a in ALLOCATORS[2:]) / min(s["ff"], s["bf"])
+            pgain = 1 - min(ps[a] for a in ALLOCATORS[2:]) / min(ps["ff"], ps["bf"])
+            total += 1
+            ours += gain > 0.05
+            paper += pgain > 0.05
+            detail.append(f"{month} {sc.upper()} {100 * gain:+.0f}% (paper {100 * pgain:+.0f}%)")
+    return (f"**Gains, node order {order}:** the best aware allocator beats the better of FF and BF on "
+            f"slowdown by more than 5 % in {ours} of {total} (month, scheduler) rows; the paper in {paper} "
+            f"of {total}.  " + "; ".join(detail) + ".")
+
+
 def _month(instances):
     return instances[0][2].get("preset")
 
@@ -202,9 +280,13 @@ def main(argv=None) -> int:
     ap.add_argument("--burstiness", type=float, default=2.0)
     default_pred = "user-profile" if "user-profile" in registry.predictor_names() else "requested"
     ap.add_argument("--predictor", default=default_pred)
-    ap.add_argument("--presets", default=",".join(MONTHS),
-                    help="generator month presets to run (comma-separated; '' for none; default all four)")
-    ap.add_argument("--preset-jobs", type=int, default=4000, help="jobs per preset workload (default 4000)")
+    ap.add_argument("--months", default=",".join(eurora_like.CHRONOLOGICAL),
+                    help="months of the continuous run, in run order (comma-separated; '' for none; "
+                    f"default {','.join(eurora_like.CHRONOLOGICAL)})")
+    ap.add_argument("--scale", type=float, default=eurora_like.DEFAULT_SCALE,
+                    help=f"month length as a fraction of the real month (default {eurora_like.DEFAULT_SCALE:g})")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the continuous run (default 0)")
+    ap.add_argument("--uncalibrated", action="store_true", help="continuous run from the presets only")
     ap.add_argument("--orders", default=",".join(ORDERS),
                     help=f"node orders to run, comma-separated (default {','.join(ORDERS)})")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
@@ -227,20 +309,15 @@ def main(argv=None) -> int:
             table, meta = eurora_like.generate(args.jobs, np.random.default_rng(seed), load=load, burstiness=args.burstiness)
             instances.append((table, machine.from_spec(meta["machine"]), meta))
         workloads[f"Eurora-like, load {load}, burstiness {args.burstiness} ({args.jobs} jobs x {args.seeds} seeds)"] = instances
-    for month in (m.strip() for m in args.presets.split(",") if m.strip()):
-        if month not in MONTHS:
-            ap.error(f"unknown preset {month!r}; choose from {', '.join(MONTHS)}")
-        instances = []
-        for seed in range(args.seeds):
-            table, meta = eurora_like.generate(args.preset_jobs, np.random.default_rng(seed), **eurora_like.PRESETS[month])
-            meta["preset"] = month
-            instances.append((table, machine.from_spec(meta["machine"]), meta))
-        gpu_load = np.mean([meta["offered_load"]["gpus"] for _, _, meta in instances])
-        workloads[f"Eurora-like preset {month} ({args.preset_jobs} jobs x {args.seeds} seeds, "
-                  f"offered GPU load {gpu_load:.2f})"] = instances
     with_orders = _with_orders(workloads, orders)
     results = study(with_orders, args.predictor)
     text = "\n\n".join(table_md(name, cells, _month(with_orders[name])) for name, cells in results.items())
+    months = [m.strip() for m in args.months.split(",") if m.strip()]
+    for m in months:
+        if m not in MONTHS:
+            ap.error(f"unknown month {m!r}; choose from {', '.join(MONTHS)}")
+    if months:
+        text += "\n\n" + continuous_md(months, args.seed, args.scale, not args.uncalibrated, orders, args.predictor)
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
         f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "
