@@ -20,15 +20,21 @@ First-Fit's placements are the node order itself:
 
 The other allocators sort the nodes themselves; the order only breaks their ties.
 
-Beside the load-level workloads, the generator's month presets (``--presets``: apr2015,
-apr2014, sep2014, aug2014, from Netti et al. §4.3) run too; each of their tables carries
-the paper's figures for that month (Tables 2-3: the rows marked "paper"; the paper has no
-FCFS; its EBF rows stand beside ``easy``, EASY as the paper's text describes it, and
-``ebf-accasim``, EBF as the authors' AccaSim code runs it).  Every row gives the gain of the best aware allocator
-(B, W, P-W) over the better of FF and BF, ours and the paper's, so the two read side by
-side; the tables of the other workloads end with the paper's gains for all four months.
+Beside the load-level workloads, the paper's four months run as the paper ran them (§4.3):
+one continuous workload (``eurora_like.generate_months``: apr2014, aug2014, sep2014,
+apr2015 back to back, the trace's order, with the calibrated parameters of
+``eurora_like.CALIBRATED``; ``--months``, ``--scale``, ``--seed``) replayed once per
+scheduler, allocator and node order, its results sliced by submit month
+(:func:`month_metrics`), so no month but the first starts idle.  Each month's table carries
+the paper's figures (Tables 2-3: the rows marked "paper"; the paper has no FCFS; its EBF
+rows stand beside ``easy``, EASY as the paper's text describes it, and ``ebf-accasim``,
+EBF as the authors' AccaSim code runs it), and every row gives the gain of the best aware
+allocator (B, W, P-W) over the better of FF and BF, ours and the paper's; a paragraph per
+node order counts the rows where the gain exceeds 5 %.  The tables of the other workloads
+end with the paper's gains for all four months.
 
-    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [--orders ...] [-o FILE]
+    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [--loads L1,L2]
+                          #     [--months M1,...] [--scale F] [--orders ...] [--no-instances] [-o FILE]
 """
 
 from __future__ import annotations
@@ -237,8 +243,28 @@ def continuous_md(months, seed, scale, calibrated, orders, predictor):
         for month, cells in by_month.items():
             parts.append(table_md(f"{month}, continuous run; node order: {ORDER_NOTE[order]} ({order})",
                                   cells, month if month in PAPER else None))
+            if month in PAPER:
+                parts.append(residuals_md(month, cells))
         parts.append(gains_summary(by_month, order))
     return "\n\n".join(parts)
+
+
+def residuals_md(month, cells):
+    """FF's and BF's s and q beside the paper's, as ours / paper - 1, and how many are
+    within +-25 %."""
+    res = []
+    for sc in SCHEDULERS:
+        key = PAPER_KEY.get(sc, sc)
+        if key not in PAPER[month]:
+            continue
+        for ai, a in enumerate(("ff", "bf")):
+            for mi, metric in enumerate("sq"):
+                ours = cells[sc, a][mi]
+                res.append((f"{sc.upper()} {SHORT[a]} {metric}", None if ours is None else ours / PAPER[month][key][ai][mi] - 1))
+    ok = sum(r is not None and abs(r) <= 0.25 for _, r in res)
+    return ("Residuals of the baselines, ours / paper - 1: " + ", ".join(
+        f"{name} {'n/a' if r is None else f'{100 * r:+.0f}%'}" for name, r in res)
+        + f" ({ok} of {len(res)} within +-25 %).")
 
 
 def gains_summary(by_month, order):
@@ -276,7 +302,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4000, help="jobs per generated workload (default 4000)")
     ap.add_argument("--seeds", type=int, default=2, help="generated instances per load level (default 2)")
-    ap.add_argument("--loads", default="0.6,1.2", help="load levels of the generator (default 0.6,1.2)")
+    ap.add_argument("--loads", default="0.6,1.2", help="load levels of the generator ('' for none; default 0.6,1.2)")
     ap.add_argument("--burstiness", type=float, default=2.0)
     default_pred = "user-profile" if "user-profile" in registry.predictor_names() else "requested"
     ap.add_argument("--predictor", default=default_pred)
@@ -289,6 +315,7 @@ def main(argv=None) -> int:
     ap.add_argument("--uncalibrated", action="store_true", help="continuous run from the presets only")
     ap.add_argument("--orders", default=",".join(ORDERS),
                     help=f"node orders to run, comma-separated (default {','.join(ORDERS)})")
+    ap.add_argument("--no-instances", action="store_true", help="skip the real Eurora job instances")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
     orders = tuple(o.strip() for o in args.orders.split(",") if o.strip())
@@ -298,12 +325,14 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     workloads = {}
-    if SHARED.exists():
+    if args.no_instances:
+        pass
+    elif SHARED.exists():
         table, meta = eurora.read_instances(SHARED)
         workloads[f"Eurora job instances ({table.n_jobs} jobs)"] = [(table, machine.from_spec(meta["machine"]), meta)]
     else:
         print(f"note: {SHARED} not found; real instances skipped", file=sys.stderr)
-    for load in (float(x) for x in args.loads.split(",")):
+    for load in (float(x) for x in args.loads.split(",") if x.strip()):
         instances = []
         for seed in range(args.seeds):
             table, meta = eurora_like.generate(args.jobs, np.random.default_rng(seed), load=load, burstiness=args.burstiness)
