@@ -1,15 +1,15 @@
 """Fit the continuous Eurora-like months to Netti et al.'s baselines (Tables 2-3).
 
 For each month of :data:`eurora_like.CHRONOLOGICAL`, in that order (a month's results
-depend on the backlog the earlier ones leave, never on the later ones), a coordinate
+depend on the backlog the earlier months of its chain leave, never on the later ones), a coordinate
 descent over a fixed grid of the month's parameters (arrival rate, GPU and CPU duration
 scales, burstiness, named-burst size; the burst keeps the position the paper gives it)
 minimises the mean |ln(ours / paper)|
 of FF's and BF's mean slowdown and mean queue size under SJF, EASY, EBF-AccaSim and PRB
 (the paper's EBF figures stand beside both EBF readings): 16 targets a month.  Each
-candidate replays the continuous workload from its first month to the month being fitted
-(the earlier months at their fitted values), seeded, node file order, so the search is
-deterministic.  Prints the fitted table (paste it into ``eurora_like.CALIBRATED``) and the
+candidate replays the month's chain (``netti_study.CHAINS``, as the study runs it) up to
+the month being fitted (the earlier months at their fitted values), seeded, node file
+order, so the search is deterministic.  Prints the fitted table (paste it into ``eurora_like.CALIBRATED``) and the
 residuals (ours / paper − 1) of every target.
 
     python bench/netti_calibrate.py [--scale F] [--seed 0] [--sweeps 1] [--months M,..] [--fixed REPORT] [-o FILE]
@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from netti_study import PAPER, PAPER_KEY, continuous_cells
+from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells
 from schedbench import registry
 from schedbench.io import machine
 from schedbench.workloads import eurora_like
@@ -34,11 +34,13 @@ ALLOCATORS = ("ff", "bf")
 #: Candidate values per parameter, tried in this order; the named-burst grids are
 #: multiples of the paper's figure (months without a named burst try plain sizes).
 GRID = {
-    "rate": (0.5, 1.0, 2.0),
+    "rate": (0.5, 1.0, 2.0, 3.0),
     "gpu_scale": (1.0, 3.0, 5.0),
     "cpu_scale": (0.5, 1.0, 2.0),
     "burstiness": (0.3, 1.0, 3.0),
-    "burst_core_hours": (0.0, 1.0, 2.0),  # x the paper's figure (or x 2,000 core hours)
+    # x the paper's figure (or x 2,000 core hours); the small multiples because a burst
+    # keeps its size when --scale shortens the month, so it weighs more in a shorter month
+    "burst_core_hours": (0.0, 0.1, 0.25, 0.5, 1.0, 2.0),
 }
 
 
@@ -67,20 +69,20 @@ def loss(res):
 
 
 def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fixed=None):
-    """Fit the months in ``only``; every other month before them keeps ``fixed[month]`` (or
-    its presets), so the months after one fitted month can be fitted in parallel runs."""
+    """Fit the months in ``only`` (chronological order); a month runs in its chain of
+    :data:`netti_study.CHAINS` up to its last copy, the months before it in the chain at
+    their fitted values (or ``fixed[month]``, or their presets)."""
     mach = machine.from_spec(eurora_like.MACHINE_SPEC)
-    fitted, all_res = {}, {}
-    last = max(eurora_like.CHRONOLOGICAL.index(m) for m in only)
-    for k, month in enumerate(eurora_like.CHRONOLOGICAL[: last + 1]):
-        months = eurora_like.CHRONOLOGICAL[: k + 1]
-        if month not in only:
-            fitted[month] = (fixed or {}).get(month) or {
-                key: v for key, v in eurora_like.month_params(month, calibrated=False).items() if key in GRID}
-            continue
+    fitted, all_res = dict(fixed or {}), {}
+    for month in sorted(only, key=eurora_like.CHRONOLOGICAL.index):
+        chain = next(c for c in CHAINS if month in c)
+        months = chain[: len(chain) - chain[::-1].index(month)]
+        for m in months:
+            if m != month and m not in fitted:
+                fitted[m] = {key: v for key, v in eurora_like.month_params(m, calibrated=False).items() if key in GRID}
         base_core = eurora_like.NAMED_BURSTS.get(month, (2000.0,))[0]
-        current = {key: v for key, v in eurora_like.month_params(month, calibrated=False).items()
-                   if key in GRID}
+        current = dict(fitted.get(month) or {key: v for key, v in eurora_like.month_params(month, calibrated=False).items()
+                                              if key in GRID})
         seen = {}
 
         def evaluate(params, month=month, months=months, seen=seen):

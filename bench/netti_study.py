@@ -76,7 +76,14 @@ PAPER = {
                 "easy": ((22, 15), (26, 16), (21, 15), (14, 10), (18, 13)),
                 "prb": ((20, 13), (22, 14), (14, 10), (8, 6), (5, 3))},
 }
-PAPER_KEY = {"ebf-accasim": "easy"}  # the paper's EBF rows stand beside both readings
+PAPER_KEY = {"ebf-accasim": "easy"}
+#: The continuous runs: months adjacent in the calendar run back to back (August then
+#: September 2014); the others run apart, since the months between them are not modelled
+#: and one month's backlog must not spill into a month that came months later.  A month
+#: listed twice is preceded by a copy of itself that stands for its unmodelled calendar
+#: predecessor, so it does not start idle (April 2014 is the trace's first month and does);
+#: only the last copy is reported.
+CHAINS = (("apr2014",), ("aug2014", "aug2014", "sep2014"), ("apr2015", "apr2015"))  # the paper's EBF rows stand beside both readings
 ORDER_NOTE = {
     "file": "node file order (MIC nodes first)",
     "gpu-first": "GPU nodes first, then MIC nodes",
@@ -226,20 +233,32 @@ def _with_orders(workloads, orders):
     return out
 
 
+def chains_of(months):
+    """The :data:`CHAINS` that report the given months."""
+    return [chain for chain in CHAINS if chain[-1] in months or any(m in months for m in chain)]
+
+
 def continuous_md(months, seed, scale, calibrated, orders, predictor):
-    """The continuous run's tables: per node order and month, ours beside the paper's, and
+    """The continuous runs' tables: per node order and month, ours beside the paper's, and
     a count of where the aware allocators gain."""
-    table, meta = eurora_like.generate_months(months, seed, scale, calibrated=calibrated)
-    mach = machine.from_spec(meta["machine"])
-    head = (f"## Continuous run: {', '.join(months)} ({table.n_jobs} jobs, seed {seed}, scale {scale:g}: "
-            f"each month {', '.join(str(m['days']) for m in meta['months'])} days at its real jobs per day; "
+    runs = []
+    for chain in chains_of(months):
+        table, meta = eurora_like.generate_months(chain, seed, scale, calibrated=calibrated)
+        runs.append((chain, table, meta))
+    mach = machine.from_spec(runs[0][2]["machine"])
+    loads = {m["name"]: m["offered_load"] for _, _, meta in runs for m in meta["months"]}
+    head = (f"## Continuous runs: {' | '.join(' -> '.join(c) for c, _, _ in runs)} "
+            f"({sum(t.n_jobs for _, t, _ in runs)} jobs, seed {seed}, scale {scale:g}: each month "
+            f"{runs[0][2]['months'][0]['days']} day(s) at its real jobs per day; "
             f"{'calibrated' if calibrated else 'presets only'})\n\n"
             + "Offered load per month (GPUs / cores): "
-            + "; ".join(f"{m['name']} {m['offered_load']['gpus']:.2f} / {m['offered_load']['cores']:.2f}"
-                        for m in meta["months"]))
+            + "; ".join(f"{name} {v['gpus']:.2f} / {v['cores']:.2f}" for name, v in loads.items()))
     parts = [head]
     for order in orders:
-        by_month = continuous_cells(table, reordered(mach, order), meta, predictor)
+        by_month = {}
+        for _, table, meta in runs:
+            by_month.update(continuous_cells(table, reordered(mach, order), meta, predictor))
+        by_month = {m: by_month[m] for m in months if m in by_month}
         for month, cells in by_month.items():
             parts.append(table_md(f"{month}, continuous run; node order: {ORDER_NOTE[order]} ({order})",
                                   cells, month if month in PAPER else None))
