@@ -69,7 +69,7 @@ bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine
 compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel, per scheduler x allocator (ff, bf) x pool/nodes, repeated specialisations (two rounds, about 15 CPU minutes)
 	$(BIN)/python bench/compile_cost.py --rounds 2 -a ff -a bf --parallel 2
 
-study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/PRB/FCFS x five allocators on Eurora data and the month presets, under three node orders, beside the paper's Tables 2-3
+study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/EBF-AccaSim/PRB/FCFS x five allocators on Eurora data, two generator loads and the paper's four months sliced from continuous calibrated runs, under three node orders, beside the paper's Tables 2-3
 	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
 
 # SONER: extra options of bench/soner_study.py, e.g. SONER="--workloads ESP,ESP-RS --experiments 1,2,7,8"

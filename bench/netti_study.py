@@ -20,15 +20,21 @@ First-Fit's placements are the node order itself:
 
 The other allocators sort the nodes themselves; the order only breaks their ties.
 
-Beside the load-level workloads, the generator's month presets (``--presets``: apr2015,
-apr2014, sep2014, aug2014, from Netti et al. §4.3) run too; each of their tables carries
-the paper's figures for that month (Tables 2-3: the rows marked "paper"; the paper has no
-FCFS; its EBF rows stand beside ``easy``, EASY as the paper's text describes it, and
-``ebf-accasim``, EBF as the authors' AccaSim code runs it).  Every row gives the gain of the best aware allocator
-(B, W, P-W) over the better of FF and BF, ours and the paper's, so the two read side by
-side; the tables of the other workloads end with the paper's gains for all four months.
+Beside the load-level workloads, the paper's four months run as the paper ran them (§4.3):
+one continuous workload (``eurora_like.generate_months``: apr2014, aug2014, sep2014,
+apr2015 back to back, the trace's order, with the calibrated parameters of
+``eurora_like.CALIBRATED``; ``--months``, ``--scale``, ``--seed``) replayed once per
+scheduler, allocator and node order, its results sliced by submit month
+(:func:`month_metrics`), so no month but the first starts idle.  Each month's table carries
+the paper's figures (Tables 2-3: the rows marked "paper"; the paper has no FCFS; its EBF
+rows stand beside ``easy``, EASY as the paper's text describes it, and ``ebf-accasim``,
+EBF as the authors' AccaSim code runs it), and every row gives the gain of the best aware
+allocator (B, W, P-W) over the better of FF and BF, ours and the paper's; a paragraph per
+node order counts the rows where the gain exceeds 5 %.  The tables of the other workloads
+end with the paper's gains for all four months.
 
-    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [--orders ...] [-o FILE]
+    make study            # or: python bench/netti_study.py [--jobs N] [--seeds K] [--loads L1,L2]
+                          #     [--months M1,...] [--scale F] [--orders ...] [--no-instances] [-o FILE]
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 
 from schedbench import registry
 from schedbench.analysis import metrics, results
@@ -69,7 +76,14 @@ PAPER = {
                 "easy": ((22, 15), (26, 16), (21, 15), (14, 10), (18, 13)),
                 "prb": ((20, 13), (22, 14), (14, 10), (8, 6), (5, 3))},
 }
-PAPER_KEY = {"ebf-accasim": "easy"}  # the paper's EBF rows stand beside both readings
+PAPER_KEY = {"ebf-accasim": "easy"}
+#: The continuous runs: months adjacent in the calendar run back to back (August then
+#: September 2014); the others run apart, since the months between them are not modelled
+#: and one month's backlog must not spill into a month that came months later.  A month
+#: listed twice is preceded by a copy of itself that stands for its unmodelled calendar
+#: predecessor, so it does not start idle (April 2014 is the trace's first month and does);
+#: only the last copy is reported.
+CHAINS = (("apr2014",), ("aug2014", "aug2014", "sep2014"), ("apr2015", "apr2015"))  # the paper's EBF rows stand beside both readings
 ORDER_NOTE = {
     "file": "node file order (MIC nodes first)",
     "gpu-first": "GPU nodes first, then MIC nodes",
@@ -108,6 +122,35 @@ def _measure(table, mach, meta, scheduler, allocator, predictor):
     jobs = results.jobs_frame(r)
     timeline = results.timeline_frame(r)
     return metrics.slowdown(jobs), metrics.mean_queue_length_per_instant(timeline)
+
+
+def month_metrics(result, months):
+    """{month name: (slowdown, queue)} of one replay of a continuous workload: the mean
+    slowdown of the jobs submitted in each month (``months``: the generator's
+    ``meta["months"]``, submit times in [start, end)) and the mean queue size over the
+    dispatching instants inside it, as the paper reports its months (§4.3).  None where a
+    month has no such job or instant."""
+    jobs = results.jobs_frame(result)
+    timeline = results.timeline_frame(result)
+    out = {}
+    for m in months:
+        lo, hi = m["start"], m["end"]
+        out[m["name"]] = (metrics.slowdown(jobs.filter(pl.col("submit").is_between(lo, hi, closed="left"))),
+                          metrics.mean_queue_length_per_instant(
+                              timeline.filter(pl.col("time").is_between(lo, hi, closed="left"))))
+    return out
+
+
+def continuous_cells(table, mach, meta, predictor, schedulers=SCHEDULERS, allocators=ALLOCATORS):
+    """{month: {(scheduler, allocator): (slowdown, queue)}}: each pair replays the whole
+    continuous workload once and its results are sliced by submit month."""
+    cells = {m["name"]: {} for m in meta["months"]}
+    for scheduler in schedulers:
+        for allocator in allocators:
+            r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta)
+            for month, value in month_metrics(r, meta["months"]).items():
+                cells[month][scheduler, allocator] = value
+    return cells
 
 
 def study(workloads, predictor):
@@ -190,6 +233,86 @@ def _with_orders(workloads, orders):
     return out
 
 
+def chains_of(months):
+    """The :data:`CHAINS` that report the given months."""
+    return [chain for chain in CHAINS if chain[-1] in months or any(m in months for m in chain)]
+
+
+def continuous_md(months, seed, scale, calibrated, orders, predictor):
+    """The continuous runs' tables: per node order and month, ours beside the paper's, and
+    a count of where the aware allocators gain."""
+    runs = []
+    for chain in chains_of(months):
+        table, meta = eurora_like.generate_months(chain, seed, scale, calibrated=calibrated)
+        runs.append((chain, table, meta))
+    mach = machine.from_spec(runs[0][2]["machine"])
+    loads = {m["name"]: m["offered_load"] for _, _, meta in runs for m in meta["months"]}
+    head = (f"## Continuous runs: {' | '.join(' -> '.join(c) for c, _, _ in runs)} "
+            f"({sum(t.n_jobs for _, t, _ in runs)} jobs, seed {seed}, scale {scale:g}: each month "
+            f"{runs[0][2]['months'][0]['days']} day(s) at its real jobs per day; "
+            f"{'calibrated' if calibrated else 'presets only'})\n\n"
+            + "Offered load per month (GPUs / cores): "
+            + "; ".join(f"{name} {v['gpus']:.2f} / {v['cores']:.2f}" for name, v in loads.items()))
+    parts = [head]
+    for order in orders:
+        by_month = {}
+        for _, table, meta in runs:
+            by_month.update(continuous_cells(table, reordered(mach, order), meta, predictor))
+        by_month = {m: by_month[m] for m in months if m in by_month}
+        for month, cells in by_month.items():
+            parts.append(table_md(f"{month}, continuous run; node order: {ORDER_NOTE[order]} ({order})",
+                                  cells, month if month in PAPER else None))
+            if month in PAPER:
+                parts.append(residuals_md(month, cells))
+        parts.append(gains_summary(by_month, order))
+    return "\n\n".join(parts)
+
+
+def residuals_md(month, cells):
+    """FF's and BF's s and q beside the paper's, as ours / paper - 1, and how many are
+    within +-25 %."""
+    res = []
+    for sc in SCHEDULERS:
+        key = PAPER_KEY.get(sc, sc)
+        if key not in PAPER[month]:
+            continue
+        for ai, a in enumerate(("ff", "bf")):
+            for mi, metric in enumerate("sq"):
+                ours = cells[sc, a][mi]
+                res.append((f"{sc.upper()} {SHORT[a]} {metric}", None if ours is None else ours / PAPER[month][key][ai][mi] - 1))
+    ok = sum(r is not None and abs(r) <= 0.25 for _, r in res)
+    return ("Residuals of the baselines, ours / paper - 1: " + ", ".join(
+        f"{name} {'n/a' if r is None else f'{100 * r:+.0f}%'}" for name, r in res)
+        + f" ({ok} of {len(res)} within +-25 %).")
+
+
+def gains_summary(by_month, order):
+    """One paragraph: in how many (month, scheduler) rows the best aware allocator beats
+    the better of FF and BF on slowdown, ours and the paper's."""
+    ours = paper = total = 0
+    detail = []
+    for month, cells in by_month.items():
+        if month not in PAPER:
+            continue
+        for sc in SCHEDULERS:
+            key = PAPER_KEY.get(sc, sc)
+            if key not in PAPER[month]:
+                continue
+            s = {a: cells[sc, a][0] for a in ALLOCATORS}
+            if any(v is None for v in s.values()):
+                continue
+            ps = dict(zip(ALLOCATORS, (v[0] for v in PAPER[month][key]), strict=True))
+            gain = 1 - min(s[a] for a in ALLOCATORS[2:]) / min(s["ff"], s["bf"])
+            pgain = 1 - min(ps[a] for a in ALLOCATORS[2:]) / min(ps["ff"], ps["bf"])
+            total += 1
+            ours += gain > 0.05
+            paper += pgain > 0.05
+            detail.append(f"{month} {sc.upper()} {100 * gain:+.0f}% (paper {100 * pgain:+.0f}%)")
+    return (f"**Gains, node order {order}:** the best aware allocator beats the better of FF and BF on "
+            f"slowdown by more than 5 % in {ours} of {total} (month, scheduler) rows; the paper in {paper} "
+            f"of {total}.  " + "; ".join(detail) + ".")
+
+
 def _month(instances):
     return instances[0][2].get("preset")
 
@@ -198,15 +321,20 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=4000, help="jobs per generated workload (default 4000)")
     ap.add_argument("--seeds", type=int, default=2, help="generated instances per load level (default 2)")
-    ap.add_argument("--loads", default="0.6,1.2", help="load levels of the generator (default 0.6,1.2)")
+    ap.add_argument("--loads", default="0.6,1.2", help="load levels of the generator ('' for none; default 0.6,1.2)")
     ap.add_argument("--burstiness", type=float, default=2.0)
     default_pred = "user-profile" if "user-profile" in registry.predictor_names() else "requested"
     ap.add_argument("--predictor", default=default_pred)
-    ap.add_argument("--presets", default=",".join(MONTHS),
-                    help="generator month presets to run (comma-separated; '' for none; default all four)")
-    ap.add_argument("--preset-jobs", type=int, default=4000, help="jobs per preset workload (default 4000)")
+    ap.add_argument("--months", default=",".join(eurora_like.CHRONOLOGICAL),
+                    help="months of the continuous run, in run order (comma-separated; '' for none; "
+                    f"default {','.join(eurora_like.CHRONOLOGICAL)})")
+    ap.add_argument("--scale", type=float, default=eurora_like.DEFAULT_SCALE,
+                    help=f"month length as a fraction of the real month (default {eurora_like.DEFAULT_SCALE:g})")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the continuous run (default 0)")
+    ap.add_argument("--uncalibrated", action="store_true", help="continuous run from the presets only")
     ap.add_argument("--orders", default=",".join(ORDERS),
                     help=f"node orders to run, comma-separated (default {','.join(ORDERS)})")
+    ap.add_argument("--no-instances", action="store_true", help="skip the real Eurora job instances")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
     orders = tuple(o.strip() for o in args.orders.split(",") if o.strip())
@@ -216,31 +344,28 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     workloads = {}
-    if SHARED.exists():
+    if args.no_instances:
+        pass
+    elif SHARED.exists():
         table, meta = eurora.read_instances(SHARED)
         workloads[f"Eurora job instances ({table.n_jobs} jobs)"] = [(table, machine.from_spec(meta["machine"]), meta)]
     else:
         print(f"note: {SHARED} not found; real instances skipped", file=sys.stderr)
-    for load in (float(x) for x in args.loads.split(",")):
+    for load in (float(x) for x in args.loads.split(",") if x.strip()):
         instances = []
         for seed in range(args.seeds):
             table, meta = eurora_like.generate(args.jobs, np.random.default_rng(seed), load=load, burstiness=args.burstiness)
             instances.append((table, machine.from_spec(meta["machine"]), meta))
         workloads[f"Eurora-like, load {load}, burstiness {args.burstiness} ({args.jobs} jobs x {args.seeds} seeds)"] = instances
-    for month in (m.strip() for m in args.presets.split(",") if m.strip()):
-        if month not in MONTHS:
-            ap.error(f"unknown preset {month!r}; choose from {', '.join(MONTHS)}")
-        instances = []
-        for seed in range(args.seeds):
-            table, meta = eurora_like.generate(args.preset_jobs, np.random.default_rng(seed), **eurora_like.PRESETS[month])
-            meta["preset"] = month
-            instances.append((table, machine.from_spec(meta["machine"]), meta))
-        gpu_load = np.mean([meta["offered_load"]["gpus"] for _, _, meta in instances])
-        workloads[f"Eurora-like preset {month} ({args.preset_jobs} jobs x {args.seeds} seeds, "
-                  f"offered GPU load {gpu_load:.2f})"] = instances
     with_orders = _with_orders(workloads, orders)
     results = study(with_orders, args.predictor)
     text = "\n\n".join(table_md(name, cells, _month(with_orders[name])) for name, cells in results.items())
+    months = [m.strip() for m in args.months.split(",") if m.strip()]
+    for m in months:
+        if m not in MONTHS:
+            ap.error(f"unknown month {m!r}; choose from {', '.join(MONTHS)}")
+    if months:
+        text += "\n\n" + continuous_md(months, args.seed, args.scale, not args.uncalibrated, orders, args.predictor)
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
         f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "

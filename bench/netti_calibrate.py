@@ -1,0 +1,173 @@
+"""Fit the continuous Eurora-like months to Netti et al.'s baselines (Tables 2-3).
+
+For each month of :data:`eurora_like.CHRONOLOGICAL`, in that order (a month's results
+depend on the backlog the earlier months of its chain leave, never on the later ones), a coordinate
+descent over a fixed grid of the month's parameters (arrival rate, GPU and CPU duration
+scales, burstiness, named-burst size; the burst keeps the position the paper gives it)
+minimises the mean |ln(ours / paper)|
+of FF's and BF's mean slowdown and mean queue size under SJF, EASY, EBF-AccaSim and PRB
+(the paper's EBF figures stand beside both EBF readings): 16 targets a month.  Each
+candidate replays the month's chain (``netti_study.CHAINS``, as the study runs it) up to
+the month being fitted (the earlier months at their fitted values), seeded, node file
+order, so the search is deterministic.  Prints the fitted table (paste it into ``eurora_like.CALIBRATED``) and the
+residuals (ours / paper − 1) of every target.
+
+    python bench/netti_calibrate.py [--scale F] [--seed 0] [--sweeps 1] [--months M,..] [--fixed REPORT] [-o FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+import time
+from pathlib import Path
+
+from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells
+from schedbench import registry
+from schedbench.io import machine
+from schedbench.workloads import eurora_like
+
+SCHEDULERS = ("sjf", "easy", "ebf-accasim", "prb")
+ALLOCATORS = ("ff", "bf")
+#: Candidate values per parameter, tried in this order; the named-burst grids are
+#: multiples of the paper's figure (months without a named burst try plain sizes).
+GRID = {
+    "rate": (0.5, 1.0, 2.0, 3.0),
+    "gpu_scale": (1.0, 3.0, 5.0),
+    "cpu_scale": (0.5, 1.0, 2.0),
+    "burstiness": (0.3, 1.0, 3.0),
+    # x the paper's figure (or x 2,000 core hours); the small multiples because a burst
+    # keeps its size when --scale shortens the month, so it weighs more in a shorter month
+    "burst_core_hours": (0.0, 0.1, 0.25, 0.5, 1.0, 2.0),
+}
+
+
+def paper_targets(month):
+    """{(scheduler, allocator, metric): paper value} for FF and BF."""
+    out = {}
+    for sc in SCHEDULERS:
+        for ai, a in enumerate(ALLOCATORS):
+            s, q = PAPER[month][PAPER_KEY.get(sc, sc)][ai]
+            out[sc, a, "s"], out[sc, a, "q"] = s, q
+    return out
+
+
+def residuals(month_cells, month):
+    """{target: ours / paper - 1} (None when ours is undefined)."""
+    out = {}
+    for (sc, a, metric), ref in paper_targets(month).items():
+        ours = month_cells[sc, a][0 if metric == "s" else 1]
+        out[sc, a, metric] = None if ours is None else ours / ref - 1
+    return out
+
+
+def loss(res):
+    """Mean |ln(ours / paper)|; an undefined value counts as a factor of 100."""
+    return sum(math.log(100) if r is None else abs(math.log(max(r + 1, 1e-9))) for r in res.values()) / len(res)
+
+
+def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fixed=None):
+    """Fit the months in ``only`` (chronological order); a month runs in its chain of
+    :data:`netti_study.CHAINS` up to its last copy, the months before it in the chain at
+    their fitted values (or ``fixed[month]``, or their presets)."""
+    mach = machine.from_spec(eurora_like.MACHINE_SPEC)
+    fitted, all_res = dict(fixed or {}), {}
+    for month in sorted(only, key=eurora_like.CHRONOLOGICAL.index):
+        chain = next(c for c in CHAINS if month in c)
+        months = chain[: len(chain) - chain[::-1].index(month)]
+        for m in months:
+            if m != month and m not in fitted:
+                fitted[m] = {key: v for key, v in eurora_like.month_params(m, calibrated=False).items() if key in GRID}
+        base_core = eurora_like.NAMED_BURSTS.get(month, (2000.0,))[0]
+        current = dict(fitted.get(month) or {key: v for key, v in eurora_like.month_params(month, calibrated=False).items()
+                                              if key in GRID})
+        seen = {}
+
+        def evaluate(params, month=month, months=months, seen=seen):
+            key = tuple(sorted(params.items()))
+            if key not in seen:
+                table, meta = eurora_like.generate_months(
+                    months, seed, scale, calibrated=False, overrides={**fitted, month: params})
+                cells = continuous_cells(table, mach, meta, predictor, SCHEDULERS, ALLOCATORS)[month]
+                res = residuals(cells, month)
+                seen[key] = (loss(res), res)
+                log(f"{month} candidate {len(seen)}: loss {seen[key][0]:.3f} {params}")
+            return seen[key]
+
+        best = evaluate(current)[0]
+        for _ in range(sweeps):
+            improved = False
+            for name, values in GRID.items():
+                for v in values:
+                    value = v * base_core if name == "burst_core_hours" else v
+                    trial = {**current, name: value}
+                    score = evaluate(trial)[0]
+                    if score < best - 1e-12:
+                        best, current, improved = score, trial, True
+            log(f"{month}: loss {best:.3f} after a sweep ({len(seen)} candidates) {current}")
+            if not improved:
+                break
+        fitted[month] = current
+        all_res[month] = evaluate(current)[1]
+    return {m: fitted[m] for m in only}, all_res
+
+
+def read_fitted(path):
+    """The CALIBRATED block of an earlier report."""
+    block = re.search(r"```python\n(.*?)```", Path(path).read_text(), re.S)
+    if block is None:
+        raise SystemExit(f"{path}: no ```python block with CALIBRATED")
+    namespace = {}
+    exec(block.group(1), namespace)  # our own report's literal dict
+    return namespace["CALIBRATED"]
+
+
+def report(fitted, all_res, scale, seed, predictor, seconds):
+    lines = [f"Fitted with `python bench/netti_calibrate.py --scale {scale:g} --seed {seed} --months {','.join(fitted)}` "
+             f"(predictor {predictor}, node file order; {seconds:.0f} s).", "",
+             "```python", "CALIBRATED = {"]
+    for month, p in fitted.items():
+        lines.append(f"    {month!r}: {{" + ", ".join(f"{k!r}: {v:g}" for k, v in p.items()) + "},")
+    lines += ["}", "```", "", "Residuals, ours / paper - 1 (FF, BF; s = mean slowdown, q = mean queue size):", "",
+              "| month | loss | " + " | ".join(f"{sc} {a} {m}" for sc in SCHEDULERS for a in ALLOCATORS for m in "sq") + " | within ±25 % |",
+              "|---|---|" + "---|" * (4 * len(SCHEDULERS)) + "---|"]
+    for month, res in all_res.items():
+        cells = [("n/a" if res[sc, a, m] is None else f"{100 * res[sc, a, m]:+.0f}%")
+                 for sc in SCHEDULERS for a in ALLOCATORS for m in "sq"]
+        ok = sum(r is not None and abs(r) <= 0.25 for r in res.values())
+        lines.append(f"| {month} | {loss(res):.2f} | " + " | ".join(cells) + f" | {ok} of {len(res)} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=eurora_like.DEFAULT_SCALE,
+                    help=f"month length as a fraction of the real month (default {eurora_like.DEFAULT_SCALE:g})")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sweeps", type=int, default=1, help="coordinate-descent sweeps per month (default 1)")
+    default_pred = "user-profile" if "user-profile" in registry.predictor_names() else "requested"
+    ap.add_argument("--predictor", default=default_pred)
+    ap.add_argument("--months", default=",".join(eurora_like.CHRONOLOGICAL),
+                    help="months to fit (default all four, in order)")
+    ap.add_argument("--fixed", type=Path, help="an earlier report whose fitted values the other months keep")
+    ap.add_argument("-o", "--output", type=Path, help="also write the report (Markdown) here")
+    args = ap.parse_args(argv)
+    only = tuple(m.strip() for m in args.months.split(",") if m.strip())
+    if not only or any(m not in eurora_like.CHRONOLOGICAL for m in only):
+        ap.error(f"--months: choose from {', '.join(eurora_like.CHRONOLOGICAL)}")
+    t0 = time.perf_counter()
+    fitted, res = fit(args.scale, args.seed, args.predictor, args.sweeps,
+                      lambda msg: print(f"[{time.perf_counter() - t0:.0f} s] {msg}", file=sys.stderr, flush=True),
+                      only, read_fitted(args.fixed) if args.fixed else None)
+    text = report(fitted, res, args.scale, args.seed, args.predictor, time.perf_counter() - t0)
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
