@@ -241,11 +241,11 @@ def test_cli_z_times(tmp_path, capsys):
 
 @pytest.mark.parametrize("reading", esp.Z_TIMES)
 def test_sweep_config_passes_z_times(reading):
-    from schedbench.sweep import execute
+    from schedbench.sweep import inputs
 
     run = {"source": {"generator": "esp", "params": {"variant": "cpu-gpu", "z_times": reading}},
            "seed": 1, "machine": None}
-    table, _, meta, _ = execute._workload(run)
+    table, _, meta, _ = inputs.workload_of(run)
     assert table.equals(gen("cpu-gpu", seed=1, z_times=reading)) and meta["z_times"] == reading
 
 
