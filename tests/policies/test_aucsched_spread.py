@@ -187,6 +187,7 @@ def tiny_workloads(draw):
                          units=k if fixed else draw(st.integers(1, 6)), unit_cores=draw(st.integers(1, 2)) if fixed else 1,
                          unit_gpus=draw(st.integers(0, 1)) if fixed else 0, req_nodes=k))
     rows.sort(key=lambda r: r["submit"])
+    rows[0].update(units=1, unit_cores=1, unit_gpus=0, req_nodes=-1)  # one job fits: an auction to check
     cols = {k: np.array([r[k] for r in rows], dtype=np.int64) for k in rows[0]}
     table = jobs_mod.from_columns(job_id=np.arange(1, len(rows) + 1), procs_req=cols["units"] * cols["unit_cores"],
                                   time_req=cols["run"] + 10, **cols)

@@ -214,6 +214,9 @@ def expand(config: dict, base_dir: str | os.PathLike = ".") -> list[dict]:
             missing = [a for a in set(options.values()) if a.required and a.dest not in given]
             if missing:
                 raise UsageError(f"{where}: generator {gen} needs {', '.join(a.option_strings[-1] for a in missing)}")
+            for group in getattr(generator_module(gen), "REQUIRED_ONE_OF", ()):  # e.g. --jobs or --months
+                if not given & set(group):
+                    raise UsageError(f"{where}: generator {gen} needs " + " or ".join(f"--{d}" for d in group))
             for k, v in params.items():
                 for value in v if isinstance(v, list) else [v]:
                     _check_option_value(where, gen, k, options[k], value)

@@ -604,6 +604,10 @@ def _class_mix(text: str) -> dict[str, float]:
     return dict(zip(CLASSES, (float(p) for p in parts), strict=True))
 
 
+#: Options of which a sweep config must give at least one (argparse cannot say so).
+REQUIRED_ONE_OF = (("jobs", "months"),)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=None, metavar="N",
                         help="number of jobs (required unless --months is given)")
