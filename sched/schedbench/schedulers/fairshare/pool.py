@@ -108,6 +108,22 @@ def _started(sched, jobs, j, now, planned):
         kernel_add(sched.slots[k], sched.meta[k], now, end, jobs[j, J_UNITS])
 
 
+@inline_kernel
+def _reserve(sched, k, size, p, now):
+    """Book a reservation of ``size`` units of type ``k`` for max(``p``, 1) s at its earliest
+    fit on the plan (s)."""
+    d = max(p, 1)
+    t = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, now, INF, 0, 0, 0)
+    kernel_add(sched.slots[k], sched.meta[k], t, t + d, size)
+
+
+@inline_kernel
+def _delays_none(sched, k, size, p, now):
+    """Whether ``size`` units of type ``k`` from ``now`` for ``p`` s leave every reservation
+    on the plan its room (the backfill test)."""
+    return kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size <= sched.meta[k, M_AVL]
+
+
 @internal_kernel
 def _standing_pass(sched, core, alloc, now):
     """sfs's pass 1 with standing reservations (package docstring): the first ``depth``
@@ -129,10 +145,7 @@ def _standing_pass(sched, core, alloc, now):
             continue
         if made == 0:
             _plan_running(sched, core, now)
-        k = sched.jtype[j]
-        d = max(jobs[j, J_PRED], 1)
-        t = kernel_earliest_fit(sched.slots[k], sched.meta[k], jobs[j, J_UNITS], d, now, INF, 0, 0, 0)
-        kernel_add(sched.slots[k], sched.meta[k], t, t + d, jobs[j, J_UNITS])
+        _reserve(sched, sched.jtype[j], jobs[j, J_UNITS], jobs[j, J_PRED], now)
         made += 1
     for r in range(qh, qh + n):
         j = queue[r]
@@ -144,8 +157,7 @@ def _standing_pass(sched, core, alloc, now):
         p = jobs[j, J_PRED]
         if size > scal[C_FREE + k]:
             continue
-        if made > 0 and p > 0 and kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size > sched.meta[
-                k, M_AVL]:
+        if made > 0 and p > 0 and not _delays_none(sched, k, size, p, now):
             continue  # it would delay a standing reservation
         if _offer(core, alloc, j, now):
             _started(sched, jobs, j, now, made > 0)
@@ -180,7 +192,7 @@ def _pass(sched, core, pred, alloc, now):
             continue  # a backfill candidate that cannot fit now
         ok = size <= scal[C_FREE + k]
         if ok and reserved > 0 and p > 0:  # it must delay no reservation
-            ok = kernel_max_in(sched.slots[k], sched.meta[k], now, now + p) + size <= sched.meta[k, M_AVL]
+            ok = _delays_none(sched, k, size, p, now)
         if ok and _offer(core, alloc, j, now):
             _started(sched, jobs, j, now, reserved > 0)
         elif par[P_BACKFILL] == 0:
@@ -188,9 +200,7 @@ def _pass(sched, core, pred, alloc, now):
         elif reserved < par[P_DEPTH]:
             if reserved == 0:  # the plan: every running job, those started in this pass too
                 _plan_running(sched, core, now)
-            d = max(p, 1)
-            t = kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, now, INF, 0, 0, 0)
-            kernel_add(sched.slots[k], sched.meta[k], t, t + d, size)
+            _reserve(sched, k, size, p, now)
             reserved += 1
 
 
