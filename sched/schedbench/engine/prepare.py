@@ -207,22 +207,6 @@ def _resolve_links(pred_row, status, blocked):
             status[j] = _NOT_RUN
 
 
-# The passes of these schedulers learn of arrivals as the range of job indices the core's
-# next-arrival counter has passed (and visit their queue in job index order): a job a
-# predecessor releases later than its submit time would be missed.  Refused with
-# dependencies until they learn arrivals through the sched_enqueued hook.
-_ARRIVALS_BY_INDEX = ("schedbench.schedulers.slurm:",)
-
-
-def check_dependencies_supported(entry) -> None:
-    """A usage error (:class:`schedbench.registry.Impossible`: a sweep skips the run) when
-    the jitted scheduler of registry ``entry`` cannot replay job dependencies (see
-    ``_ARRIVALS_BY_INDEX``)."""
-    if isinstance(entry.factory, str) and entry.factory.startswith(_ARRIVALS_BY_INDEX):
-        raise registry.Impossible(f"--dependencies on: {entry.name} reads arrivals in job index order and cannot replay "
-                         "jobs released by a predecessor yet (every other scheduler can)")
-
-
 def check_sorted(table: JobTable) -> None:
     s, i = table.submit, table.job_id
     if table.n_jobs > 1 and not np.all((s[1:] > s[:-1]) | ((s[1:] == s[:-1]) & (i[1:] > i[:-1]))):
@@ -315,8 +299,6 @@ def start_run(
                              f"act on a plan: replay {planners} with them)")
     if sched_entry is not None:
         registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
-        if engine_opts["dependencies"] == "on":
-            check_dependencies_supported(sched_entry)
     check_sorted(table)
     registry.predictor(predictor)  # an unknown name is a usage error before any work
     # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in

@@ -8,7 +8,8 @@ where slurm.conf counts minutes (PriorityCalcPeriod, bf_window).
 Priority (``priority_type="multifactor"``; Slurm's priority/multifactor)
     ``sum(weight_X * factor_X)``, each factor in [0, 1]:
 
-    * age = min(now - submit, max_age) / max_age;
+    * age = min(now - submit, max_age) / max_age (with job dependencies, now - the time the
+      job became eligible);
     * fair-share, Slurm's classic factor 2^(-U/S) per account (the job matrix's group):
       U = the account's decayed usage / every account's, S = its shares / all shares
       (``meta["slurm_accounts"]["shares"]``, {account name: shares} through
@@ -36,7 +37,19 @@ Priority (``priority_type="multifactor"``; Slurm's priority/multifactor)
     (priority/basic) ignores the weights: jobs go by submission.  Without partitions or
     metadata the partition and QOS factors are 0.  The scheduling order is partition
     PriorityTier (high first; a job of several partitions takes the highest of theirs),
-    then priority (high first), then (submit, job id).
+    then priority (high first), then (submit, job id) as logged: the job index, as
+    Slurm breaks ties by submit time, then job id.
+
+Job dependencies (``--dependencies on``)
+    A job whose preceding job (SWF field 17) is in the trace is pending with reason
+    Dependency until that job ends plus its think time (field 18): the main loop and the
+    backfill cycles do not see it (it is not in the order).  From then on it is eligible:
+    the engine sets its J_SUBMIT to that instant and it joins the queue through the
+    ``sched_enqueued`` hook, which logs it in ``arrived`` (so the next pass gives it its
+    priority, although arrivals are then not a range of job indices).  Its age factor
+    counts from that eligible time, as in Slurm, where the age of a job waiting for a
+    dependency does not grow; ties and priority/basic still follow its logged
+    (submit, job id), Slurm's submit time and id of a job submitted with a dependency.
 
 Partitions and features
     A job runs only on its eligible nodes (its partitions' nodes that carry its
@@ -120,7 +133,6 @@ from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
-    C_NEXT,
     C_QN,
     C_RN,
     W_COUNT,
@@ -130,6 +142,7 @@ from ..core.api import (
     fits_now,
     implements,
     place,
+    sched_enqueued,
     sched_released,
     sched_started_outside,
     sched_wake,
@@ -190,7 +203,7 @@ P_BF_RES = 8
 P_BF_USER = 9
 P_T0 = 10  # origin of the calc and backfill grids (first submission)
 P_ON = 11  # entries of Slurm.order in use (holes of started jobs included)
-P_SEEN = 12  # first job index not yet given a priority
+P_SEEN = 12  # arrivals (entries of Slurm.arrived) given a priority so far
 P_DIRTY = 13  # 1: something changed since the last backfill cycle
 P_REQUIRED = 14  # instant from which a cycle is needed even without a change
 P_NEXT_CALC = 15  # next priority calc instant
@@ -210,8 +223,9 @@ P_NOFIT = 28  # 1: none of the jobs the last cycle tested fitted the free resour
 #               since then no job ended and the order was not re-sorted; 2: the same, but
 #               that cycle left waiting jobs untested, so a start (which lets one of them
 #               in) also clears it
-P_CYCLE_SEEN = 29  # par[P_SEEN] at that cycle: the jobs that arrived since are >= it
-N_PAR = 30
+P_CYCLE_SEEN = 29  # par[P_SEEN] at that cycle: the jobs that arrived since are arrived[it:]
+P_ARRIVED = 30  # entries of Slurm.arrived written (jobs that joined the queue)
+N_PAR = 31
 
 # Slots of Slurm.w, float64: weights
 W_AGE, W_FS, W_JS, W_PART, W_QOS = range(5)
@@ -247,7 +261,9 @@ class Slurm(NamedTuple):
     shares, usage, acc, runc, fsf float64 (A,): per account normalised shares, decayed
     usage (core-s), usage of the open calc period, running cores, fair-share factor;
     blocked int64 (P,): stamp of the pass that blocked each partition; ustamp, ucount
-    int64 (U,): per-user tested jobs in the current cycle; cand, crank int64
+    int64 (U,): per-user tested jobs in the current cycle; arrived int64 (n,): the jobs in
+    the order they joined the queue (par[P_ARRIVED] entries; with job dependencies not
+    job index order, see the module docstring); cand, crank int64
     (bf_max_job_test,): the cycle's tested jobs and their ranks in the order; sufa, sufd
     int64 (bf_max_job_test, 4) and sufm int64 (bf_max_job_test,): see :func:`_suffixes`;
     plan: the backfill plan (:class:`Plan`)."""
@@ -271,6 +287,7 @@ class Slurm(NamedTuple):
     blocked: np.ndarray
     ustamp: np.ndarray
     ucount: np.ndarray
+    arrived: np.ndarray
     cand: np.ndarray
     crank: np.ndarray
     sufa: np.ndarray
@@ -458,12 +475,13 @@ def _update_priorities(sched, core, now):
             if _resort(sched):
                 par[P_DIRTY] = 1
                 par[P_NOFIT] = 0
-    for j in range(par[P_SEEN], core.scal[C_NEXT]):
+    for k in range(par[P_SEEN], par[P_ARRIVED]):
+        j = sched.arrived[k]
         if jobs[j, J_STATE] == JobState.QUEUED:
             sched.prio[j] = _priority(sched, jobs, j, jobs[j, J_SUBMIT])
             _insert(sched, j)
             par[P_DIRTY] = 1
-    par[P_SEEN] = core.scal[C_NEXT]
+    par[P_SEEN] = par[P_ARRIVED]
 
 
 @inline_kernel
@@ -473,7 +491,7 @@ def _priorities_due(sched, core, now):
     arrivals.  Checked before the call, as a call passes every array of the state and
     the core and most passes have nothing to do."""
     par = sched.par
-    if par[P_USAGE] != 0 or par[P_HOLE_HI] >= 0 or par[P_SEEN] < core.scal[C_NEXT]:
+    if par[P_USAGE] != 0 or par[P_HOLE_HI] >= 0 or par[P_SEEN] < par[P_ARRIVED]:
         return True
     return par[P_AGING] != 0 and now >= par[P_T0] and (
         par[P_T0] + ((now - par[P_T0]) // par[P_CALC]) * par[P_CALC] > par[P_PRIO_AT])
@@ -822,7 +840,8 @@ def _backfill(sched, core, alloc, now):
         # every job tested then still does not fit (the free resources only shrank): the
         # cycle can start something only if a job that arrived since fits now
         arrived_fits = False
-        for j in range(par[P_CYCLE_SEEN], par[P_SEEN]):
+        for k in range(par[P_CYCLE_SEEN], par[P_SEEN]):
+            j = sched.arrived[k]
             if jobs[j, J_STATE] == JobState.QUEUED and fits_now(core, j):
                 arrived_fits = True
                 break
@@ -959,6 +978,15 @@ def _wake(sched, core):
     if need >= INF:
         return -1
     return _grid_at_or_after(par[P_T0], step, max(need, nxt))
+
+
+@implements(sched_enqueued, Slurm)
+@inline_kernel
+def _enqueued(sched, core, j):
+    """Job j joined the queue: logged for the next pass, which gives it its priority."""
+    par = sched.par
+    sched.arrived[par[P_ARRIVED]] = j
+    par[P_ARRIVED] += 1
 
 
 @implements(sched_released, Slurm)
@@ -1149,7 +1177,7 @@ def slurm(setup, **given) -> JittedScheduler:
         shares=shares.astype(np.float64), usage=np.zeros(acct_codes.size), acc=np.zeros(acct_codes.size),
         runc=np.zeros(acct_codes.size), fsf=fsf, blocked=np.zeros(max(n_parts, 1), np.int64),
         ustamp=np.zeros(max(users.size, 1), np.int64), ucount=np.zeros(max(users.size, 1), np.int64),
-        cand=np.zeros(max(test, 1), np.int64),
+        arrived=np.zeros(n, np.int64), cand=np.zeros(max(test, 1), np.int64),
         crank=np.zeros(max(test, 1), np.int64), sufa=np.zeros((max(test, 1), N_RES), np.int64),
         sufd=np.zeros((max(test, 1), N_RES), np.int64), sufm=np.zeros(max(test, 1), np.int64),
         plan=Plan(
