@@ -118,6 +118,12 @@ R9  EASY on nodes (each pass):
          jobs are already inside FS: they are not subtracted again.)  On a pool of
          1-core units this is exactly R7's extra rule.
 
+R7d PRB (Netti et al. §2.2; "prb", "prb-blocking"; replay_pool's ``qwait``: each job's
+    expected queue wait, s >= 1): each pass orders the queue by (-(now - submit) / qwait,
+    demand = size x pred, then input order: (submit as logged, id, input position)), the
+    key a float division.  "prb" offers every job once in that order, starting those
+    that fit and skipping the others; "prb-blocking" stops at the first that does not fit.
+
 Maintenance windows (replay_nodes' ``maintenance``; schedbench.plan.site):
 M1  Every allocation a job is *started* with sees the nodes whose windows meet [now, now
     + max(pred, 1)) as having nothing free; EASY's shadow time and FS (R9, steps 2-3)
@@ -146,7 +152,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCHEDULERS = ("fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim")
+SCHEDULERS = ("fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking")
 ALLOCATORS = ("ff", "bf")
 NTYPES = 4  # cores, gpus, mics, mem
 COMPUTE_TYPES = 3  # cores, gpus, mics: what best-fit sums
@@ -189,6 +195,7 @@ class _Job:
     successors: list = field(default_factory=list)  # D1: (job, think) released by this job's end
     waits: bool = False  # D1: arrives when its predecessor's end releases it
     batch: int = 0  # D3: which group of arrivals it joined the queue with
+    qwait: int = 1  # R7d: the expected wait of its queue (s)
 
     def __post_init__(self):
         if self.logged is None:
@@ -419,6 +426,8 @@ class _Replay:
             self.pass_in_order(now, sorted(self.queue, key=_Job.sjf_key))
         elif self.scheduler == "ebf-accasim":
             self.pass_ebf_accasim(now)
+        elif self.scheduler in ("prb", "prb-blocking"):
+            self.pass_prb(now)
         else:
             self.pass_easy(now)  # easy and easy-sjbf
         return [j for j in self.running if id(j) not in before]
@@ -429,6 +438,17 @@ class _Replay:
             if alloc is None:
                 return
             self.start(job, alloc, now)
+
+    def pass_prb(self, now):
+        """R7d (pool)."""
+        order = sorted(self.queue, key=lambda j: (-(now - j.submit) / j.qwait, j.need * j.pred, j.logged,
+                                                  j.job_id, j.idx))
+        for job in order:
+            alloc = self.fits_now(job)
+            if alloc is not None:
+                self.start(job, alloc, now)
+            elif self.scheduler == "prb-blocking":
+                return
 
     def pass_ebf_accasim(self, now):
         # R7c step 1
@@ -572,7 +592,7 @@ def unreleased(jobs, status):
 
 
 def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revised=None, preceding=None,
-                think=None) -> NaiveResult:
+                think=None, qwait=None) -> NaiveResult:
     """Replay a trace on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
@@ -580,7 +600,7 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revis
     module docstring for the exact readings (R1-R7).  ``revised``: per job, the duration
     believed once it outlives ``pred`` (C1), or None for no correction.  ``preceding``
     and ``think``: each job's predecessor id and think time (D1-D3), or None for no
-    dependencies."""
+    dependencies.  ``qwait``: each job's expected queue wait for PRB (R7d; None: 1 s)."""
     ids = [int(x) for x in job_id]
     sub = [int(x) for x in submit]
     rn = [int(x) for x in run]
@@ -603,7 +623,8 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revis
             status.append(REPLAYED)
             jobs.append(
                 _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i],
-                     revised=None if revised is None else int(revised[i]))
+                     revised=None if revised is None else int(revised[i]),
+                     qwait=1 if qwait is None else int(qwait[i]))
             )
     jobs = link_jobs(ids, jobs, status, preceding, think)
     rep = _Replay(jobs, _Pool(machine_procs), scheduler, is_pool=True)

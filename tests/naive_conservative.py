@@ -110,6 +110,12 @@ C13 ``passes`` of the result lists every booking made, in order, as
 
 C14 Ties: queue order is (submit, id, input position); the candidates are visited in
     increasing time; nothing else is ordered.
+
+C15 Job dependencies (replay_pool's ``preceding`` and ``think``): naive.py's D1-D3.  A
+    job arrives when its predecessor ends plus its think time, and that arrival stands for
+    its submit (queue order: (arrival, batch, submit as logged, id, input position)).
+    Jobs released with think 0 by the zero-length ends of C4 are the arrivals of the extra
+    pass: booked in step b after the compress, behind the queue's earlier arrivals.
 """
 
 from __future__ import annotations
@@ -126,6 +132,7 @@ from naive import (
     NaiveResult,
     _NodeRequest,
     _Nodes,
+    link_jobs,
 )
 
 ALLOCATORS = ("ff", "bf")
@@ -143,6 +150,16 @@ class _Job:
     total: tuple = None  # plan on totals: (type, units); node mode: None
     start: int | None = None
     alloc: object = None
+    logged: int | None = None  # C15: the input's submit (``submit`` becomes the arrival)
+    successors: list = None  # C15: (job, think) released by this job's end
+    waits: bool = False  # C15: arrives when its predecessor's end releases it
+    batch: int = 0  # C15: 1 for the arrivals of a zero-length round (C4)
+
+    def __post_init__(self):
+        if self.logged is None:
+            self.logged = self.submit
+        if self.successors is None:
+            self.successors = []
 
     @property
     def end(self):
@@ -153,7 +170,7 @@ class _Job:
         return max(self.pred, 1)
 
     def queue_key(self):
-        return (self.submit, self.job_id, self.idx)
+        return (self.submit, self.batch, self.logged, self.job_id, self.idx)
 
 
 @dataclass
@@ -325,6 +342,10 @@ class _Conservative:
         else:
             self.real.give(job, job.alloc)
         self.running.remove(job)
+        for succ, think in job.successors:  # C15
+            succ.submit = now + think
+            self.pending.append(succ)
+        self.pending.sort(key=_Job.queue_key)
         b = self.book.pop(job.idx)
         return b.to > now
 
@@ -332,7 +353,8 @@ class _Conservative:
 
     def run(self):
         self.by_idx = {j.idx: j for j in self.jobs}
-        pending = sorted(self.jobs, key=_Job.queue_key)
+        pending = sorted((j for j in self.jobs if not j.waits), key=_Job.queue_key)
+        self.pending = pending  # C15: finish() adds the jobs an end releases
         now = None
         while pending or self.running or self.queue:
             times = [j.end for j in self.running]
@@ -371,7 +393,13 @@ class _Conservative:
                     break
                 for j in zero:
                     assert self.finish(j, now)  # always a release: d >= 1
-                started = self.one_pass(now, [], True, False)
+                late = []  # C15: released by these ends with think 0
+                while pending and pending[0].submit == now:
+                    late.append(pending.pop(0))
+                    late[-1].batch = 1
+                self.queue.extend(late)
+                self.queue.sort(key=_Job.queue_key)
+                started = self.one_pass(now, late, True, False)
 
     def one_pass(self, now, arrivals, released, extended):
         new = set(j.idx for j in arrivals)
@@ -415,12 +443,13 @@ def _result(n, ids, status, simulated, log, with_alloc):
     )
 
 
-def replay_pool(job_id, submit, run, size, pred, estimate, machine_procs) -> NaiveResult:
+def replay_pool(job_id, submit, run, size, pred, estimate, machine_procs, preceding=None, think=None) -> NaiveResult:
     """Conservative backfilling on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
     duration the scheduler believes (bookings last max(pred, 1)), ``estimate`` the user's
-    requested time (used only at expiries).  See the module docstring (C1-C7, C12-C14)."""
+    requested time (used only at expiries).  See the module docstring (C1-C7, C12-C14).
+    ``preceding`` and ``think``: each job's predecessor id and think time (C15), or None."""
     cols = [[int(x) for x in c] for c in (job_id, submit, run, size, pred, estimate)]
     ids, sub, rn, sz, pr, est = cols
     machine_procs = int(machine_procs)
@@ -449,6 +478,7 @@ def replay_pool(job_id, submit, run, size, pred, estimate, machine_procs) -> Nai
                     total=(0, sz[i]),
                 )
             )
+    jobs = link_jobs(ids, jobs, status, preceding, think)
     rep = _Conservative(jobs, _TotalsPlan([machine_procs]), [machine_procs], "pool")
     rep.run()
     return _result(n, ids, status, jobs, rep.log, with_alloc=False)

@@ -12,6 +12,16 @@ carry its features); the plan is per node, or on the totals when every job is si
 units of one type spread freely over every node (as the scheduler documents).  A job
 belongs to one or more partitions (``Job.parts``): the main loop passes it over when all
 of them are blocked and blocks all of them when it does not start.
+
+Job dependencies (``replay(..., dependencies=True)``; ``Job.job_id``, ``preceding`` and
+``think``, SWF fields 1, 17 and 18): a job whose ``preceding`` id names a job before it in
+the list is not queued until that job ends plus max(think, 0) (Slurm's reason
+Dependency): that instant, its ``eligible`` time, replaces its submit for its arrival
+and its age; ties between equal priorities still go by list position (Slurm's submit
+time, then job id).  A ``preceding`` that is negative, names no job or not an earlier one
+is no link.  A job whose predecessor is never run (it cannot run, or is itself such a
+job) never runs either: ``status`` "predecessor_not_run".  A job released with think 0
+by a zero-length job's end joins before the extra pass at that instant.
 """
 
 from __future__ import annotations
@@ -37,6 +47,37 @@ class Job:
     qos_factor: float = 0.0
     start: int | None = None
     nodes: list = field(default_factory=list)  # (node, units)
+    job_id: int = -1  # job dependencies (module docstring): this job's id,
+    preceding: int = -1  # the id of the job it waits for (-1: none),
+    think: int = -1  # the think time after that job's end (s; negative: 0),
+    eligible: int | None = None  # filled in: when it joined the queue,
+    status: str = "replayed"  # and "predecessor_not_run" when it never could
+
+
+def _arrival(j):
+    """When the job joins the queue: its eligible time with dependencies, else its submit."""
+    return j.submit if j.eligible is None else j.eligible
+
+
+def _link(jobs, valid):
+    """Job dependencies: the jobs of ``valid`` that can run (a job whose predecessor
+    cannot is marked "predecessor_not_run") and, by id() of a predecessor, its
+    successors."""
+    can = {id(j) for j in valid}
+    first = {}
+    for i, j in enumerate(jobs):
+        first.setdefault(j.job_id, i)
+    successors = {}
+    for i, j in enumerate(jobs):
+        p = first.get(j.preceding) if j.preceding >= 0 else None
+        if id(j) not in can or p is None or p >= i:
+            continue
+        if id(jobs[p]) not in can:
+            can.discard(id(j))
+            j.status = "predecessor_not_run"
+        else:
+            successors.setdefault(id(jobs[p]), []).append(j)
+    return [j for j in valid if id(j) in can], successors
 
 
 def _ceil(t, res):
@@ -83,12 +124,20 @@ def place(free, job):
 def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0.0, weight_partition=0.0,
            weight_qos=0.0, max_age=604800, decay_half_life=604800, favor_small=False, calc_period=300,
            default_queue_depth=100, bf_interval=30, bf_max_job_test=500, bf_window=86400, bf_resolution=60,
-           bf_max_job_user=0, priority_type="multifactor", shares=None):
+           bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False):
     """Replay ``jobs`` (list of :class:`Job`, in (submit, id) order) on nodes ``caps``
-    (list of 4-tuples); fills each job's ``start`` (None: never)."""
+    (list of 4-tuples); fills each job's ``start`` (None: never); with ``dependencies``
+    also ``eligible`` and ``status`` (module docstring)."""
     m = len(caps)
     n_cores = sum(c[0] for c in caps)
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
+    successors = {}
+    if dependencies:
+        valid, successors = _link(jobs, valid)
+        released = {id(s) for ss in successors.values() for s in ss}
+        for j in valid:
+            if id(j) not in released:
+                j.eligible = j.submit
     if not valid:
         return jobs
     pool = all(j.req_nodes <= 0 and sum(1 for r in j.req if r > 0) == 1 and max(j.req) == 1
@@ -146,9 +195,10 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
         if basic:
             return 0.0
         r = last_calc(t)
-        at = j.submit if j.submit > r else r
+        arrived = _arrival(j)
+        at = arrived if arrived > r else r
         fsr = last_calc(at)
-        age = min(max(at - j.submit, 0), max_age) / max_age
+        age = min(max(at - arrived, 0), max_age) / max_age
         fs = fs_factor(fsr)[j.account] if weight_fairshare > 0 else 0.0
         return (weight_jobsize * size_factor(j) + weight_partition * j.part_factor + weight_qos * j.qos_factor
                 + weight_age * age + weight_fairshare * fs)
@@ -157,7 +207,15 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
     running = []  # jobs
     queue = []
     idx = {id(j): i for i, j in enumerate(jobs)}
-    pending_arrivals = sorted(valid, key=lambda j: (j.submit, idx[id(j)]))
+    waiting = {id(s) for ss in successors.values() for s in ss}
+    pending_arrivals = sorted((j for j in valid if id(j) not in waiting), key=lambda j: (j.submit, idx[id(j)]))
+
+    def release(j, t):
+        """Job dependencies: the jobs waiting for j, which ends at t, become eligible."""
+        for s in successors.get(id(j), ()):
+            s.eligible = t + max(s.think, 0)
+            pending_arrivals.append(s)
+        pending_arrivals.sort(key=lambda j: (_arrival(j), idx[id(j)]))
 
     def take(nodes, j, sign):
         for i, u in nodes:
@@ -277,8 +335,9 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
             for j in [j for j in running if j.start + j.run == t]:
                 running.remove(j)
                 take(j.nodes, j, -1)
-            if first_round:
-                while pending_arrivals and pending_arrivals[0].submit == t:
+                release(j, t)
+            if first_round or dependencies:  # later rounds: jobs just released by zero-length ends
+                while pending_arrivals and _arrival(pending_arrivals[0]) == t:
                     queue.append(pending_arrivals.pop(0))
             first_round = False
             before = {id(j) for j in running}
@@ -289,7 +348,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
                 break
         nxt = []
         if pending_arrivals:
-            nxt.append(pending_arrivals[0].submit)
+            nxt.append(_arrival(pending_arrivals[0]))
         nxt += [j.start + j.run for j in running]
         if queue and bf_interval > 0:
             nxt.append(t0 + ((t - t0) // bf_interval + 1) * bf_interval)

@@ -1,8 +1,10 @@
 """Job dependencies (SWF fields 17 and 18, ``dependencies`` "on"): a job whose preceding
 job is in the trace arrives when that job ends plus its think time, for the jitted
 schedulers (the core's one loop) and the Python policies (Simulation) alike; checked on
-hand-made chains with known starts and against the oracles (tests/naive.py D1-D3,
-tests/naive_fairshare.py) on generated traces with random links."""
+hand-made chains with known starts and against the oracles (tests/naive.py D1-D3 and
+R7d, tests/naive_fairshare.py, tests/naive_conservative.py C15) on generated traces with
+random links.  ``slurm``'s own cases and its oracle (tests/naive_slurm.py) are in
+tests/properties/test_slurm_dependencies.py."""
 
 from __future__ import annotations
 
@@ -16,12 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive
+import naive_conservative as nc
 import naive_fairshare as nf
 from schedbench.cli.main import main
 from schedbench.engine import replay
 from schedbench.engine.simulation import Simulation
 from schedbench.errors import UsageError
 from schedbench.io import jobs, machine, swf
+from schedbench.io.jobs import expected_queue_wait
 from strategies import pool_traces
 
 STATUS = {s.value: s.name.lower() for s in replay.Status}
@@ -37,7 +41,7 @@ def _chain():
 
 
 @pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking",
-                                       "conservative", "priority", "sfs", "backfill"])
+                                       "conservative", "priority", "sfs", "slurm", "backfill"])
 def test_a_successor_arrives_at_its_predecessors_end_plus_think_time(scheduler):
     # ebf-accasim retries a blocked job only from its reserved time, the predicted end
     # (start + 100 s) of the job it waits for: 200 in both runs, although that job ends at
@@ -51,6 +55,18 @@ def test_a_successor_arrives_at_its_predecessors_end_plus_think_time(scheduler):
     assert on.start.tolist() == on_starts
     assert on.eligible.tolist() == [0, 110, 5]
     assert on.options["dependencies"] == "on" and "dependencies" not in off.options
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "prb", "prb-blocking", "conservative"])
+def test_a_released_job_queues_behind_the_jobs_that_arrived_before_its_release(scheduler):
+    # P (1 core, 0-10) and X (3 cores, 0-100) fill the machine; D (4 cores, logged at 1)
+    # waits for P (think 0: it arrives at 10); C (4 cores) arrives at 5.  At 100, when X
+    # ends, C has waited longer (PRB's wait / expected wait: 95 against 90)
+    table = jobs.from_columns(job_id=np.arange(1, 5), submit=np.array([0, 0, 1, 5]), run=np.array([10, 100, 10, 10]),
+                              procs_req=np.array([1, 3, 4, 4]), time_req=np.array([10, 100, 10, 10]),
+                              preceding_job=np.array([-1, -1, 1, -1]), think_time=np.array([-1, -1, 0, -1]))
+    assert replay.replay(table, POOL4, scheduler).start.tolist() == [0, 0, 100, 110]
+    assert replay.replay(table, POOL4, scheduler, dependencies="on").start.tolist() == [0, 0, 110, 100]
 
 
 def test_links_that_are_not_honoured_and_predecessors_left_out():
@@ -89,13 +105,6 @@ def test_a_predecessor_that_never_ends_leaves_its_successor_with_a_reason():
     r = Simulation(table, POOL4, dependencies="on").run(OnlyTheLast())
     assert [STATUS[s] for s in r.status] == ["not_started", "predecessor_not_run", "predecessor_not_run"]
     assert r.eligible.tolist() == [0, -1, -1]
-
-
-@pytest.mark.parametrize("scheduler", ["slurm"])
-def test_schedulers_that_read_arrivals_by_index_refuse_dependencies(scheduler):
-    with pytest.raises(UsageError, match="dependencies"):
-        replay.replay(_chain(), POOL4, scheduler, dependencies="on")
-    replay.replay(_chain(), POOL4, scheduler)  # off: as before
 
 
 def test_a_sweep_takes_dependencies_and_keeps_its_keys_by_default():
@@ -138,7 +147,8 @@ def test_cli_writes_the_arrival_and_counts_waits_from_it(tmp_path):
 @st.composite
 def linked_pool_traces(draw):
     """pool_traces (ids 1..n in submit order) with random links: none, an earlier job,
-    the job itself, a later job or an absent id; think times -1 (unknown), 0 or more."""
+    the job itself, a later job or an absent id; think times -1 (unknown), 0 or more;
+    logged waits (-1 or 0-60 s) and queues (1-2) that give PRB's expected queue waits."""
     table, procs = draw(partial(pool_traces, max_procs=8, max_jobs=25, max_submit=40, min_size=0, size_over=1,
                                 min_est=0, groups=True)())
     n = table.n_jobs
@@ -146,6 +156,8 @@ def linked_pool_traces(draw):
     think = np.array(draw(st.lists(st.sampled_from([-1, 0, 0, 3, 30]), min_size=n, max_size=n)))
     table.preceding_job[:] = preceding  # the table's own arrays (JobTable's length is its jobs': no _replace)
     table.think_time[:] = think
+    table.wait[:] = draw(st.lists(st.integers(-1, 60), min_size=n, max_size=n))
+    table.queue[:] = draw(st.lists(st.integers(1, 2), min_size=n, max_size=n))
     return table, procs
 
 
@@ -154,13 +166,14 @@ def _expected(nv):
 
 
 @settings(max_examples=150, deadline=None)
-@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"]),
+@given(linked_pool_traces(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb",
+                                              "prb-blocking"]),
        st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_in_order(trace, scheduler, predictor):
     table, procs = trace
     pred = table.run if predictor == "actual" else np.where(table.estimate > 0, table.estimate, table.run)
     nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, pred, procs, scheduler,
-                           preceding=table.preceding_job, think=table.think_time)
+                           preceding=table.preceding_job, think=table.think_time, qwait=expected_queue_wait(table))
     r = replay.replay(table, machine.from_spec(f"1x(cores={procs})"), scheduler, "ff", predictor, dependencies="on")
     assert r.start.tolist() == _expected(nv).tolist()
     assert [STATUS[s] for s in r.status] == nv.status
@@ -193,3 +206,16 @@ def test_engine_equals_fairshare_oracle(accounts_file, trace, scheduler, depth, 
     r = replay.replay(table, machine.from_spec(f"1x(cores={procs})"), scheduler, options=opts)
     assert r.start.tolist() == _expected(nv).tolist()
     assert [STATUS[s] for s in r.status] == nv.status
+
+
+@settings(max_examples=60, deadline=None)
+@given(linked_pool_traces(), st.sampled_from(["requested", "actual"]))
+def test_engine_equals_conservative_oracle(trace, predictor):
+    table, procs = trace
+    est = np.where(table.estimate > 0, table.estimate, table.run)
+    nv = nc.replay_pool(table.job_id, table.submit, table.run, table.units, table.run if predictor == "actual" else est,
+                        est, procs, preceding=table.preceding_job, think=table.think_time)
+    for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
+        r = replay.replay(table, machine.from_spec(spec), "conservative", "ff", predictor, dependencies="on")
+        assert r.start.tolist() == _expected(nv).tolist(), spec
+        assert [STATUS[s] for s in r.status] == nv.status
