@@ -645,6 +645,8 @@ def replay_nodes(jobs, nodes, scheduler, allocator, maintenance=None) -> NaiveRe
     (M1-M3 in the module docstring), or None."""
     if allocator not in ALLOCATORS:
         raise ValueError(f"unknown allocator {allocator!r}")
+    if scheduler in ("prb", "prb-blocking"):
+        raise ValueError("R7d (PRB) is written for a pool: use replay_pool")
     caps = [tuple(int(x) for x in nd) for nd in nodes]
     for c in caps:
         if len(c) != NTYPES or min(c) < 0:
