@@ -184,7 +184,7 @@ def test_the_capabilities_of_the_built_ins():
     assert caps["slurm"].site == frozenset()
     assert all(c.site == {"maintenance"} for n, c in caps.items() if n not in ("conservative", "slurm"))
     givers = [n for n in registry.allocator_names() if registry.allocator(n).capabilities.gives_plan_order]
-    assert givers == ["ff", "bf", "balanced"]
+    assert givers == ["ff", "bf", "balanced", "keller"]
 
 
 def test_conservative_on_nodes_needs_an_allocator_that_gives_a_planning_order():
