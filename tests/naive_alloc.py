@@ -374,3 +374,40 @@ def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors",
     out = naive._result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)
     out.prio_trace = rep.prio_trace  # (time, p_gpu, p_mic) after each pass
     return out
+
+
+# --------------------------------------------------------------------------- Keller's greedy mapper
+
+
+def order_keller(cap, prio=None):
+    """Keller §5.2: nodes from cheap to expensive by W_node * cores_system + prio_node *
+    cores_system, W_node the largest share node i has of the machine's total of any type
+    the machine has (exact fractions), ties by index.  ``cap``: rows of capacities;
+    ``prio``: one integer per node (default 0)."""
+    from fractions import Fraction
+
+    prio = prio or [0] * len(cap)
+    totals = [sum(row[k] for row in cap) for k in range(RES)]
+    cores = totals[0]
+
+    def weight(i):
+        w = Fraction(0)
+        for k in range(RES):
+            if totals[k] > 0:
+                w = max(w, Fraction(cap[i][k], totals[k]))
+        return w * cores + prio[i] * cores
+
+    return sorted(range(len(cap)), key=lambda i: (weight(i), i))
+
+
+def replay_conservative_keller(jobs, nodes, prio=None):
+    """Conservative backfilling on nodes with Keller's mapper: its order is fixed (it
+    depends on the capacities only), so it is First-Fit on the nodes listed in that
+    order.  Runs naive_conservative.replay_nodes with "ff" on the reordered machine and
+    maps the allocations back to the original node indices."""
+    import naive_conservative
+
+    order = order_keller([list(c) for c in nodes], prio)
+    out = naive_conservative.replay_nodes(jobs, [nodes[i] for i in order], "ff")
+    out.alloc = [None if a is None else sorted((order[n], u) for n, u in a) for a in out.alloc]
+    return out

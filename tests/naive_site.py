@@ -11,6 +11,8 @@ naive_conservative.replay_nodes plus ``user`` and ``group``; ``site`` a dict::
                        valid="always" | [(a, b), ...])]
     freepools:   [dict(k=type, keep=int, max_cores=None, max_duration=None,
                        users=None|set, groups=None|set, valid=...)]
+                 or with any_of=[dict(max_cores=..., ...), ...] instead of the four
+                 conditions (the site file's unless_any)
     maintenance: [dict(nodes=[node, ...], valid=[(a, b), ...])]
     gpu_node_cores: int
 
@@ -25,7 +27,8 @@ S1  A job's booking [t, t + d) must meet, at every second x of it: for every lim
 S2  FreePools: a job that does not meet every given ``unless`` condition (cores =
     units * unit[0] <= max_cores, estimate <= max_duration, user in users, group in
     groups) keeps, at every valid second, the plan's booked total of k plus its demand
-    <= the machine's total of k minus keep.
+    <= the machine's total of k minus keep.  With ``any_of`` a job that meets every
+    condition of one of its tables may use the pool (conditions OR-ed across tables).
 S3  Maintenance: a node with a window meeting [t, t + d) offers nothing to the job.
     Kept cores: a job without GPUs sees every GPU node with ``gpu_node_cores`` fewer
     cores (not below 0).  Either one makes the plan hold nodes (node mode, C9).
@@ -106,6 +109,8 @@ def _applies(lim, job):
 
 
 def _matches(pool, job):
+    if pool.get("any_of") is not None:  # S2: unless_any, one table met is enough
+        return any(_matches(table, job) for table in pool["any_of"])
     conds = []
     if pool.get("max_cores") is not None:
         conds.append(_demand(job, 0) <= pool["max_cores"])

@@ -184,7 +184,7 @@ def test_the_capabilities_of_the_built_ins():
     assert caps["slurm"].site == frozenset()
     assert all(c.site == {"maintenance"} for n, c in caps.items() if n not in ("conservative", "slurm"))
     givers = [n for n in registry.allocator_names() if registry.allocator(n).capabilities.gives_plan_order]
-    assert givers == ["ff", "bf", "balanced"]
+    assert givers == ["ff", "bf", "balanced", "keller"]
 
 
 def test_conservative_on_nodes_needs_an_allocator_that_gives_a_planning_order():
@@ -380,4 +380,4 @@ def test_listing_the_registry_imports_no_numba():
             "registry.declared_options(); registry.check_pair('conservative', 'weighted')\n"
             "print(len(names), 'numba' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["26", "False"]  # 15 schedulers, 5 allocators, 6 predictors
+    assert done.stdout.split() == ["27", "False"]  # 15 schedulers, 6 allocators, 6 predictors

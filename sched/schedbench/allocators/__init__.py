@@ -40,4 +40,8 @@ DECLARATIONS: tuple[Entry, ...] = (
           (_WEIGHT_RULE, _WINDOW)),
     Entry("priority-weighted", Kind.JITTED, "schedbench.allocators.netti:priority_weighted",
           "Weighted with bounded per-critical-type priorities", (_CRITICAL, _BOUND, _WEIGHT_RULE, _WINDOW)),
+    Entry("keller", Kind.JITTED, "schedbench.allocators.keller:keller",
+          "Keller's greedy mapper: cheap nodes first, rank max_r(node's r / machine's r) + prio_node",
+          (Option("node_prio", "", "keller: prio_node per node, 'NODES:P;...' (NODES: all, gpu, mic or "
+                  "ranges such as 0-15,32; default 0 everywhere)", metavar="SPEC"),), _ORDERED),
 )

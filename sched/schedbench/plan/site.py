@@ -16,6 +16,9 @@ resources"; the maintenance windows every site has), read from a TOML file
   resource type free while valid, unless the job matches the pool's ``unless``
   condition (at most ``max_cores`` cores, at most ``max_duration`` requested seconds,
   listed ``users`` or ``groups``; a job matches when it meets every condition given).
+  ``unless_any`` instead lists several such condition tables and a job matches when it
+  meets every condition of at least one of them (Keller's second example: GPUs kept for
+  groups G1, G2 and user alice, others only up to two hours, is three tables).
   Keller's ``uRS = sRS + FreePool``: a job that does not match sees the machine's total
   minus the pool.
 * **Expensive resources:** ``gpu_node_cores = N`` keeps N cores of every node with GPUs
@@ -121,14 +124,26 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """One condition table of a FreePool: a job meets it when it meets every bound given
+    (None: not given); at least one is given."""
+
+    max_cores: int | None = None
+    max_duration: int | None = None
+    users: frozenset[int] | None = None
+    groups: frozenset[int] | None = None
+
+
+@dataclass(frozen=True)
 class FreePool:
+    """``unless``: the alternative condition tables; a job may use the pool when it meets
+    one of them (``unless = {..}`` is one table, ``unless_any = [..]`` several; none:
+    no job may)."""
+
     rtype: int
     items: int
     percent: float | None
-    max_cores: int | None
-    max_duration: int | None
-    users: frozenset[int] | None
-    groups: frozenset[int] | None
+    unless: tuple[Condition, ...]
     validity: Validity
 
 
@@ -358,27 +373,52 @@ def _limit(e, w, i) -> Limit:
 
 def _freepool(e, w, i) -> FreePool:
     s = "freepool"
-    e = _table(e, w, s, i, {"resource", "items", "percent", "unless", "validity"})
+    e = _table(e, w, s, i, {"resource", "items", "percent", "unless", "unless_any", "validity"})
     if "resource" not in e or not {"items", "percent"} & set(e):
         raise w.error(s, i, "a FreePool needs resource and items or percent")
     pct = e.get("percent")
     if pct is not None and (isinstance(pct, bool) or not isinstance(pct, int | float) or not 0 <= pct <= 100):
         raise w.error(s, i, f"percent must be a number in [0, 100], not {pct!r}")
-    u = _table(e.get("unless", {}), w, s, i, {"max_cores", "max_duration", "users", "groups"})
+    if "unless" in e and "unless_any" in e:
+        raise w.error(s, i, "give unless (all of its conditions) or unless_any (one of its tables), not both")
+    if "unless_any" in e:
+        tables = e["unless_any"]
+        if not isinstance(tables, list) or not tables:
+            raise w.error(s, i, "unless_any must be a non-empty list of condition tables, e.g. "
+                                "[{ groups = [1, 2] }, { max_duration = \"2h\" }]")
+        unless = tuple(_condition(u, w, s, i, f"unless_any[{n}]", True) for n, u in enumerate(tables))
+    else:
+        cond = _condition(e.get("unless", {}), w, s, i, "unless", False)
+        unless = (cond,) if cond is not None else ()
+    return FreePool(
+        rtype=_rtype(e["resource"], w, s, i, False)[0], items=_int(e.get("items", 0), w, s, i, "items"),
+        percent=None if pct is None else float(pct), unless=unless,
+        validity=_validity(e.get("validity", "always"), w, s, i),
+    )
+
+
+def _condition(u, w, s, i, name: str, required: bool) -> Condition | None:
+    """The condition table ``name`` of a FreePool; None when it is empty (an empty
+    ``unless`` lets no job in; an empty table of ``unless_any`` is an error)."""
+    if not isinstance(u, dict):
+        raise w.error(s, i, f"{name} must be a table of conditions (max_cores, max_duration, users, groups)")
+    u = _table(u, w, s, i, {"max_cores", "max_duration", "users", "groups"})
+    if not u:
+        if required:
+            raise w.error(s, i, f"{name} is empty: give max_cores, max_duration, users or groups")
+        return None
 
     def ids(key):
         if key not in u:
             return None
         if not isinstance(u[key], list):
-            raise w.error(s, i, f"unless.{key} must be a list of ids")
-        return frozenset(_ident(x, w, s, i, f"unless.{key}") for x in u[key])
+            raise w.error(s, i, f"{name}.{key} must be a list of ids")
+        return frozenset(_ident(x, w, s, i, f"{name}.{key}") for x in u[key])
 
-    return FreePool(
-        rtype=_rtype(e["resource"], w, s, i, False)[0], items=_int(e.get("items", 0), w, s, i, "items"),
-        percent=None if pct is None else float(pct),
-        max_cores=_int(u["max_cores"], w, s, i, "unless.max_cores") if "max_cores" in u else None,
-        max_duration=_seconds(u["max_duration"], w, s, i, "unless.max_duration") if "max_duration" in u else None,
-        users=ids("users"), groups=ids("groups"), validity=_validity(e.get("validity", "always"), w, s, i),
+    return Condition(
+        max_cores=_int(u["max_cores"], w, s, i, f"{name}.max_cores") if "max_cores" in u else None,
+        max_duration=_seconds(u["max_duration"], w, s, i, f"{name}.max_duration") if "max_duration" in u else None,
+        users=ids("users"), groups=ids("groups"),
     )
 
 
@@ -596,14 +636,14 @@ def _refused_by_kept_cores(machine: Machine, J: np.ndarray, keep: int, elig: np.
 
 
 def _matches(pool: FreePool, J: np.ndarray, j: int) -> bool:
-    """Whether job j meets every condition of the pool's ``unless`` (and so may use it)."""
-    conds = []
-    if pool.max_cores is not None:
-        conds.append(J[j, J_UNITS] * J[j, J_REQ] <= pool.max_cores)
-    if pool.max_duration is not None:
-        conds.append(J[j, J_EST] <= pool.max_duration)
-    if pool.users is not None:
-        conds.append(int(J[j, J_USER]) in pool.users)
-    if pool.groups is not None:
-        conds.append(int(J[j, J_GROUP]) in pool.groups)
-    return bool(conds) and all(conds)
+    """Whether job j meets every condition of one of the pool's condition tables (and so
+    may use it)."""
+    return any(_meets(c, J, j) for c in pool.unless)
+
+
+def _meets(c: Condition, J: np.ndarray, j: int) -> bool:
+    """Whether job j meets every condition given in ``c``."""
+    return ((c.max_cores is None or J[j, J_UNITS] * J[j, J_REQ] <= c.max_cores)
+            and (c.max_duration is None or J[j, J_EST] <= c.max_duration)
+            and (c.users is None or int(J[j, J_USER]) in c.users)
+            and (c.groups is None or int(J[j, J_GROUP]) in c.groups))
