@@ -1,0 +1,81 @@
+"""Conservative backfilling on nodes, timed and hashed case by case (issue 27 item 4,
+issue 31's maintenance case), for interleaved old/new comparisons.
+
+Cases (``--case``, repeatable; default all):
+
+* ``eurora-ff``, ``eurora-bf``, ``eurora-balanced``: the shared Eurora table (4,585 jobs,
+  64 CPU/GPU/MIC nodes), whole.
+* ``hpc2n-weekly``: the whole HPC2N log (202,871 jobs), first-fit, a weekly two-hour
+  maintenance window on nodes 0-7 (a site that binds nodes makes conservative plan on
+  nodes even for a pool log).
+* ``kth-one`` / ``kth-none``: the whole KTH-SP2 log (28,476 jobs; the shared log closest
+  to CTC-SP2: an IBM SP2 with one processor a node and requested times), first-fit, with
+  ONE maintenance window (nodes 0-15, two hours, 60 days in) and without any site.
+
+Each case replays once untimed (compiles or loads the kernels, and warms the caches),
+then ``--rounds`` times; it prints one line: case, jobs, the CPU seconds of each timed
+replay (``time.process_time``, this process only), their ``simulate_s``, and the digest
+of the last replay's starts, ends, statuses and allocations
+(:func:`schedule_hashes._digest`), so that two checkouts compare on both speed and
+schedule.  The code timed is whatever ``schedbench`` imports: run it with ``PYTHONPATH``
+at each checkout's ``sched/`` in turn to interleave.
+
+Run: ``PYTHONPATH=$PWD/sched .venv/bin/python bench/conservative_nodes_speed.py --case
+eurora-ff --rounds 3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from schedule_hashes import _digest  # noqa: E402
+
+TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
+WEEKLY = '[[maintenance]]\nnodes = "0-7"\nweekly = "Tue 06:00-08:00"\n'
+ONE = '[[maintenance]]\nnodes = "0-15"\nfrom = "60d"\nto = "60d2h"\n'
+CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "hpc2n-weekly", "kth-one", "kth-none"]
+
+
+def _load(case: str):
+    """(table, machine, allocator, keyword arguments of replay) of one case."""
+    from schedbench.io import eurora, machine, swf
+    from schedbench.plan import site
+
+    if case.startswith("eurora-"):
+        table, meta = eurora.read_instances(TRACES / "eurora" / "job_instances")
+        mach = machine.from_node_file(TRACES / "eurora" / "system_configs" / "nodes_#64")
+        return table, mach, case.split("-", 1)[1], {"meta": meta}
+    log = {"hpc2n": "HPC2N-2002-2.2-cln.swf.gz", "kth": "KTH-SP2-1996-2.1-cln.swf.gz"}[case.split("-")[0]]
+    table, header = swf.read(TRACES / "swf" / log)
+    mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
+    text = {"hpc2n-weekly": WEEKLY, "kth-one": ONE, "kth-none": None}[case]
+    return table, mach, "ff", ({"site": site.parse(text)} if text else {})
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--case", action="append", choices=CASES, help="a case (repeatable; default all)")
+    p.add_argument("--rounds", type=int, default=3, help="timed replays per case")
+    args = p.parse_args()
+    from schedbench.engine.replay import replay
+
+    for case in args.case or CASES:
+        table, mach, allocator, kw = _load(case)
+        replay(table, mach, "conservative", allocator, **kw)
+        cpu, sim = [], []
+        for _ in range(args.rounds):
+            c0 = time.process_time()
+            r = replay(table, mach, "conservative", allocator, **kw)
+            cpu.append(time.process_time() - c0)
+            sim.append(r.simulate_s)
+        print(f"{case} jobs={table.n_jobs} cpu_s={' '.join(f'{c:.3f}' for c in cpu)} "
+              f"simulate_s={' '.join(f'{s:.3f}' for s in sim)} digest={_digest(r)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
