@@ -12,6 +12,7 @@ from numba.extending import overload
 
 from ..._jit import inline_kernel
 from ...core.layout import J_PRED
+from ...plan import rusv
 from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, Kind
 
 # Slots of the scheduler's scal, int64 (N_SCAL,)
@@ -68,7 +69,9 @@ class ConservativePool(NamedTuple):
     min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
     of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2, cap): the
     plan's prefix maximum of free items (stop, max free over [now, stop)); scal int64
-    (N_SCAL,); site: :class:`SitePlan`."""
+    (N_SCAL,); site: :class:`SitePlan`; index int64 (N_RES, X_WIDTH, icap): each type's
+    slot index (:mod:`schedbench.plan.rusv`, "the slot index"), kept by every booking,
+    built when its vector passes INDEX_ON_ROWS rows (:func:`_index_for`)."""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -81,6 +84,7 @@ class ConservativePool(NamedTuple):
     pmf: np.ndarray
     scal: np.ndarray
     site: SitePlan
+    index: np.ndarray
 
 
 class ConservativeNodes(NamedTuple):
@@ -148,6 +152,34 @@ def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     meta[:, M_MIN_DIST] = 1
     meta[:, M_KIND] = int(Kind.USED)
     return np.zeros((avl.size, cap, 3), dtype=np.int64), meta
+
+
+# The pool's slot index: blocks of BLOCK_ROWS rows, built past INDEX_ON_ROWS rows and
+# dropped below INDEX_OFF_ROWS (read here, in Python, so that a test may set them lower).
+BLOCK_ROWS = rusv.BLOCK_ROWS
+INDEX_ON_ROWS = rusv.INDEX_ON_ROWS
+INDEX_OFF_ROWS = rusv.INDEX_OFF_ROWS
+
+
+def _index_for(vectors: int, cap: int) -> np.ndarray:
+    """Empty slot indexes (no blocks yet) for ``vectors`` vectors of ``cap`` rows: int64
+    (vectors, X_WIDTH, icap), thresholds in each header."""
+    one = rusv.kept_index(cap, BLOCK_ROWS, INDEX_ON_ROWS, INDEX_OFF_ROWS)
+    return np.repeat(one[np.newaxis], vectors, axis=0)
+
+
+def _grow_index(index: np.ndarray, cap: int) -> None:
+    """Room in ``index`` (in place) for vectors of ``cap`` rows: larger, and emptied (each
+    vector's index is built again at its next search, if still long enough)."""
+    block_rows = int(index[0, 1, 0])
+    columns = rusv.index_columns(cap, block_rows)
+    if columns <= index.shape[2]:
+        return
+    header = index[0, :, 0].copy()
+    index.resize((index.shape[0], index.shape[1], columns), refcheck=False)
+    index[...] = 0
+    index[:, :, 0] = header
+    index[:, 0, 0] = 0
 
 
 @inline_kernel
