@@ -235,7 +235,7 @@ def test_one_replay_loop_compiled_and_cached_per_scheduler_class():
     from schedbench.schedulers.conservative import ConservativeNodes, ConservativePool
 
     states = [easy.Easy(*[None] * 5), easy.EasyPool(*[None] * 5), inorder.InOrder(None),
-              ConservativePool(*[None] * len(ConservativePool._fields)), ConservativeNodes(*[None] * len(ConservativeNodes._fields))]
+              ConservativePool(*[None] * 11), ConservativeNodes(*[None] * len(ConservativeNodes._fields))]
     loops = [loop_for(s) for s in states]
     assert loop_for(inorder.InOrder(None)) is loops[2]
     assert len({loop._cache._cache_file._index_name for loop in loops}) == len(states)

@@ -77,7 +77,7 @@ def test_a_long_plan_builds_the_index_and_drops_it():
     while sim.advance() is not None:
         sim.jitted_pass()
         sim.end_pass()
-        blocks = int(sim.sched.index[0, 0, 0])
+        blocks = int(sim.sched.pmf[2, 0])  # the cores' slot index: its count of blocks
         rows.append(int(sim.sched.meta[0, rusv.M_N]))
         built |= blocks > 0
         dropped |= built and blocks == 0

@@ -16,7 +16,18 @@ from ...plan.rusv import (
     kernel_first_stop_after,
 )
 from .site import _consumer_add
-from .state import B_BEGIN, B_COUNT, B_END, B_PTR, S_BN, S_PMF_OK, S_TRIM, S_USED, _by_state
+from .state import (
+    B_BEGIN,
+    B_COUNT,
+    B_END,
+    B_PTR,
+    S_BN,
+    S_PMF_OK,
+    S_TRIM,
+    S_USED,
+    _by_state,
+    _index_of,
+)
 from .wake import _wake_push
 
 
@@ -42,7 +53,10 @@ def _pool_add(sched, j, begin, end, sign):
     k = sched.ptype[j]
     lo = max(begin, sched.scal[S_TRIM])
     if lo < end:
-        kernel_add_indexed(sched.slots[k], sched.meta[k], sched.index[k], lo, end, sign * sched.size[j])
+        if _index_of(sched, k)[0, 0] > 0:
+            kernel_add_indexed(sched.slots[k], sched.meta[k], _index_of(sched, k), lo, end, sign * sched.size[j])
+        else:  # no index (a short plan): the plain kernel, no index code on the common path
+            kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
         _consumer_add(sched.site, j, k, lo, end, sign * sched.size[j])
     sched.scal[S_PMF_OK] = 0
 
@@ -56,7 +70,7 @@ def _move_on(slots, meta, lo0, e0, lo1, end, size):
         kernel_add(slots, meta, lo1, end, size)
 
 
-@inline_kernel
+@internal_kernel
 def _move_on_indexed(slots, meta, index, lo0, e0, lo1, end, size):
     """:func:`_move_on` keeping the vector's slot index."""
     if not kernel_add_two_indexed(slots, meta, index, lo0, e0, -size, lo1, end, size):
@@ -73,7 +87,10 @@ def _pool_move(sched, j, b0, e0, begin, end):
     trim = sched.scal[S_TRIM]
     lo0 = max(b0, trim)
     lo1 = max(begin, trim)
-    _move_on_indexed(sched.slots[k], sched.meta[k], sched.index[k], lo0, e0, lo1, end, size)
+    if _index_of(sched, k)[0, 0] > 0:
+        _move_on_indexed(sched.slots[k], sched.meta[k], _index_of(sched, k), lo0, e0, lo1, end, size)
+    else:
+        _move_on(sched.slots[k], sched.meta[k], lo0, e0, lo1, end, size)
     site = sched.site
     for r in range(site.jvptr[j], site.jvptr[j + 1]):
         if site.jvrow[r, 1] == k:

@@ -15,7 +15,7 @@ from .state import (
     S_SITE,
     ConservativeNodes,
     ConservativePool,
-    _index_for,
+    _pool_pmf,
     _vectors,
 )
 
@@ -48,8 +48,8 @@ def conservative(setup) -> JittedScheduler:
     )
     if ptype is not None:
         slots, meta = _vectors(capacity.sum(axis=0), cap)
-        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common, index=_index_for(slots.shape[0], cap)),
-                               grow=_grow)
+        common["pmf"] = _pool_pmf(slots.shape[0], cap)  # with the slot indexes
+        return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)
     m = capacity.shape[0]
     totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])
     slots, meta = _vectors(totals, cap)

@@ -23,6 +23,7 @@ from ...plan.rusv import (
     S_ITEMS,
     S_START,
     S_STOP,
+    X_ON,
     kernel_earliest_fit,
     kernel_earliest_fit_indexed,
     kernel_first_stop_after,
@@ -32,7 +33,7 @@ from ...plan.rusv import (
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
 from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
 from .site import _constraints_fit
-from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d
+from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
 
 
 @inline_kernel
@@ -345,12 +346,24 @@ def _plan_fit(sched, core, alloc, j, t, limit):
 
 @inline_kernel
 def _pool_fit(sched, k, size, d, t, limit, ex0, ex1, ex_items):
-    """The earliest fit on type k's vector (as ``rusv.kernel_earliest_fit``) through its
-    slot index, built, dropped or trimmed first as the vector's rows ask (the rows before
-    the trim instant are gone; no search starts before it)."""
-    kernel_index_keep(sched.slots[k], sched.meta[k], sched.index[k], sched.scal[S_TRIM])
-    return kernel_earliest_fit_indexed(sched.slots[k], sched.meta[k], sched.index[k], size, d, t, limit, ex0, ex1,
-                                       ex_items)
+    """The earliest fit on type k's vector (as ``rusv.kernel_earliest_fit``): through its
+    slot index once the vector is long enough, the index built, dropped or trimmed first
+    as the vector's rows ask (the rows before the trim instant are gone; no search starts
+    before it).  A short plan (every plan of a real replay) takes the plain inlined search
+    and nothing else: the indexed one is a call, so that its code does not crowd the
+    compression's loop."""
+    index = _index_of(sched, k)
+    if index[0, 0] == 0 and sched.meta[k, M_N] <= index[X_ON, 0]:
+        return kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, t, limit, ex0, ex1, ex_items)
+    return _indexed_fit(sched.slots[k], sched.meta[k], index, size, d, t, limit, ex0, ex1, ex_items,
+                        sched.scal[S_TRIM])
+
+
+@internal_kernel
+def _indexed_fit(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items, trim):
+    """:func:`_pool_fit` past the index's threshold."""
+    kernel_index_keep(slots, meta, index, trim)
+    return kernel_earliest_fit_indexed(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items)
 
 
 @inline_kernel
