@@ -28,7 +28,9 @@ cost against jobs and against slots.
 shared HPC2N and KTH logs (:class:`schedbench.engine.simulation.Simulation`) and reads
 the plan after every pass: jobs in the plan (queued and running) and rows of its vector,
 the numbers the curve is read at.  ``--parts`` times the searches alone and the bookings
-alone (``--stream``, default uniform).
+alone (``--stream``, default uniform).  ``--kept [N ...]`` times planning after N planned
+jobs (default 100 and 30,000) with the scan and as the conservative scheduler plans now:
+the index kept by ``rusv.kernel_index_keep``, built only past ``rusv.INDEX_ON_ROWS`` rows.
 
 Run: ``PYTHONPATH=sched .venv/bin/python bench/plan_cost_curve.py [--out PNG] [--replays] [--parts]``.
 """
@@ -69,6 +71,20 @@ def _plan(slots, meta, sizes, lengths):
 def _plan_indexed(slots, meta, index, sizes, lengths):
     """:func:`_plan` with a slot index kept along (the search skips blocks)."""
     for i in range(sizes.shape[0]):
+        t = rusv.kernel_earliest_fit_indexed(slots, meta, index, sizes[i], lengths[i], np.int64(0), rusv.INF,
+                                             np.int64(0), np.int64(0), np.int64(0))
+        if not rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i]):
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _plan_kept(slots, meta, index, sizes, lengths):
+    """:func:`_plan_indexed` as the conservative scheduler plans on a pool: the index kept
+    by ``rusv.kernel_index_keep`` before each search (built past INDEX_ON_ROWS rows, none
+    on shorter plans, where the searches are the plain ones)."""
+    for i in range(sizes.shape[0]):
+        rusv.kernel_index_keep(slots, meta, index, np.int64(0))
         t = rusv.kernel_earliest_fit_indexed(slots, meta, index, sizes[i], lengths[i], np.int64(0), rusv.INF,
                                              np.int64(0), np.int64(0), np.int64(0))
         if not rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i]):
@@ -200,6 +216,28 @@ def measure(stream, n: int) -> tuple[int, int, float, float, float, float]:
     return int(r.meta[rusv.M_N]), after, *us
 
 
+def kept(stream, n: int, rounds: int = 5) -> tuple[int, float, float, float, float]:
+    """(slots in the plan of n jobs, us per job planned with the scan (the scheduler until
+    issue 27) and as the scheduler plans now (:func:`_plan_kept`): median and fastest of
+    ``rounds``, alternated)."""
+    r, psizes, plengths = _planned(stream, n)
+    plain, now = [], []
+    for _ in range(rounds):
+        s, m = r.slots.copy(), r.meta.copy()
+        t0 = time.perf_counter()
+        assert _plan(s, m, psizes, plengths)
+        plain.append(time.perf_counter() - t0)
+        s2, m2 = r.slots.copy(), r.meta.copy()
+        index = rusv.kept_index(s2.shape[0])
+        rusv.kernel_index_keep(s2, m2, index, np.int64(0))  # as the scheduler's first search would
+        t0 = time.perf_counter()
+        assert _plan_kept(s2, m2, index, psizes, plengths)
+        now.append(time.perf_counter() - t0)
+        assert np.array_equal(s[: m[rusv.M_N]], s2[: m2[rusv.M_N]])
+    us = [f(x) / PROBE * 1e6 for x in (plain, now) for f in (statistics.median, min)]
+    return int(r.meta[rusv.M_N]), *us
+
+
 def _slope(x, y) -> float:
     """The least-squares slope of log y against log x: 0 flat, 1 proportional."""
     return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])
@@ -295,7 +333,19 @@ def main() -> None:
     ap.add_argument("--stream", choices=list(STREAMS), default="uniform", help="the stream --parts plans")
     ap.add_argument("--replays", action="store_true",
                     help="the plan's jobs and slots during conservative replays of the shared HPC2N and KTH logs")
+    ap.add_argument("--kept", type=int, nargs="*", metavar="N",
+                    help="time planning after N planned jobs (default 100 and 30,000) with the scan and as the "
+                         "conservative scheduler plans now (index kept past INDEX_ON_ROWS rows); --stream")
     args = ap.parse_args()
+    if args.kept is not None:
+        stream = _streams()[args.stream]
+        r = rusv.new(stream[1], cap=64)
+        _plan_kept(r.slots, r.meta, rusv.kept_index(64), *stream[0](10, 1))  # compile before timing
+        print(f"stream {args.stream}: planned jobs, slots, us/job scan median/min, as the scheduler median/min")
+        for n in args.kept or (100, 30_000):
+            slots, *us = kept(stream, n)
+            print(f"{n:>8,} {slots:>8,}" + "".join(f" {x:>8.2f}" for x in us))
+        return
     if args.replays:
         for path in (HPC2N, KTH):
             if path.exists():

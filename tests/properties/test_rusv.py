@@ -220,6 +220,7 @@ def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, size, d, t0,
     many are skipped) never changes the answer, with or without a moved booking."""
     r = R.new(AVL, cap=4)
     index = R.build_index(r, block_rows)
+    plain = R.new(AVL, cap=4)  # the same operations without the index (the tail moved per step)
     v = np.zeros(H + 5, int)
     for start, length, x, as_move in seq:
         stop = min(start + length, H)
@@ -230,10 +231,14 @@ def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, size, d, t0,
                                             np.int64(start + 1), np.int64(stop + 1), np.int64(x))
             naive_apply(v, R.Kind.USED, start, stop, -x)
             naive_apply(v, R.Kind.USED, start + 1, stop + 1, x)
+            R.decrement(plain, start, stop, x)
+            R.increment(plain, start + 1, stop + 1, x)
         else:
             R.increment(r, start, stop, x, index=index)
             naive_apply(v, R.Kind.USED, start, stop, x)
+            R.increment(plain, start, stop, x)
     assert np.array_equal(values(r), v)  # the vector itself is the plain kernels'
+    assert np.array_equal(R.slots_of(r), R.slots_of(plain))  # row for row
     ex0, length, exi = ex
     kw = {"exclude": (ex0, ex0 + length, exi), "limit": int(R.INF) if limit is None else limit}
     assert R.earliest_fit(r, size, d, t0, index=index, **kw) == R.earliest_fit(r, size, d, t0, **kw)

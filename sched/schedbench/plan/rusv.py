@@ -732,6 +732,36 @@ def _index_sync(slots, meta, index, block_rows):
         index[0, 0] = 0
 
 
+X_ON, X_OFF = 2, 3
+"""Rows of the header column (column 0) holding a kept index's thresholds
+(:func:`_index_keep`): build past index[X_ON, 0] rows, drop below index[X_OFF, 0]."""
+
+
+@kernel
+def _index_keep(slots, meta, index, t):
+    """:func:`_index_sync` with the thresholds in the index's header (``X_ON``, ``X_OFF``,
+    block rows in index[1, 0]), and the blocks that end at or before ``t`` dropped once
+    they are many (a scheduler that trims the rows before now, its searches starting
+    there: those blocks are never read again, and they would fill the index's room).
+    Call before a search from t or later.  Changes index."""
+    n = meta[M_N]
+    m = index[0, 0]
+    if m == 0:
+        if n > index[X_ON, 0]:
+            _index_build(slots, meta, index, index[1, 0])
+        return
+    if n < index[X_OFF, 0]:
+        index[0, 0] = 0
+        return
+    gone = _block_of(index, t) - 1
+    if gone >= 32 or (gone > 0 and 2 * gone >= m):  # amortised, as the rows' trim
+        for b in range(1, m - gone + 1):
+            for c in range(X_WIDTH):
+                index[c, b] = index[c, b + gone]
+        index[X_START, 1] = -INF  # the first block from -INF: no rows before it are read
+        index[0, 0] = m - gone
+
+
 @inline_kernel
 def _index_update(slots, meta, index, a, c):
     """Recompute every block that [a, c) meets (a < c), splits included."""
@@ -926,7 +956,26 @@ def build_index(r: Rusv, block_rows: int = BLOCK_ROWS) -> np.ndarray:
 
 
 def _index_cap(r: Rusv, block_rows: int) -> int:
-    return 2 * (r.slots.shape[0] // block_rows) + 16
+    return index_columns(r.slots.shape[0], block_rows)
+
+
+def index_columns(cap: int, block_rows: int = BLOCK_ROWS) -> int:
+    """Columns of a slot index for a vector of ``cap`` rows: the header, every block of
+    a build, and room for as many splits."""
+    return 2 * (cap // block_rows) + 16
+
+
+def kept_index(cap: int, block_rows: int = BLOCK_ROWS, on_rows: int = INDEX_ON_ROWS,
+               off_rows: int = INDEX_OFF_ROWS) -> np.ndarray:
+    """An empty index (no blocks) for a vector of ``cap`` rows that :func:`_index_keep`
+    builds past ``on_rows`` rows and drops below ``off_rows``."""
+    if block_rows < 1 or off_rows > on_rows:
+        raise ValueError("block_rows must be >= 1 and off_rows <= on_rows")
+    index = np.zeros((X_WIDTH, index_columns(cap, block_rows)), dtype=np.int64)
+    index[1, 0] = block_rows
+    index[X_ON, 0] = on_rows
+    index[X_OFF, 0] = off_rows
+    return index
 
 
 def _room_for_splits(r: Rusv, index: np.ndarray) -> None:
@@ -1061,6 +1110,7 @@ kernel_earliest_fit_valid = _earliest_fit_valid
 # the same with a slot index (pass the index to every operation on an indexed vector)
 kernel_index_build = _index_build
 kernel_index_sync = _index_sync
+kernel_index_keep = _index_keep
 kernel_add_indexed = _add_indexed
 kernel_add_two_indexed = _add_two_indexed
 kernel_earliest_fit_indexed = _earliest_fit_indexed

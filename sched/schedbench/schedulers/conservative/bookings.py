@@ -7,9 +7,27 @@ from __future__ import annotations
 from ..._jit import inline_kernel, internal_kernel
 from ...core.api import W_COUNT, W_NODE
 from ...core.layout import J_NODES, J_PTR, J_REQ, J_STATE, N_RES, JobState
-from ...plan.rusv import M_N, kernel_add, kernel_add_two, kernel_first_stop_after
+from ...plan.rusv import (
+    M_N,
+    kernel_add,
+    kernel_add_indexed,
+    kernel_add_two,
+    kernel_add_two_indexed,
+    kernel_first_stop_after,
+)
 from .site import _consumer_add
-from .state import B_BEGIN, B_COUNT, B_END, B_PTR, S_BN, S_PMF_OK, S_TRIM, S_USED, _by_state
+from .state import (
+    B_BEGIN,
+    B_COUNT,
+    B_END,
+    B_PTR,
+    S_BN,
+    S_PMF_OK,
+    S_TRIM,
+    S_USED,
+    _by_state,
+    _index_of,
+)
 from .wake import _wake_push
 
 
@@ -35,7 +53,10 @@ def _pool_add(sched, j, begin, end, sign):
     k = sched.ptype[j]
     lo = max(begin, sched.scal[S_TRIM])
     if lo < end:
-        kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
+        if _index_of(sched, k)[0, 0] > 0:
+            kernel_add_indexed(sched.slots[k], sched.meta[k], _index_of(sched, k), lo, end, sign * sched.size[j])
+        else:  # no index (a short plan): the plain kernel, no index code on the common path
+            kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
         _consumer_add(sched.site, j, k, lo, end, sign * sched.size[j])
     sched.scal[S_PMF_OK] = 0
 
@@ -49,16 +70,27 @@ def _move_on(slots, meta, lo0, e0, lo1, end, size):
         kernel_add(slots, meta, lo1, end, size)
 
 
+@internal_kernel
+def _move_on_indexed(slots, meta, index, lo0, e0, lo1, end, size):
+    """:func:`_move_on` keeping the vector's slot index."""
+    if not kernel_add_two_indexed(slots, meta, index, lo0, e0, -size, lo1, end, size):
+        kernel_add_indexed(slots, meta, index, lo0, e0, -size)
+        kernel_add_indexed(slots, meta, index, lo1, end, size)
+
+
 @inline_kernel
 def _pool_move(sched, j, b0, e0, begin, end):
-    """Move job j's booking [b0, e0) to [begin, end) on its type's vector and its
-    consumers' (one operation each: :func:`schedbench.plan.rusv._add_two`)."""
+    """Move job j's booking [b0, e0) to [begin, end) on its type's vector (and its slot
+    index) and its consumers' (one operation each: :func:`schedbench.plan.rusv._add_two`)."""
     k = sched.ptype[j]
     size = sched.size[j]
     trim = sched.scal[S_TRIM]
     lo0 = max(b0, trim)
     lo1 = max(begin, trim)
-    _move_on(sched.slots[k], sched.meta[k], lo0, e0, lo1, end, size)
+    if _index_of(sched, k)[0, 0] > 0:
+        _move_on_indexed(sched.slots[k], sched.meta[k], _index_of(sched, k), lo0, e0, lo1, end, size)
+    else:
+        _move_on(sched.slots[k], sched.meta[k], lo0, e0, lo1, end, size)
     site = sched.site
     for r in range(site.jvptr[j], site.jvptr[j + 1]):
         if site.jvrow[r, 1] == k:

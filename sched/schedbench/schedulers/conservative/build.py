@@ -8,7 +8,16 @@ from ...core import JittedScheduler
 from ...core.layout import J_STATE, J_SUBMIT, J_UNITS, N_RES, JobState
 from .growth import _grow
 from .site import _site_plan
-from .state import N_SCAL, S_AMAX, S_NOW, S_SITE, ConservativeNodes, ConservativePool, _vectors
+from .state import (
+    N_SCAL,
+    S_AMAX,
+    S_NOW,
+    S_SITE,
+    ConservativeNodes,
+    ConservativePool,
+    _pool_pmf,
+    _vectors,
+)
 
 
 def _most_arrivals(J: np.ndarray) -> int:
@@ -39,6 +48,7 @@ def conservative(setup) -> JittedScheduler:
     )
     if ptype is not None:
         slots, meta = _vectors(capacity.sum(axis=0), cap)
+        common["pmf"] = _pool_pmf(slots.shape[0], cap)  # with the slot indexes
         return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)
     m = capacity.shape[0]
     totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])

@@ -23,14 +23,17 @@ from ...plan.rusv import (
     S_ITEMS,
     S_START,
     S_STOP,
+    X_ON,
     kernel_earliest_fit,
+    kernel_earliest_fit_indexed,
     kernel_first_stop_after,
+    kernel_index_keep,
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
 from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
 from .site import _constraints_fit
-from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_USED, _by_state, _d
+from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
 
 
 @inline_kernel
@@ -342,10 +345,31 @@ def _plan_fit(sched, core, alloc, j, t, limit):
 
 
 @inline_kernel
+def _pool_fit(sched, k, size, d, t, limit, ex0, ex1, ex_items):
+    """The earliest fit on type k's vector (as ``rusv.kernel_earliest_fit``): through its
+    slot index once the vector is long enough, the index built, dropped or trimmed first
+    as the vector's rows ask (the rows before the trim instant are gone; no search starts
+    before it).  A short plan (every plan of a real replay) takes the plain inlined search
+    and nothing else: the indexed one is a call, so that its code does not crowd the
+    compression's loop."""
+    index = _index_of(sched, k)
+    if index[0, 0] == 0 and sched.meta[k, M_N] <= index[X_ON, 0]:
+        return kernel_earliest_fit(sched.slots[k], sched.meta[k], size, d, t, limit, ex0, ex1, ex_items)
+    return _indexed_fit(sched.slots[k], sched.meta[k], index, size, d, t, limit, ex0, ex1, ex_items,
+                        sched.scal[S_TRIM])
+
+
+@internal_kernel
+def _indexed_fit(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items, trim):
+    """:func:`_pool_fit` past the index's threshold."""
+    kernel_index_keep(slots, meta, index, trim)
+    return kernel_earliest_fit_indexed(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items)
+
+
+@inline_kernel
 def _plan_fit_pool(sched, core, alloc, j, t, limit):
-    k = sched.ptype[j]
-    return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), t, limit,
-                               np.int64(0), np.int64(0), np.int64(0))
+    return _pool_fit(sched, sched.ptype[j], sched.size[j], _d(core.jobs, j), t, limit, np.int64(0), np.int64(0),
+                     np.int64(0))
 
 
 @inline_kernel
@@ -394,8 +418,7 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
         return -1  # no instant before its booking has its size free
     if sched.site.cptr[j] == sched.site.cptr[j + 1]:
-        return kernel_earliest_fit(sched.slots[k], sched.meta[k], sched.size[j], _d(core.jobs, j), now, b0, b0, e0,
-                                   sched.size[j])
+        return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
     pmf_ok = sc[S_PMF_OK]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
     t = _fit_before(sched, core, alloc, j, now, b0)

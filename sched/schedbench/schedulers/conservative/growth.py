@@ -9,7 +9,7 @@ import numpy as np
 from ..._jit import inline_kernel
 from ...core.api import C_QN, C_RN, implements, sched_has_room
 from ...errors import UsageError
-from .state import S_AMAX, S_CAP_NEED, S_GROW, ConservativeNodes, ConservativePool
+from .state import S_AMAX, S_CAP_NEED, S_GROW, ConservativeNodes, ConservativePool, _reset_indexes
 
 
 @inline_kernel
@@ -61,7 +61,9 @@ def _grow(state, core) -> None:
     new_cap = max(int(sc[S_CAP_NEED]), cap + cap // 2)
     _grow_vectors(state.slots, new_cap)
     _grow_vectors(state.site.lslots, new_cap)
-    state.pmf.resize((2, new_cap), refcheck=False)
+    state.pmf.resize((state.pmf.shape[0], new_cap), refcheck=False)
+    if isinstance(state, ConservativePool):
+        _reset_indexes(state.pmf)  # the rows moved: the pool's slot indexes start again
     if isinstance(state, ConservativeNodes):
         _grow_vectors(state.nslots, new_cap)
         _grow_vectors(state.npmf, new_cap)  # the rows stay valid: their stops are instants

@@ -12,7 +12,8 @@ from numba.extending import overload
 
 from ..._jit import inline_kernel
 from ...core.layout import J_PRED
-from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, Kind
+from ...plan import rusv
+from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, X_WIDTH, Kind
 
 # Slots of the scheduler's scal, int64 (N_SCAL,)
 S_WN = 0  # wake-heap entries
@@ -66,9 +67,13 @@ class ConservativePool(NamedTuple):
     resource type; book int64 (n, 4): each job's booking (``B_*``); ptype int64 (n,): the
     job's resource type and size int64 (n,): its units; wake int64 (2n + 16, 2): lazy
     min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
-    of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2, cap): the
-    plan's prefix maximum of free items (stop, max free over [now, stop)); scal int64
-    (N_SCAL,); site: :class:`SitePlan`."""
+    of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2 + N_RES
+    X_WIDTH, cap): rows 0-1 the plan's prefix maximum of free items (stop, max free over
+    [now, stop)), then each type's slot index (:mod:`schedbench.plan.rusv`, "the slot
+    index"; :func:`_index_of`), kept by every booking, built when its vector passes
+    INDEX_ON_ROWS rows; scal int64 (N_SCAL,); site: :class:`SitePlan`.  (The indexes
+    share pmf's array rather than having a field: one more array in this state, passed
+    to every kernel taking it, made a whole HPC2N replay 2.3x slower.)"""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -148,6 +153,38 @@ def _vectors(avl: np.ndarray, cap: int) -> tuple[np.ndarray, np.ndarray]:
     meta[:, M_MIN_DIST] = 1
     meta[:, M_KIND] = int(Kind.USED)
     return np.zeros((avl.size, cap, 3), dtype=np.int64), meta
+
+
+# The pool's slot index: blocks of BLOCK_ROWS rows, built past INDEX_ON_ROWS rows and
+# dropped below INDEX_OFF_ROWS (read here, in Python, so that a test may set them lower).
+BLOCK_ROWS = rusv.BLOCK_ROWS
+INDEX_ON_ROWS = rusv.INDEX_ON_ROWS
+INDEX_OFF_ROWS = rusv.INDEX_OFF_ROWS
+
+
+def _pool_pmf(vectors: int, cap: int) -> np.ndarray:
+    """A pool's pmf array with ``vectors`` empty slot indexes (no blocks yet) after its
+    two rows: int64 (2 + vectors X_WIDTH, cap), thresholds in each index's header."""
+    pmf = np.zeros((2 + vectors * rusv.X_WIDTH, cap), dtype=np.int64)
+    _reset_indexes(pmf)
+    return pmf
+
+
+def _reset_indexes(pmf: np.ndarray) -> None:
+    """Empty every slot index in ``pmf`` (after it grew: each is built again at its
+    vector's next search, if still long enough)."""
+    for k in range((pmf.shape[0] - 2) // rusv.X_WIDTH):
+        index = pmf[2 + k * rusv.X_WIDTH : 2 + (k + 1) * rusv.X_WIDTH]
+        index[:, 0] = 0
+        index[1, 0] = BLOCK_ROWS
+        index[rusv.X_ON, 0] = INDEX_ON_ROWS
+        index[rusv.X_OFF, 0] = INDEX_OFF_ROWS
+
+
+@inline_kernel
+def _index_of(sched, k):
+    """Type k's slot index (pool): int64 (X_WIDTH, cap), rows of sched.pmf."""
+    return sched.pmf[2 + k * X_WIDTH : 2 + (k + 1) * X_WIDTH]
 
 
 @inline_kernel
