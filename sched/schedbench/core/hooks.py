@@ -193,12 +193,17 @@ def counts_attempts(alloc):
 
 
 # choose is inlined (once per start, as the core's steps, see schedbench._jit); the replay
-# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).
+# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).  The
+# other allocator hooks are inlined too: the jitted allocators share one state class whose
+# hooks branch on its family (schedbench.allocators.dispatch), and a call would pass all
+# its arrays at every event for what is, for most families, nothing to do.
 _dispatch(schedule, required=True)
 _dispatch(choose, required=True, inline="always")
 _dispatch(predict, required=True)
 _dispatch(revises, required=False, inline="always")  # a constant: the core's check folds away
-for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
-              alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
+for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake):
     _dispatch(_hook, required=False)
+for _hook in (plan_order, alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded,
+              counts_attempts):
+    _dispatch(_hook, required=False, inline="always")
 del _hook
