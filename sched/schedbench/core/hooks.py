@@ -11,10 +11,12 @@ implement some of the hooks below for that namedtuple class::
 
 A hook is called from jitted code with the state as its first argument; which kernel
 runs is decided when numba compiles the caller, from the state's class (an ``@overload``
-keyed on it).  So the replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
-and First-Fit's kernels and nothing else, and numba caches it on disk like any kernel:
-its signature holds only namedtuple and array types (a loop that took the kernels as
-first-class function arguments could not be cached).
+keyed on it).  So the replay loop compiled for ``Easy`` contains EASY's kernels and those
+of its allocator's class, and numba caches it on disk like any kernel: its signature holds
+only namedtuple and array types (a loop that took the kernels as first-class function
+arguments could not be cached).  The built-in allocators share one class, whose hooks
+choose the family's kernel by an integer (:mod:`schedbench.allocators.dispatch`): one
+loop per scheduler serves them all.
 
 Hooks a state class does not implement are no-ops (their own bodies; for
 :func:`sched_has_room`, True), except :func:`schedule` and :func:`choose`, which every
