@@ -414,6 +414,7 @@ from numba.core import event
 _now = {"test": "(collection)"}
 _own = {}
 _stack = []
+_loops = []  # [test, loop, signature, CPU s] of each replay loop compiled (not loaded)
 
 class _L(event.Listener):
     def on_start(self, ev):
@@ -424,6 +425,9 @@ class _L(event.Listener):
         if _stack:
             _stack[-1][1] += total
         _own[_now["test"]] = _own.get(_now["test"], 0.0) + total - nested
+        name = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__qualname__", "")
+        if name.startswith("_run_for_"):
+            _loops.append([_now["test"], name, ", ".join(str(a) for a in ev.data["args"]), total - nested])
 
 event.register("numba:compile", _L())
 
@@ -434,7 +438,7 @@ def pytest_sessionfinish(session):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     out = os.environ["COMPILE_COST_OUT"]
     with open(os.path.join(out, f"tests-{worker}.json"), "w") as f:
-        json.dump(_own, f)
+        json.dump({"own": _own, "loops": _loops}, f)
 '''
 
 
@@ -452,14 +456,20 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     proc = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True)
     wall = time.perf_counter() - t
     own: dict[str, float] = {}
+    loops: list[list] = []
     for f in Path(cache).glob("tests-*.json"):
-        for k, v in json.loads(f.read_text()).items():
+        got = json.loads(f.read_text())
+        for k, v in got["own"].items():
             own[k] = own.get(k, 0.0) + v
+        loops += got["loops"]
     shutil.rmtree(cache, ignore_errors=True)
     durations = [line for line in proc.stdout.splitlines() if re.match(r"\s*[\d.]+s (call|setup|teardown) ", line)]
     lines = [f"`pytest -n {workers} {' '.join(paths)}` on an empty cache: wall {wall:.0f} s, "
              f"compile {sum(own.values()):.0f} CPU s (all workers), load {_loadavg()}; "
              f"{proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]}\n",
+             f"Replay loops compiled (every worker starts cold; loaded ones do not count): {len(loops)}, "
+             f"{sum(s for *_, s in loops):.0f} CPU s; distinct loop specialisations (scheduler class "
+             f"x argument types): {len({(n, sig) for _, n, sig, _ in loops})}.\n",
              "| test | compile CPU s |", "|---|---|"]
     for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"| `{k}` | {v:.1f} |")

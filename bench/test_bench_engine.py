@@ -135,7 +135,7 @@ def alloc_case():
         c.scal[C_FREE : C_FREE + N_RES] = free0.sum(axis=0)
         entry = registry.allocator(name)
         alloc = entry.load()(setup, **entry.resolve({}))
-        if hasattr(alloc, "sums"):
+        if alloc.sums.size:  # weighted, priority-weighted (the shared state's other families have it empty)
             alloc.sums[0] = J[:, layout.J_PRED].sum()
             alloc.sums[1:] = (J[:, layout.J_UNITS, None] * J[:, layout.J_REQ : layout.J_REQ + N_RES]
                               * J[:, layout.J_PRED, None]).sum(axis=0)

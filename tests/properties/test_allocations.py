@@ -14,6 +14,8 @@ from schedbench.analysis import results
 from schedbench.engine import replay
 from schedbench.io import jobs, machine
 
+# Every allocator under each scheduler: the jitted allocators share one compiled loop per
+# scheduler (schedbench.allocators.dispatch), so the allocator axis costs runs, not compiles.
 PAIRS = [(s, a) for s in ("fcfs", "sjf", "easy", "prb", "prb-blocking") for a in registry.allocator_names()] + [
     ("conservative", "ff"), ("conservative", "bf"), ("conservative", "balanced")]  # those with a planning order
 

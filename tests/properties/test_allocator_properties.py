@@ -58,13 +58,15 @@ def _allocate(name, cap, free, req, units, req_nodes, weights):
     entry = registry.allocator(name)
     alloc = entry.load()(core.Setup(table, mach, J, {}), **entry.resolve({}))  # the declared defaults
     prio, sums = weights
-    if hasattr(alloc, "sums"):
+    # the allocators share one state class (allocators.dispatch): a family's fields are the
+    # non-empty arrays
+    if alloc.sums.size:  # weighted, priority-weighted
         alloc.sums[:] = sums
-        if hasattr(alloc, "crit"):
+        if alloc.bound.size:  # priority-weighted
             alloc.prio[:] = np.where(alloc.crit > 0, prio, 1)
     used = _choose(alloc, c, 0)
     assert np.array_equal(c.free, free), "placement must not touch the free array"
-    order = getattr(alloc, "order", np.arange(cap.shape[0]))
+    order = alloc.order if alloc.order.size else np.arange(cap.shape[0])
     placed = None if used < 0 else (c.work[W_NODE, :used].copy(), c.work[W_COUNT, :used].copy())
     return order.copy(), placed
 

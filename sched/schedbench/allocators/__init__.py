@@ -4,7 +4,10 @@ One module per family: :mod:`.fit` (First-Fit, Best-Fit) and :mod:`.netti` (Nett
 al.'s Balanced, Weighted and Priority-Weighted).  Each allocator is a namedtuple state
 class with kernels implementing the :func:`schedbench.core.hooks.choose` hook (and any
 other allocator hook it needs), and a factory ``factory(setup, **options)`` taking exactly
-the options declared below.  All of them agree on *whether* a job fits (that depends on
+the options declared below.  The factories return their state packed into the one state
+class of :mod:`.dispatch`, which selects the family's kernels by an integer, so that a
+scheduler's replay loop is compiled once for every allocator (a new family is one line
+there).  All of them agree on *whether* a job fits (that depends on
 the free resources only); they differ in *which* nodes it gets.
 
 :data:`DECLARATIONS` is each allocator's whole description (name, factory, options with

@@ -4,7 +4,9 @@
 * **bf** (Best-Fit): non-decreasing free computing resources (cores + GPUs + MICs; memory
   not counted), ties by index, recomputed before each allocation.
 
-Both place jobs by the spec's allocation rule (:func:`schedbench.core.api.place`).
+Both place jobs by the spec's allocation rule (:func:`schedbench.core.api.place`).  Their
+factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one replay
+loop for every allocator); the classes below name the fields each family uses.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 from ..core.api import (
     W_IDENT,
     alloc_released,
@@ -24,6 +26,7 @@ from ..core.api import (
     plan_order,
 )
 from ..core.layout import J_REQ, N_RES
+from .dispatch import Allocator, pack
 
 
 class FirstFit(NamedTuple):
@@ -41,13 +44,13 @@ class BestFit(NamedTuple):
     tmp: np.ndarray
 
 
-def first_fit(setup) -> FirstFit:
-    return FirstFit(np.zeros(N_RES, dtype=np.int64))
+def first_fit(setup) -> Allocator:
+    return pack(FirstFit(np.zeros(N_RES, dtype=np.int64)))
 
 
-def best_fit(setup) -> BestFit:
+def best_fit(setup) -> Allocator:
     m = setup.machine.n_nodes
-    return BestFit(np.arange(m, dtype=np.int64), np.zeros(m), np.empty(m, dtype=np.int64))
+    return pack(BestFit(np.arange(m, dtype=np.int64), np.zeros(m), np.empty(m, dtype=np.int64)))
 
 
 # --------------------------------------------------------------------------- First-Fit
@@ -114,7 +117,7 @@ def _bf_plan_order(alloc, free, order, key, tmp):
 
 
 @implements(choose, BestFit)
-@inline_kernel
+@internal_kernel  # called, not inlined: the sort dwarfs the call (see .dispatch)
 def _bf_choose(alloc, core, j):
     _best_fit_order(core.free, alloc.order, alloc.key, alloc.tmp)
     return place_in_order(core, alloc.order, np.int64(0), j)

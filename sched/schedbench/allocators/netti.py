@@ -39,6 +39,9 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   priority order; EASY: the in-order jobs up to the blocked head (included), then every
   queued job behind the head (each backfill candidate: it fails when it does not fit
   now or would delay the head's reservation).
+
+The factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one
+replay loop for every allocator); the classes below name the fields each family uses.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._jit import inline_kernel, kernel
+from .._jit import inline_kernel, internal_kernel, kernel
 from ..core.api import (
     C_CAP,
     C_FREE,
@@ -68,6 +71,7 @@ from ..core.api import (
 from ..core.layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
 from ..errors import UsageError
 from ..io.machine import RESOURCE_NAMES
+from .dispatch import Allocator, pack
 
 WEIGHT_RULES: tuple[str, ...] = ("text", "authors")  # index = the rule's code in mode[0]
 RULE_TEXT = 0
@@ -140,8 +144,8 @@ def _buffers(setup):
 # Factories: the options and their defaults are declared in schedbench.allocators.
 
 
-def balanced(setup, critical) -> Balanced:
-    return Balanced(critical_mask(critical), *_buffers(setup), np.zeros(16, dtype=np.int64))
+def balanced(setup, critical) -> Allocator:
+    return pack(Balanced(critical_mask(critical), *_buffers(setup), np.zeros(16, dtype=np.int64)))
 
 
 def _mode(weight_rule, window) -> np.ndarray:
@@ -152,20 +156,20 @@ def _mode(weight_rule, window) -> np.ndarray:
     return np.array([WEIGHT_RULES.index(weight_rule), int(window)], dtype=np.int64)
 
 
-def weighted(setup, weight_rule, window) -> Weighted:
-    return Weighted(
+def weighted(setup, weight_rule, window) -> Allocator:
+    return pack(Weighted(
         np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
         _mode(weight_rule, window),
-    )
+    ))
 
 
-def priority_weighted(setup, critical, priority_bound, weight_rule, window) -> PriorityWeighted:
+def priority_weighted(setup, critical, priority_bound, weight_rule, window) -> Allocator:
     if int(priority_bound) < 1:
         raise UsageError("the priority bound must be >= 1")
-    return PriorityWeighted(
+    return pack(PriorityWeighted(
         np.zeros(1 + N_RES, dtype=np.int64), np.ones(N_RES, dtype=np.int64), np.zeros(N_RES), *_buffers(setup),
         _mode(weight_rule, window), critical_mask(critical), np.array([int(priority_bound)], dtype=np.int64),
-    )
+    ))
 
 
 # --------------------------------------------------------------------------- Balanced
@@ -216,7 +220,7 @@ def _balanced_order(free, crit, bins, order, key, tmp):
 
 
 @implements(choose, Balanced)
-@inline_kernel
+@internal_kernel  # called, not inlined: the sort dwarfs the call (see .dispatch)
 def _balanced_choose(alloc, core, j):
     """choose() for Balanced: job ``j``'s placement along the Balanced order of the free
     nodes (core.work; returns the nodes used, -1 when it does not fit)."""
@@ -310,7 +314,7 @@ def _rank_order(free, cap, scal, weights, units, req, order, key, tmp):
     argsort_stable(key, order, tmp)
 
 
-@inline_kernel
+@internal_kernel  # called, not inlined: the sort dwarfs the call (see .dispatch)
 def _weighted_choose(alloc, core, j):
     """choose() for Weighted and Priority-Weighted: w_k by the state's rule (mode[0]) into
     alloc.weights, then job ``j``'s placement along the rank order of the free nodes

@@ -11,10 +11,12 @@ implement some of the hooks below for that namedtuple class::
 
 A hook is called from jitted code with the state as its first argument; which kernel
 runs is decided when numba compiles the caller, from the state's class (an ``@overload``
-keyed on it).  So the replay loop compiled for ``Easy`` with ``FirstFit`` contains EASY's
-and First-Fit's kernels and nothing else, and numba caches it on disk like any kernel:
-its signature holds only namedtuple and array types (a loop that took the kernels as
-first-class function arguments could not be cached).
+keyed on it).  So the replay loop compiled for ``Easy`` contains EASY's kernels and those
+of its allocator's class, and numba caches it on disk like any kernel: its signature holds
+only namedtuple and array types (a loop that took the kernels as first-class function
+arguments could not be cached).  The built-in allocators share one class, whose hooks
+choose the family's kernel by an integer (:mod:`schedbench.allocators.dispatch`): one
+loop per scheduler serves them all.
 
 Hooks a state class does not implement are no-ops (their own bodies; for
 :func:`sched_has_room`, True), except :func:`schedule` and :func:`choose`, which every
@@ -193,12 +195,17 @@ def counts_attempts(alloc):
 
 
 # choose is inlined (once per start, as the core's steps, see schedbench._jit); the replay
-# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).
+# loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).  The
+# other allocator hooks are inlined too: the jitted allocators share one state class whose
+# hooks branch on its family (schedbench.allocators.dispatch), and a call would pass all
+# its arrays at every event for what is, for most families, nothing to do.
 _dispatch(schedule, required=True)
 _dispatch(choose, required=True, inline="always")
 _dispatch(predict, required=True)
 _dispatch(revises, required=False, inline="always")  # a constant: the core's check folds away
-for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake, plan_order,
-              alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded, counts_attempts):
+for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake):
     _dispatch(_hook, required=False)
+for _hook in (plan_order, alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded,
+              counts_attempts):
+    _dispatch(_hook, required=False, inline="always")
 del _hook
