@@ -20,8 +20,10 @@ per level of nesting, and numba's compile time grows with the copies, so the res
 separate kernels: ``_commit`` (a start), the queue insertion, EASY's backfill scans, the
 allocators' orderings and the placement scan.  Kernels only other kernels call are
 ``internal_kernel``: numba skips their Python wrapper, which costs as much to compile as a
-small kernel.  The replay loop is one source compiled and cached per scheduler state class,
-so a run compiles (or loads) only its scheduler, allocator and predictor
+small kernel.  The replay loop is one source compiled and cached per scheduler state class and
+mode; the jitted allocators share one state class (:mod:`schedbench.allocators.dispatch`),
+so a loop once compiled serves every allocator, and a run compiles (or loads) its
+scheduler, the allocator families and its predictor
 (:mod:`schedbench.core.hooks`, :func:`schedbench.core.loop.loop_for`).
 """
 

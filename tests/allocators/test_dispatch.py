@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from schedbench import registry
-from schedbench.allocators import dispatch, fit, netti
+from schedbench.allocators import dispatch, fit, keller, netti
 from schedbench.engine import warm
 from schedbench.engine.prepare import start_run
 
 JITTED = [n for n in registry.allocator_names() if registry.allocator(n).kind is registry.Kind.JITTED]
 FAMILY_OF = {"ff": fit.FirstFit, "bf": fit.BestFit, "balanced": netti.Balanced, "weighted": netti.Weighted,
-             "priority-weighted": netti.PriorityWeighted}
+             "priority-weighted": netti.PriorityWeighted, "keller": keller.Keller}
 
 
 def test_every_jitted_allocator_takes_the_same_loop():

@@ -56,6 +56,7 @@ FAMILIES: tuple[str, ...] = (
     "schedbench.allocators.netti:Balanced",
     "schedbench.allocators.netti:Weighted",
     "schedbench.allocators.netti:PriorityWeighted",
+    "schedbench.allocators.keller:Keller",
 )
 """The jitted allocator families, ``"module:StateClass"``; a family's code (Allocator.family)
 is its index here.  Codes are compiled into the loops, which numba's cache keys on the

@@ -42,6 +42,7 @@ from .._jit import inline_kernel, kernel
 from ..core.api import choose, implements, place_in_order, plan_order
 from ..errors import UsageError
 from ..io.machine import Machine
+from .dispatch import Allocator, pack
 
 _ENTRY_RE = re.compile(r"^\s*([^:]+?)\s*:\s*([+-]?\d+)\s*$")
 
@@ -98,10 +99,10 @@ def node_weights(capacity: np.ndarray, prio: np.ndarray) -> np.ndarray:
     return w + prio
 
 
-def keller(setup, node_prio) -> Keller:
+def keller(setup, node_prio) -> Allocator:
     """Factory: the node order of ``setup.machine`` with the ``node_prio`` option."""
     key = node_weights(setup.machine.capacity, node_priorities(node_prio, setup.machine))
-    return Keller(np.argsort(key, kind="stable").astype(np.int64))
+    return pack(Keller(np.argsort(key, kind="stable").astype(np.int64)))
 
 
 @implements(choose, Keller)
