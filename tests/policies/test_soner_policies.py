@@ -316,11 +316,14 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
     table = soner.generate(kind, 14, m, np.random.default_rng(seed), mean_interarrival=gap)
     r, checked = _solved_both_ways(AucSched, "_auction", "fill_exact_bids",
                                    lambda: replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm}))
-    for written, reduced in checked:
-        assert (written.status, reduced.status) == ("optimal", "optimal")
+    # a window where CBC stops at its node limit proves no optimum to compare (both
+    # 'feasible': seen on a generated workload IV); every proved pair must agree
+    proved = [(w, red) for w, red in checked if (w.status, red.status) == ("optimal", "optimal")]
+    for written, reduced in proved:
         assert reduced.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), reduced.time
+    for written, reduced in checked:
         assert reduced.variables <= written.variables
-    assert np.all(r.start >= 0) and checked
+    assert np.all(r.start >= 0) and proved
 
 
 @settings(max_examples=12, deadline=None)

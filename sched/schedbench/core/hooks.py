@@ -203,9 +203,13 @@ _dispatch(schedule, required=True)
 _dispatch(choose, required=True, inline="always")
 _dispatch(predict, required=True)
 _dispatch(revises, required=False, inline="always")  # a constant: the core's check folds away
-for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake):
+# alloc_released stays a call: inlined into the core's end-of-job step, numba 0.68 broke
+# the step's later reads of the released job's successors (an index out of bounds under
+# NUMBA_BOUNDSCHECK=1, a crash without, with job dependencies on:
+# tests/engine/test_dependencies.py); it runs once per job end, where a call costs little.
+for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake,
+              alloc_released):
     _dispatch(_hook, required=False)
-for _hook in (plan_order, alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded,
-              counts_attempts):
+for _hook in (plan_order, alloc_enqueued, alloc_committed, attempt_failed, attempt_succeeded, counts_attempts):
     _dispatch(_hook, required=False, inline="always")
 del _hook
