@@ -305,6 +305,7 @@ class _StateFlow:
             stage[key] = [int(nodes.size), int(nodes.size), keys[g, : free.shape[1]], keys[g, free.shape[1] :] > 0]
             self.members[key] = nodes
         self.stages = []  # per job: [(key, [(z, h, next key)], stay key)]
+        self.counted = []  # per job j: {key: y}, the continuous count variables of stage j + 1's states
         self.takes = [[] for _ in range(W)]
         for j in range(W):
             req = request[j]
@@ -332,6 +333,7 @@ class _StateFlow:
                     stay_count = count
                 stay = self._enter(nxt, inflow, fr, col, j + 1, left, stay_count, ub)
                 moves.append((key, options, stay))
+            counted = {}
             for key, terms in inflow.items():
                 if len(terms) == 1 and not isinstance(terms[0], mip.LinExpr):
                     nxt[key][0] = terms[0]  # a constant or one variable: no row needed
@@ -341,7 +343,9 @@ class _StateFlow:
                     y = m.add_var(lb=0, ub=nxt[key][1])
                     m += y == mip.xsum(terms)
                     nxt[key][0] = y
+                    counted[key] = y
             self.stages.append(moves)
+            self.counted.append(counted)
             stage = nxt
 
     @staticmethod
@@ -361,9 +365,15 @@ class _StateFlow:
         """[(z, count)] of a placement [(position, nodes, units per node)] of some of the
         window's jobs that respects the free amounts and ``host`` (:func:`first_fit`'s):
         each node follows its path of states, and z counts the nodes that give job j h
-        units from a state.  (A node's state keeps the free amounts capped at what the
-        later jobs could take, so whatever the placement gives a job on it, the state has
-        that option.)"""
+        units from a state, and y the nodes in a state that several moves enter.  (A
+        node's state keeps the free amounts capped at what the later jobs could take, so
+        whatever the placement gives a job on it, the state has that option.)
+
+        The y are continuous, yet they must be given: CBC's preprocessing makes them
+        integer (they equal sums of integers) and then reads a start's missing
+        variables as 0, which violates their rows; it then rejects the start, and its
+        repair can end in a solution that breaks the model's rows under an "optimal"
+        status (ESP cpu-gpu, seed 1, t = 2645: a 64-node job placed on 62 nodes)."""
         n_nodes = sum(nodes.size for nodes in self.members.values())
         share = np.zeros((self.W, n_nodes), dtype=np.int64)  # units each job gets on each node
         for a, nodes, counts in placed:
@@ -384,6 +394,7 @@ class _StateFlow:
                         nxt.setdefault(to, []).append(mine)
                 nxt.setdefault(stay, []).append(nodes[h == 0])
             where = {key: np.concatenate(parts) for key, parts in nxt.items()}
+            out += [(y, float(where[key].size)) for key, y in self.counted[j].items() if key in where]
         return out
 
     def place(self, jobs, chosen):
