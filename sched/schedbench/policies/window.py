@@ -63,6 +63,10 @@ SLURM_TOP_PRIORITY = 0xFFFF0000  # slurmctld's TOP_PRIORITY: priority/basic coun
 MAX_AGE_MIN = 10080.0  # SLURM's default PriorityMaxAge, 7 days, in minutes
 SOLVERS = ("cbc", "highs")
 ON_LIMIT = ("halve", "incumbent")
+NO_OBJECTIVE = 1e30
+"""An objective at or above this is a solver's infinity, not a solution's value (CBC
+reports 1e50 without a solution); real ones stay far below it (SLURM's priorities, 4.3e9,
+times a window's cores)."""
 
 
 def check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
@@ -171,6 +175,11 @@ class Solver:
         status = m.optimize(max_nodes=self.max_nodes)
         solve_s = time.perf_counter() - t0
         found = status in (mip.OptimizationStatus.OPTIMAL, mip.OptimizationStatus.FEASIBLE)
+        if found and (m.objective_value is None or not abs(m.objective_value) < NO_OBJECTIVE):
+            # CBC can end "optimal" holding no solution (objective 1e50, values that break
+            # the rows) after rejecting a start: nothing to use, the limit's rule applies
+            status = mip.OptimizationStatus.NO_SOLUTION_FOUND
+            found = False
         finished = status in (mip.OptimizationStatus.OPTIMAL, mip.OptimizationStatus.INFEASIBLE)
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
@@ -182,9 +191,10 @@ class Solver:
         """decisions.parquet: one row per solve: time (s), window (jobs in the window),
         jobs (in the model: those that fit alone), variables, constraints, status
         (python-mip's: optimal, feasible = limit hit with an incumbent, no_solution_found
-        = limit hit without one, infeasible), objective (null without a solution),
-        start_objective (the objective of the solution the solver started from, null
-        without one: IPSCHED's first-fit placement), solve_s (wall-clock seconds, for
+        = limit hit without one, or an answer whose objective is the solver's infinity,
+        infeasible), objective (null without a solution), start_objective (the
+        objective of the solution the solver started from, null without one: IPSCHED's
+        first-fit placement), solve_s (wall-clock seconds, for
         information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED)."""
         import polars as pl
 
