@@ -31,9 +31,9 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
+from .pruning import _build_npmf, _least_used_before, _most_free_before
 from .site import _constraints_fit
-from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
+from .state import S_GROW, S_PMF_N, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
 
 
 @inline_kernel
@@ -412,18 +412,18 @@ def _earlier_fit(sched, core, alloc, j, now, b0, e0):
 def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     k = sched.ptype[j]
     sc = sched.scal
-    if sc[S_PMF_OK] == 0 or sc[S_PMF_TYPE] != k:
-        _build_pmf(sched.slots[k], sched.meta[k], sched.pmf, sc, now)
+    if sc[S_PMF_TYPE] != k:
+        sc[S_PMF_N] = 0
         sc[S_PMF_TYPE] = k
     if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
         return -1  # no instant before its booking has its size free
     if sched.site.cptr[j] == sched.site.cptr[j + 1]:
         return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
-    pmf_ok = sc[S_PMF_OK]
+    pmf_n = sc[S_PMF_N]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
     t = _fit_before(sched, core, alloc, j, now, b0)
     _pool_add(sched, j, b0, e0, 1)
-    sc[S_PMF_OK] = pmf_ok  # the plan is as it was
+    sc[S_PMF_N] = pmf_n  # the plan is as it was
     return t
 
 

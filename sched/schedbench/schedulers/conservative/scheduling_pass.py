@@ -32,7 +32,7 @@ from .state import (
     S_GROW,
     S_NARR,
     S_NSTART,
-    S_PMF_OK,
+    S_PMF_N,
     S_RELEASE,
     S_TRIM,
     S_WN,
@@ -211,7 +211,7 @@ def _pass(sched, core, pred, alloc, now):
     _trim_nodes(sched, now)
     _trim_vectors(sched.site.lslots, sched.site.lmeta, now)
     sc[S_TRIM] = now
-    sc[S_PMF_OK] = 0
+    sc[S_PMF_N] = 0  # the prefix maxima start at now
     _pop_due(sched, core, now)  # expiries first; planned starts are collected
     queue_tidy(core.jobs, core.queue, core.scal)  # bounds the holes compress walks over
     if sc[S_EXTENDED]:

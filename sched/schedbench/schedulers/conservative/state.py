@@ -26,8 +26,8 @@ S_AMAX = 6  # most arrivals at one instant (sizes the room check)
 S_GROW = 7  # the loop returned for more room
 S_CAP_NEED = 8  # rows every vector needs before the next pass
 S_NSTART = 9  # candidates in sched.starting
-S_PMF_OK = 10  # sched.pmf describes the plan as it is
-S_PMF_N = 11
+# 10: free
+S_PMF_N = 11  # rows of sched.pmf that describe the plan as it is (compression's prefix maxima)
 S_PMF_TYPE = 12  # the resource type sched.pmf was built for
 S_USED = 13  # nodes of the last node fit's placement
 S_BN = 14  # rows used in sched.bnodes
