@@ -31,7 +31,7 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _least_used_before, _most_free_before
+from .pruning import _build_npmf, _least_used_before, _most_free_before, _short_until
 from .site import _constraints_fit
 from .state import S_GROW, S_PMF_N, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
 
@@ -417,11 +417,13 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
         sc[S_PMF_TYPE] = k
     if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
         return -1  # no instant before its booking has its size free
+    # nor has any before this one: the search starts there
+    t0 = _short_until(sched.pmf, sc, now, sched.size[j])
     if sched.site.cptr[j] == sched.site.cptr[j + 1]:
-        return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
+        return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, b0, b0, e0, sched.size[j])
     pmf_n = sc[S_PMF_N]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
-    t = _fit_before(sched, core, alloc, j, now, b0)
+    t = _fit_before(sched, core, alloc, j, t0, b0)
     _pool_add(sched, j, b0, e0, 1)
     sc[S_PMF_N] = pmf_n  # the plan is as it was
     return t

@@ -87,6 +87,21 @@ def _most_free_before(slots, meta, pmf, scal, now, t):
     return best
 
 
+@inline_kernel
+def _short_until(pmf, scal, now, size):
+    """An instant before which fewer than ``size`` items are free at every instant from
+    now (the stop of the last prefix-maximum row below size; now when none): no window
+    starting before it takes a job of that size."""
+    lo, hi = 0, scal[S_PMF_N]
+    while lo < hi:  # first row whose maximum reaches size (the maxima never fall)
+        mid = (lo + hi) >> 1
+        if pmf[1, mid] < size:
+            lo = mid + 1
+        else:
+            hi = mid
+    return pmf[0, lo - 1] if lo > 0 else now
+
+
 @internal_kernel
 def _build_npmf(slots, meta, out, now):
     """out[i, 0], out[i, 1]: the stop of row i of a used vector (from the first row ending
