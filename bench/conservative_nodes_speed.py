@@ -8,6 +8,8 @@ Cases (``--case``, repeatable; default all):
 * ``hpc2n-weekly``: the whole HPC2N log (202,871 jobs), first-fit, a weekly two-hour
   maintenance window on nodes 0-7 (a site that binds nodes makes conservative plan on
   nodes even for a pool log).
+* ``hpc2n-pool``: the whole HPC2N log, first-fit, no site: conservative in pool mode,
+  the reference the node cases compare with (issue 27's pool goal).
 * ``kth-one`` / ``kth-none``: the whole KTH-SP2 log (28,476 jobs; the shared log closest
   to CTC-SP2: an IBM SP2 with one processor a node and requested times), first-fit, with
   ONE maintenance window (nodes 0-15, two hours, 60 days in) and without any site.
@@ -37,7 +39,7 @@ from schedule_hashes import _digest  # noqa: E402
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 WEEKLY = '[[maintenance]]\nnodes = "0-7"\nweekly = "Tue 06:00-08:00"\n'
 ONE = '[[maintenance]]\nnodes = "0-15"\nfrom = "60d"\nto = "60d2h"\n'
-CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "hpc2n-weekly", "kth-one", "kth-none"]
+CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "hpc2n-weekly", "hpc2n-pool", "kth-one", "kth-none"]
 
 
 def _load(case: str):
@@ -52,7 +54,7 @@ def _load(case: str):
     log = {"hpc2n": "HPC2N-2002-2.2-cln.swf.gz", "kth": "KTH-SP2-1996-2.1-cln.swf.gz"}[case.split("-")[0]]
     table, header = swf.read(TRACES / "swf" / log)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
-    text = {"hpc2n-weekly": WEEKLY, "kth-one": ONE, "kth-none": None}[case]
+    text = {"hpc2n-weekly": WEEKLY, "hpc2n-pool": None, "kth-one": ONE, "kth-none": None}[case]
     return table, mach, "ff", ({"site": site.parse(text)} if text else {})
 
 

@@ -17,7 +17,9 @@ every expiry (:func:`schedbench.core.hooks.sched_wake`), from a lazy min-heap of
 
 Compression prunes jobs that cannot move: a job can start earlier only if at some instant
 before its booking at least its size is free, so the largest free amount before each
-booking is read from a prefix maximum of the plan, rebuilt only after a job moved.
+booking is read from a prefix maximum of the plan, built only as far as the bookings
+asked about reach and cut back only to where a booking changed; the search then starts
+where that maximum first reaches the job's size.
 
 Two variants, as EASY's: when every job asks for single units of one resource type,
 spread freely (every SWF job), :class:`ConservativePool` plans on that type's totals and

@@ -15,6 +15,7 @@ from ...plan.rusv import (
     kernel_add_two_indexed,
     kernel_first_stop_after,
 )
+from .pruning import _cut_pmf
 from .site import _consumer_add
 from .state import (
     B_BEGIN,
@@ -22,7 +23,6 @@ from .state import (
     B_END,
     B_PTR,
     S_BN,
-    S_PMF_OK,
     S_TRIM,
     S_USED,
     _by_state,
@@ -58,7 +58,7 @@ def _pool_add(sched, j, begin, end, sign):
         else:  # no index (a short plan): the plain kernel, no index code on the common path
             kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * sched.size[j])
         _consumer_add(sched.site, j, k, lo, end, sign * sched.size[j])
-    sched.scal[S_PMF_OK] = 0
+        _cut_pmf(sched.pmf, sched.scal, lo)
 
 
 @inline_kernel
@@ -96,7 +96,7 @@ def _pool_move(sched, j, b0, e0, begin, end):
         if site.jvrow[r, 1] == k:
             v = site.jvrow[r, 0]
             _move_on(site.lslots[v], site.lmeta[v], lo0, e0, lo1, end, size)
-    sched.scal[S_PMF_OK] = 0
+    _cut_pmf(sched.pmf, sched.scal, min(lo0, lo1))
 
 
 @internal_kernel

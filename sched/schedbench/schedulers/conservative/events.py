@@ -11,6 +11,7 @@ from .state import (
     B_BEGIN,
     B_END,
     S_EXTENDED,
+    S_FREED_NOW,
     S_NARR,
     S_NOW,
     S_RELEASE,
@@ -27,6 +28,7 @@ def _flags_at(sc, now):
         sc[S_NOW] = now
         sc[S_RELEASE] = 0
         sc[S_EXTENDED] = 0
+        sc[S_FREED_NOW] = -1
 
 
 @internal_kernel
@@ -45,6 +47,7 @@ def _released(sched, core, j, now):
     _book(sched, core, j, begin, end, -1)
     if end > now:
         sc[S_RELEASE] = 1
+        sc[S_FREED_NOW] = max(sc[S_FREED_NOW], end)
     sched.book[j, B_BEGIN] = -1
     sched.book[j, B_END] = -1
 

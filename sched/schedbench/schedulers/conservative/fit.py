@@ -31,9 +31,9 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _build_pmf, _least_used_before, _most_free_before
+from .pruning import _build_npmf, _least_used_before, _most_free_before, _short_until
 from .site import _constraints_fit
-from .state import S_GROW, S_PMF_OK, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
+from .state import S_FREED, S_GROW, S_PMF_N, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
 
 
 @inline_kernel
@@ -405,25 +405,40 @@ def _fit(sched, core, alloc, j, now):
 
 def _earlier_fit(sched, core, alloc, j, now, b0, e0):
     """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1; the
-    plan is unchanged (node placement left in core.work)."""
+    plan is unchanged (node placement left in core.work).  sched.scal[S_FREED]: the latest instant
+    at which the plan freed room since the job's booking was last chosen or tried, while
+    every other change only took room.
+
+    Pool: any instant may start a window, so a window that fits now and did not then
+    holds freed room, and starts before that instant: the search stops there (none when it
+    is not after now).  Nodes: only booking ends are candidates, and a new booking adds
+    one, so every candidate before the booking is searched."""
 
 
 @inline_kernel
 def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     k = sched.ptype[j]
     sc = sched.scal
-    if sc[S_PMF_OK] == 0 or sc[S_PMF_TYPE] != k:
-        _build_pmf(sched.slots[k], sched.meta[k], sched.pmf, sc, now)
-        sc[S_PMF_TYPE] = k
-    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, b0) < sched.size[j]:
-        return -1  # no instant before its booking has its size free
     if sched.site.cptr[j] == sched.site.cptr[j + 1]:
-        return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), now, b0, b0, e0, sched.size[j])
-    pmf_ok = sc[S_PMF_OK]
+        limit = min(b0, sc[S_FREED])  # (a job with site constraints: its limits may be why it waited)
+    else:
+        limit = b0
+    if limit <= now:
+        return -1
+    if sc[S_PMF_TYPE] != k:
+        sc[S_PMF_N] = 0
+        sc[S_PMF_TYPE] = k
+    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, limit) < sched.size[j]:
+        return -1  # no instant before its booking (or the freed room) has its size free
+    # nor has any before this one: the search starts there
+    t0 = _short_until(sched.pmf, sc, now, sched.size[j])
+    if sched.site.cptr[j] == sched.site.cptr[j + 1]:
+        return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0, sched.size[j])
+    pmf_n = sc[S_PMF_N]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
-    t = _fit_before(sched, core, alloc, j, now, b0)
+    t = _fit_before(sched, core, alloc, j, t0, b0)
     _pool_add(sched, j, b0, e0, 1)
-    sc[S_PMF_OK] = pmf_ok  # the plan is as it was
+    sc[S_PMF_N] = pmf_n  # the plan is as it was
     return t
 
 

@@ -9,7 +9,15 @@ import numpy as np
 from ..._jit import inline_kernel
 from ...core.api import C_QN, C_RN, implements, sched_has_room
 from ...errors import UsageError
-from .state import S_AMAX, S_CAP_NEED, S_GROW, ConservativeNodes, ConservativePool, _reset_indexes
+from .state import (
+    S_AMAX,
+    S_CAP_NEED,
+    S_GROW,
+    S_PMF_N,
+    ConservativeNodes,
+    ConservativePool,
+    _reset_indexes,
+)
 
 
 @inline_kernel
@@ -67,4 +75,5 @@ def _grow(state, core) -> None:
     if isinstance(state, ConservativeNodes):
         _grow_vectors(state.nslots, new_cap)
         _grow_vectors(state.npmf, new_cap)  # the rows stay valid: their stops are instants
+    sc[S_PMF_N] = 0  # the prefix maxima are rebuilt as asked
     sc[S_GROW] = 0

@@ -1,6 +1,7 @@
 """Compression's pruning: a job can start earlier only if at some instant before its
 booking at least its size is free, so the largest free amount before each booking is
-read from a prefix maximum of the plan (``sched.pmf``), rebuilt only after a job moved.
+read from a prefix maximum of the plan (``sched.pmf``), built only as far as the bookings
+asked about reach, and cut back only to the instant where a job's booking changed.
 On nodes the same holds per node: a node hosts at most what its most free amount before
 the booking hosts, read from a prefix minimum of its used vector (``sched.npmf``),
 rebuilt only after a booking on that node changed."""
@@ -11,21 +12,23 @@ import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
 from ...plan.rusv import INF, M_AVL, M_N, S_ITEMS, S_START, S_STOP, kernel_first_stop_after
-from .state import S_PMF_N, S_PMF_OK
+from .state import S_PMF_N
 
 
 @internal_kernel
-def _build_pmf(slots, meta, pmf, scal, now):
-    """pmf[0, i], pmf[1, i]: the stop of plan row i and the most items free at any
-    instant of [now, that stop) (gaps count as all free)."""
+def _extend_pmf(slots, meta, pmf, scal, now, t):
+    """Extend the prefix maxima until they reach t or the plan's last row: pmf[0, i],
+    pmf[1, i] (i < scal[S_PMF_N]) hold a plan row's stop and the most items free at any
+    instant of [now, that stop) (gaps count as all free).  Rows are added from the plan
+    row reaching past the last one's stop, so rows kept across a change of the plan after
+    their stops (:func:`_cut_pmf`) stay right however the plan is cut into rows."""
+    m = scal[S_PMF_N]
     n = meta[M_N]
     avl = meta[M_AVL]
-    best = -1
-    covered = now
-    m = 0
-    for i in range(n):
-        if slots[i, S_STOP] <= now:
-            continue
+    best = pmf[1, m - 1] if m > 0 else -1
+    covered = pmf[0, m - 1] if m > 0 else now
+    i = kernel_first_stop_after(slots, n, covered)
+    while i < n and covered < t:
         if slots[i, S_START] > covered:
             best = avl
         free = avl - slots[i, S_ITEMS]
@@ -35,14 +38,34 @@ def _build_pmf(slots, meta, pmf, scal, now):
         pmf[0, m] = covered
         pmf[1, m] = best
         m += 1
+        i += 1
     scal[S_PMF_N] = m
-    scal[S_PMF_OK] = 1
+
+
+@inline_kernel
+def _cut_pmf(pmf, scal, t):
+    """The plan changed at instants >= t only: keep the prefix maxima whose stops are at
+    or before t (they read nothing later), drop the rest."""
+    m = scal[S_PMF_N]
+    if m > 0 and pmf[0, m - 1] > t:
+        lo, hi = 0, m
+        while lo < hi:  # first row whose stop is > t
+            mid = (lo + hi) >> 1
+            if pmf[0, mid] <= t:
+                lo = mid + 1
+            else:
+                hi = mid
+        scal[S_PMF_N] = lo
 
 
 @inline_kernel
 def _most_free_before(slots, meta, pmf, scal, now, t):
-    """The most items free at any instant of [now, t) (t > now), from the prefix maxima."""
+    """The most items free at any instant of [now, t) (t > now), from the prefix maxima,
+    extended first when they stop short of t."""
     m = scal[S_PMF_N]
+    if m == 0 or pmf[0, m - 1] < t:
+        _extend_pmf(slots, meta, pmf, scal, now, t)
+        m = scal[S_PMF_N]
     lo, hi = 0, m
     while lo < hi:  # first row whose stop is >= t
         mid = (lo + hi) >> 1
@@ -62,6 +85,21 @@ def _most_free_before(slots, meta, pmf, scal, now, t):
         if free > best:
             best = free
     return best
+
+
+@inline_kernel
+def _short_until(pmf, scal, now, size):
+    """An instant before which fewer than ``size`` items are free at every instant from
+    now (the stop of the last prefix-maximum row below size; now when none): no window
+    starting before it takes a job of that size."""
+    lo, hi = 0, scal[S_PMF_N]
+    while lo < hi:  # first row whose maximum reaches size (the maxima never fall)
+        mid = (lo + hi) >> 1
+        if pmf[1, mid] < size:
+            lo = mid + 1
+        else:
+            hi = mid
+    return pmf[0, lo - 1] if lo > 0 else now
 
 
 @internal_kernel

@@ -29,12 +29,16 @@ from .state import (
     B_END,
     B_PTR,
     S_EXTENDED,
+    S_FREED,
+    S_FREED_NOW,
+    S_FREED_PREV,
     S_GROW,
     S_NARR,
     S_NSTART,
-    S_PMF_OK,
+    S_PMF_N,
     S_RELEASE,
     S_TRIM,
+    S_VACATED,
     S_WN,
     ConservativeNodes,
     ConservativePool,
@@ -100,17 +104,28 @@ def _rebook_all(sched, core, alloc, now):
         j = queue[r]
         if jobs[j, J_STATE] == JobState.QUEUED and book[j, B_BEGIN] >= 0:
             _book_at_fit(sched, core, alloc, j, now)
+    sched.scal[S_FREED_PREV] = -1  # every booking is an earliest fit on the plan as it is
 
 
 @internal_kernel
 def _compress(sched, core, alloc, now):
     """After a release: each queued job but this instant's arrivals, in queue order, moves
-    to its earliest fit when that is earlier than its booking."""
+    to its earliest fit when that is earlier than its booking.
+
+    Every job was booked, or tried, since the plan last freed room anywhere but at this
+    instant's releases, the moves of the last compression and the moves of this one so
+    far; the latest end of all that room (sched.scal[S_FREED]), bounds where a window that now fits
+    and did not then may start (pool: :func:`_earlier_fit`)."""
     jobs = core.jobs
     queue = core.queue
     book = sched.book
     qh = core.scal[C_QH]
     span = core.scal[C_QSPAN]
+    sc = sched.scal
+    # kept in sched.scal, not in locals: a loop-carried local here made the compiled loop
+    # about 3x slower (measured on KTH-SP2 and HPC2N, pool)
+    sc[S_FREED] = max(sc[S_FREED_PREV], sc[S_FREED_NOW])
+    sc[S_VACATED] = -1
     for r in range(qh, qh + span):
         j = queue[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
@@ -125,6 +140,9 @@ def _compress(sched, core, alloc, now):
         end = t + _d(jobs, j)
         _move(sched, core, j, b0, e0, t, end)
         _set_booking(jobs, sched, j, t, end)
+        sc[S_FREED] = max(sc[S_FREED], e0)  # the move vacated room within [b0, e0)
+        sc[S_VACATED] = max(sc[S_VACATED], e0)
+    sc[S_FREED_PREV] = sc[S_VACATED]
 
 
 @internal_kernel
@@ -211,7 +229,7 @@ def _pass(sched, core, pred, alloc, now):
     _trim_nodes(sched, now)
     _trim_vectors(sched.site.lslots, sched.site.lmeta, now)
     sc[S_TRIM] = now
-    sc[S_PMF_OK] = 0
+    sc[S_PMF_N] = 0  # the prefix maxima start at now
     _pop_due(sched, core, now)  # expiries first; planned starts are collected
     queue_tidy(core.jobs, core.queue, core.scal)  # bounds the holes compress walks over
     if sc[S_EXTENDED]:
