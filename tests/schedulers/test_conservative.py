@@ -69,5 +69,5 @@ def test_bookings_hold_nodes():
 
 
 def test_nodes_need_an_allocator_with_a_planning_order():
-    with pytest.raises(UsageError, match="use ff, bf or balanced"):
+    with pytest.raises(UsageError, match="use ff, bf, balanced or keller"):
         _nodes([(0, 1, 4, 1, 10, 10), (0, 1, 4, 1, 10, 10)], "1x(cores=4,gpus=1)", allocator="weighted")
