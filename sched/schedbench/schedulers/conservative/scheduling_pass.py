@@ -31,7 +31,6 @@ from .state import (
     S_EXTENDED,
     S_FREED,
     S_FREED_NOW,
-    S_FREED_PREV,
     S_GROW,
     S_NARR,
     S_NSTART,
@@ -104,7 +103,7 @@ def _rebook_all(sched, core, alloc, now):
         j = queue[r]
         if jobs[j, J_STATE] == JobState.QUEUED and book[j, B_BEGIN] >= 0:
             _book_at_fit(sched, core, alloc, j, now)
-    sched.scal[S_FREED_PREV] = -1  # every booking is an earliest fit on the plan as it is
+    sched.scal[S_VACATED] = -1  # every booking is an earliest fit on the plan as it is
 
 
 @internal_kernel
@@ -124,7 +123,7 @@ def _compress(sched, core, alloc, now):
     sc = sched.scal
     # kept in sched.scal, not in locals: a loop-carried local here made the compiled loop
     # about 3x slower (measured on KTH-SP2 and HPC2N, pool)
-    sc[S_FREED] = max(sc[S_FREED_PREV], sc[S_FREED_NOW])
+    sc[S_FREED] = max(sc[S_VACATED], sc[S_FREED_NOW])  # the last compression's moves, this instant's ends
     sc[S_VACATED] = -1
     for r in range(qh, qh + span):
         j = queue[r]
@@ -142,7 +141,6 @@ def _compress(sched, core, alloc, now):
         _set_booking(jobs, sched, j, t, end)
         sc[S_FREED] = max(sc[S_FREED], e0)  # the move vacated room within [b0, e0)
         sc[S_VACATED] = max(sc[S_VACATED], e0)
-    sc[S_FREED_PREV] = sc[S_VACATED]
 
 
 @internal_kernel

@@ -26,7 +26,7 @@ S_AMAX = 6  # most arrivals at one instant (sizes the room check)
 S_GROW = 7  # the loop returned for more room
 S_CAP_NEED = 8  # rows every vector needs before the next pass
 S_NSTART = 9  # candidates in sched.starting
-S_FREED_PREV = 10  # the latest end of what the last compression's moves vacated (-1 after rebooking all)
+S_VACATED = 10  # the latest end of what the last (or running) compression's moves vacated (-1 after rebooking all)
 S_PMF_N = 11  # rows of sched.pmf that describe the plan as it is (compression's prefix maxima)
 S_PMF_TYPE = 12  # the resource type sched.pmf was built for
 S_USED = 13  # nodes of the last node fit's placement
@@ -34,8 +34,7 @@ S_BN = 14  # rows used in sched.bnodes
 S_SITE = 15  # 1 when some job has site constraints (limits, FreePools)
 S_FREED_NOW = 16  # the latest end of the bookings released at this instant (-1 when none)
 S_FREED = 17  # compression: the latest end of the room freed since the job being tried was last tried
-S_VACATED = 18  # compression: the latest end of what its moves vacated so far
-N_SCAL = 19
+N_SCAL = 18
 
 # Columns of sched.book, int64 (n, 4): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode).
