@@ -37,6 +37,9 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from .._jit import inline_kernel, kernel
 
@@ -61,6 +64,33 @@ class Rusv(NamedTuple):
 
 
 # --------------------------------------------------------------------------- kernels
+
+
+@intrinsic
+def _memmove_rows(typingctx, slots, dst, src, count):
+    """Move rows [src, src + count) of a C-contiguous 2-D array to rows [dst, dst +
+    count) as one ``memmove`` (the ranges may overlap); count >= 0.  Inserting or
+    removing rows in a sorted vector moves its tail; a loop copying row by row, column by
+    column ran about 5 times slower than memmove on a tail of 1,200 rows (2.3 against
+    0.4-0.5 us), and that move is most of a booking in a long plan.  An intrinsic, not a
+    ctypes call, so that the kernels stay in numba's cache."""
+    if not (isinstance(slots, types.Array) and slots.ndim == 2 and slots.layout == "C"):
+        return None
+    sig = types.void(slots, dst, src, count)
+
+    def codegen(context, builder, signature, args):
+        array, d, s, c = args
+        i64 = ir.IntType(64)
+        d, s, c = (context.cast(builder, v, t, types.int64) for v, t in zip((d, s, c), signature.args[1:], strict=True))
+        a = context.make_array(signature.args[0])(context, builder, value=array)
+        row = builder.mul(cgutils.unpack_tuple(builder, a.shape, 2)[1],
+                          ir.Constant(i64, context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))))
+        base = builder.bitcast(a.data, cgutils.voidptr_t)
+        cgutils.raw_memmove(builder, builder.gep(base, [builder.mul(d, row)]), builder.gep(base, [builder.mul(s, row)]),
+                            c, row)
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @inline_kernel
@@ -141,10 +171,7 @@ def _normalise(slots, meta, a, b):
         r += 1
     shift = r - w
     if shift > 0:
-        for k in range(r, n):
-            slots[k - shift, S_START] = slots[k, S_START]
-            slots[k - shift, S_STOP] = slots[k, S_STOP]
-            slots[k - shift, S_ITEMS] = slots[k, S_ITEMS]
+        _memmove_rows(slots, r - shift, r, n - r)
         meta[M_N] = n - shift
 
 
@@ -152,10 +179,7 @@ def _normalise(slots, meta, a, b):
 def _split_at(slots, meta, i, t):
     """Split row i at time t (start < t < stop) into two rows; moves the tail right by one."""
     n = meta[M_N]
-    for k in range(n, i, -1):
-        slots[k, S_START] = slots[k - 1, S_START]
-        slots[k, S_STOP] = slots[k - 1, S_STOP]
-        slots[k, S_ITEMS] = slots[k - 1, S_ITEMS]
+    _memmove_rows(slots, i + 1, i, n - i)
     slots[i, S_STOP] = t
     slots[i + 1, S_START] = t
     meta[M_N] = n + 1
@@ -189,10 +213,7 @@ def _add(slots, meta, start, stop, x):
     if prev < stop:
         gaps += 1
     if gaps > 0:
-        for k in range(n - 1, i1 - 1, -1):
-            slots[k + gaps, S_START] = slots[k, S_START]
-            slots[k + gaps, S_STOP] = slots[k, S_STOP]
-            slots[k + gaps, S_ITEMS] = slots[k, S_ITEMS]
+        _memmove_rows(slots, i1 + gaps, i1, n - i1)
     # rebuild [i0, i1 + gaps) right to left: each existing row plus x, each gap at v0 + x
     v0 = _implicit(meta)
     w = i1 + gaps - 1
@@ -292,20 +313,9 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
             for r in range(i, r1):
                 m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
             shift = m - (r1 - r0)
-            if shift > 0:
-                for k in range(n - 1, r1 - 1, -1):
-                    slots[k + shift, S_START] = slots[k, S_START]
-                    slots[k + shift, S_STOP] = slots[k, S_STOP]
-                    slots[k + shift, S_ITEMS] = slots[k, S_ITEMS]
-            elif shift < 0:
-                for k in range(r1, n):
-                    slots[k + shift, S_START] = slots[k, S_START]
-                    slots[k + shift, S_STOP] = slots[k, S_STOP]
-                    slots[k + shift, S_ITEMS] = slots[k, S_ITEMS]
-            for u in range(m):
-                slots[r0 + u, S_START] = slots[base + u, S_START]
-                slots[r0 + u, S_STOP] = slots[base + u, S_STOP]
-                slots[r0 + u, S_ITEMS] = slots[base + u, S_ITEMS]
+            if shift != 0:
+                _memmove_rows(slots, r1 + shift, r1, n - r1)
+            _memmove_rows(slots, r0, base, m)
             meta[M_N] = n + shift
             return True
     # the two operations, when both surely have room: the first leaves at most n1 rows
