@@ -30,7 +30,9 @@ the plan after every pass: jobs in the plan (queued and running) and rows of its
 the numbers the curve is read at.  ``--parts`` times the searches alone and the bookings
 alone (``--stream``, default uniform).  ``--kept [N ...]`` times planning after N planned
 jobs (default 100 and 30,000) with the scan and as the conservative scheduler plans now:
-the index kept by ``rusv.kernel_index_keep``, built only past ``rusv.INDEX_ON_ROWS`` rows.
+the index kept by ``rusv.kernel_index_keep``, built only past ``rusv.INDEX_ON_ROWS`` rows;
+then the same bookings alone, at the starts that planning found (the rest of a job's
+cost is its search).
 
 Run: ``PYTHONPATH=sched .venv/bin/python bench/plan_cost_curve.py [--out PNG] [--replays] [--parts]``.
 """
@@ -79,17 +81,26 @@ def _plan_indexed(slots, meta, index, sizes, lengths):
 
 
 @numba.njit(cache=True)
-def _plan_kept(slots, meta, index, sizes, lengths):
+def _plan_kept(slots, meta, index, sizes, lengths, starts):
     """:func:`_plan_indexed` as the conservative scheduler plans on a pool: the index kept
     by ``rusv.kernel_index_keep`` before each search (built past INDEX_ON_ROWS rows, none
-    on shorter plans, where the searches are the plain ones)."""
+    on shorter plans, where the searches are the plain ones); each start into ``starts``."""
     for i in range(sizes.shape[0]):
         rusv.kernel_index_keep(slots, meta, index, np.int64(0))
         t = rusv.kernel_earliest_fit_indexed(slots, meta, index, sizes[i], lengths[i], np.int64(0), rusv.INF,
                                              np.int64(0), np.int64(0), np.int64(0))
+        starts[i] = t
         if not rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i]):
             return False
     return True
+
+
+@numba.njit(cache=True)
+def _book_kept(slots, meta, index, sizes, lengths, starts):
+    """The bookings of :func:`_plan_kept` alone, at the starts it found (index kept)."""
+    for i in range(sizes.shape[0]):
+        rusv.kernel_index_keep(slots, meta, index, np.int64(0))
+        rusv.kernel_add_indexed(slots, meta, index, starts[i], starts[i] + lengths[i], sizes[i])
 
 
 @numba.njit(cache=True)
@@ -216,12 +227,14 @@ def measure(stream, n: int) -> tuple[int, int, float, float, float, float]:
     return int(r.meta[rusv.M_N]), after, *us
 
 
-def kept(stream, n: int, rounds: int = 5) -> tuple[int, float, float, float, float]:
+def kept(stream, n: int, rounds: int = 5) -> tuple[int, float, float, float, float, float, float]:
     """(slots in the plan of n jobs, us per job planned with the scan (the scheduler until
-    issue 27) and as the scheduler plans now (:func:`_plan_kept`): median and fastest of
-    ``rounds``, alternated)."""
+    issue 27) and as the scheduler plans now (:func:`_plan_kept`), then its bookings alone
+    at the starts it found (:func:`_book_kept`): median and fastest of ``rounds``,
+    alternated)."""
     r, psizes, plengths = _planned(stream, n)
-    plain, now = [], []
+    plain, now, books = [], [], []
+    starts = np.empty(PROBE, np.int64)
     for _ in range(rounds):
         s, m = r.slots.copy(), r.meta.copy()
         t0 = time.perf_counter()
@@ -231,10 +244,17 @@ def kept(stream, n: int, rounds: int = 5) -> tuple[int, float, float, float, flo
         index = rusv.kept_index(s2.shape[0])
         rusv.kernel_index_keep(s2, m2, index, np.int64(0))  # as the scheduler's first search would
         t0 = time.perf_counter()
-        assert _plan_kept(s2, m2, index, psizes, plengths)
+        assert _plan_kept(s2, m2, index, psizes, plengths, starts)
         now.append(time.perf_counter() - t0)
         assert np.array_equal(s[: m[rusv.M_N]], s2[: m2[rusv.M_N]])
-    us = [f(x) / PROBE * 1e6 for x in (plain, now) for f in (statistics.median, min)]
+        s3, m3 = r.slots.copy(), r.meta.copy()
+        index = rusv.kept_index(s3.shape[0])
+        rusv.kernel_index_keep(s3, m3, index, np.int64(0))
+        t0 = time.perf_counter()
+        _book_kept(s3, m3, index, psizes, plengths, starts)
+        books.append(time.perf_counter() - t0)
+        assert np.array_equal(s[: m[rusv.M_N]], s3[: m3[rusv.M_N]])
+    us = [f(x) / PROBE * 1e6 for x in (plain, now, books) for f in (statistics.median, min)]
     return int(r.meta[rusv.M_N]), *us
 
 
@@ -340,8 +360,10 @@ def main() -> None:
     if args.kept is not None:
         stream = _streams()[args.stream]
         r = rusv.new(stream[1], cap=64)
-        _plan_kept(r.slots, r.meta, rusv.kept_index(64), *stream[0](10, 1))  # compile before timing
-        print(f"stream {args.stream}: planned jobs, slots, us/job scan median/min, as the scheduler median/min")
+        _plan_kept(r.slots, r.meta, rusv.kept_index(64), *stream[0](10, 1), np.empty(10, np.int64))  # compile
+        _book_kept(r.slots, r.meta, rusv.kept_index(64), *stream[0](10, 1), np.zeros(10, np.int64))
+        print(f"stream {args.stream}: planned jobs, slots, us/job scan median/min, as the scheduler median/min, "
+              "its bookings alone median/min")
         for n in args.kept or (100, 30_000):
             slots, *us = kept(stream, n)
             print(f"{n:>8,} {slots:>8,}" + "".join(f" {x:>8.2f}" for x in us))
