@@ -149,6 +149,17 @@ def test_an_option_the_pair_does_not_take_is_a_usage_error(tmp_path, capsys, arg
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("value", "words"), [("bad", "expected NODES:PRIORITY"), ("0-x:1", "nodes must be")])
+def test_an_option_value_is_checked_before_the_trace_is_read(tmp_path, capsys, value, words):
+    # the trace does not exist: the option's own error comes first, before any load or compile
+    out = tmp_path / "run"
+    status, err = _replay([tmp_path / "missing.swf", "-a", "keller", "-O", f"node_prio={value}", "-o", out], capsys)
+    assert status == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"schedbench: error: node_prio entry '{value}': "), err
+    assert words in err and not out.exists()
+
+
 def test_an_option_the_pair_takes_is_accepted(tmp_path, capsys):
     trace = _swf(tmp_path, _line(1, 0))
     status, err = _replay([trace, "-q", "-s", "priority", "--account", "user", "-o", tmp_path / "run"], capsys)

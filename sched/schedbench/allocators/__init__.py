@@ -31,6 +31,15 @@ _WINDOW = Option("window", 100, "weighted / priority-weighted: jobs in the 'auth
                  metavar="N")
 _ORDERED = Capabilities(gives_plan_order=True)
 
+
+def _node_prio(text: str) -> str:
+    """keller's node_prio text, its syntax checked (the kernels' module is imported only
+    when the option is given)."""
+    from .keller import check_node_prio
+
+    return check_node_prio(text)
+
+
 DECLARATIONS: tuple[Entry, ...] = (
     Entry("ff", Kind.JITTED, "schedbench.allocators.fit:first_fit", "First-Fit: node index order",
           capabilities=_ORDERED),
@@ -46,5 +55,5 @@ DECLARATIONS: tuple[Entry, ...] = (
     Entry("keller", Kind.JITTED, "schedbench.allocators.keller:keller",
           "Keller's greedy mapper: cheap nodes first, rank max_r(node's r / machine's r) + prio_node",
           (Option("node_prio", "", "keller: prio_node per node, 'NODES:P;...' (NODES: all, gpu, mic or "
-                  "ranges such as 0-15,32; default 0 everywhere)", metavar="SPEC"),), _ORDERED),
+                  "ranges such as 0-15,32; default 0 everywhere)", _node_prio, metavar="SPEC"),), _ORDERED),
 )

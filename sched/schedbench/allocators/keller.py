@@ -53,16 +53,34 @@ class Keller(NamedTuple):
     order: np.ndarray
 
 
+def node_prio_entries(text: str) -> list[tuple[str, int, str]]:
+    """The ``node_prio`` option's entries as (nodes, priority, entry text), nodes "all",
+    "gpu", "mic" or a list of indices and ranges; a bad entry is a :class:`UsageError`.
+    Needs no machine: the command line checks the text before it reads the trace."""
+    out = []
+    for part in filter(None, (p.strip() for p in str(text).split(";"))):
+        match = _ENTRY_RE.match(part)
+        if not match:
+            raise UsageError(f"node_prio entry {part!r}: expected NODES:PRIORITY, e.g. \"gpu:2\" or \"0-15,32:1\"")
+        spec = match.group(1).strip()
+        if spec not in ("all", "gpu", "mic"):
+            _node_list(spec, part)
+        out.append((spec, int(match.group(2)), part))
+    return out
+
+
+def check_node_prio(text: str) -> str:
+    """``text`` unchanged once its syntax is checked (the option's parser)."""
+    node_prio_entries(text)
+    return text
+
+
 def node_priorities(text: str, machine: Machine) -> np.ndarray:
     """int64 (m,) prio_node of every node from the ``node_prio`` option's text (module
     docstring); a bad entry or a node not on the machine is a :class:`UsageError`."""
     m = machine.n_nodes
     prio = np.zeros(m, dtype=np.int64)
-    for part in filter(None, (p.strip() for p in str(text).split(";"))):
-        match = _ENTRY_RE.match(part)
-        if not match:
-            raise UsageError(f"node_prio entry {part!r}: expected NODES:PRIORITY, e.g. \"gpu:2\" or \"0-15,32:1\"")
-        spec, value = match.group(1).strip(), int(match.group(2))
+    for spec, value, part in node_prio_entries(text):
         if spec == "all":
             nodes = np.arange(m)
         elif spec in ("gpu", "mic"):

@@ -202,6 +202,8 @@ def _run(args) -> int:
     options = options_of(args)
     registry.check_option_names(options)  # an unknown name first: it names every known one
     refuse_options_the_pair_does_not_take(args, options)
+    for entry in (registry.scheduler(args.scheduler), registry.allocator(args.allocator)):
+        entry.resolve(options)  # a value its parser refuses fails before the trace is read and compiles start
     check_time_zone(args.tz)
     if args.site:
         from ..plan.site import load as load_site
