@@ -22,7 +22,9 @@ from .state import (
     B_COUNT,
     B_END,
     B_PTR,
+    B_TRIED,
     S_BN,
+    S_ENDS_ADDED,
     S_TRIM,
     S_USED,
     _by_state,
@@ -140,6 +142,17 @@ def _book_pool(sched, core, j, begin, end, sign):
 @inline_kernel
 def _book_nodes(sched, core, j, begin, end, sign):
     _book_nodes_keeping(sched, core, j, begin, end, sign, True)
+    if sign > 0:  # an extended booking: its end is a new candidate
+        _note_end(sched, end)
+
+
+@inline_kernel
+def _note_end(sched, end):
+    """Remember a new booking end (nodes): the candidate instants compression must test
+    again for a job are the ones added since its last try (:func:`fit._new_end_from`)."""
+    sc = sched.scal
+    sched.ends_log[sc[S_ENDS_ADDED] % sched.ends_log.shape[0]] = end
+    sc[S_ENDS_ADDED] += 1
 
 
 @inline_kernel
@@ -207,6 +220,8 @@ def _book_new_nodes(sched, core, j, begin, end):
     sched.book[j, B_PTR] = p
     sched.book[j, B_COUNT] = used
     _node_add_rows(sched, core.jobs, j, sched.bnodes, p, used, begin, end, 1, True)
+    _note_end(sched, end)
+    sched.book[j, B_TRIED] = sched.scal[S_ENDS_ADDED]  # its earliest fit: as good as a try
 
 
 _by_state(_book_new, _book_new_pool, _book_new_nodes)

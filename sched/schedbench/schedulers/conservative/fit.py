@@ -33,7 +33,19 @@ from ...plan.rusv import (
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
 from .pruning import _build_npmf, _least_used_before, _most_free_before, _short_until
 from .site import _constraints_fit
-from .state import S_FREED, S_GROW, S_PMF_N, S_PMF_TYPE, S_TRIM, S_USED, _by_state, _d, _index_of
+from .state import (
+    B_TRIED,
+    S_ENDS_ADDED,
+    S_FREED,
+    S_GROW,
+    S_PMF_N,
+    S_PMF_TYPE,
+    S_TRIM,
+    S_USED,
+    _by_state,
+    _d,
+    _index_of,
+)
 
 
 @inline_kernel
@@ -412,7 +424,8 @@ def _earlier_fit(sched, core, alloc, j, now, b0, e0):
     Pool: any instant may start a window, so a window that fits now and did not then
     holds freed room, and starts before that instant: the search stops there (none when it
     is not after now).  Nodes: only booking ends are candidates, and a new booking adds
-    one, so every candidate before the booking is searched."""
+    one: the candidates before that instant are searched, and after it only those from
+    the earliest booking end added since the job's last try on (sched.ends_log)."""
 
 
 @inline_kernel
@@ -484,8 +497,44 @@ def _nodes_may_host_before(sched, core, j, now, b0):
 
 
 @inline_kernel
+def _new_end_from(sched, j, lo, hi):
+    """The earliest booking end in [lo, hi) added since job j was last booked or tried
+    (sched.book column B_TRIED), INF when none, -1 when the ring has lost some of them
+    (every candidate may be new)."""
+    added = sched.scal[S_ENDS_ADDED]
+    since = sched.book[j, B_TRIED]
+    ring = sched.ends_log.shape[0]
+    if since < 0 or added - since > ring:
+        return np.int64(-1)
+    first = INF
+    for i in range(since, added):
+        e = sched.ends_log[i % ring]
+        if lo <= e < hi and e < first:
+            first = e
+    return first
+
+
+@inline_kernel
 def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
+    # Which candidates to search (_earlier_fit's docstring): a candidate window that fits
+    # now and did not at the job's last try holds room freed since (the plan only gained
+    # room there, every other change took room), so starts before S_FREED; a candidate
+    # at or after it can only fit if it was not one then: a booking end added since.  So
+    # every candidate of [now, limit) is searched, then those of [resume, b0) (resume:
+    # the earliest new end there; the old ones between fail, and are only tested).
     jobs = core.jobs
+    sc = sched.scal
+    limit = b0
+    resume = INF
+    if sched.site.cptr[j] == sched.site.cptr[j + 1]:  # (site constraints: as the pool)
+        limit = min(b0, sc[S_FREED])
+        resume = _new_end_from(sched, j, max(limit, now + 1), b0)
+        if resume < 0:  # lost track: search every candidate
+            limit = b0
+            resume = INF
+    sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
+    if limit <= now and resume >= b0:
+        return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
     if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
         return -1
     may = _nodes_may_host_before(sched, core, j, now, b0)
@@ -493,7 +542,12 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     if may:
         # the booking comes off and goes back as it was: the nodes' prefix minima still hold
         _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
-        t = _fit_before(sched, core, alloc, j, now, b0)
+        if limit > now:
+            t = _fit_before(sched, core, alloc, j, now, limit)
+        if t < 0 and resume < b0:
+            c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
+            if 0 <= c < b0:
+                t = _fit_before(sched, core, alloc, j, c, b0)
         # put the booking back as it was (the caller moves it when t >= 0); the placement
         # found stays in core.work: booking rows come from bnodes, not from work
         _book_nodes_keeping(sched, core, j, b0, e0, 1, False)

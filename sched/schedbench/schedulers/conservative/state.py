@@ -34,11 +34,16 @@ S_BN = 14  # rows used in sched.bnodes
 S_SITE = 15  # 1 when some job has site constraints (limits, FreePools)
 S_FREED_NOW = 16  # the latest end of the bookings released at this instant (-1 when none)
 S_FREED = 17  # compression: the latest end of the room freed since the job being tried was last tried
-N_SCAL = 18
+S_ENDS_ADDED = 18  # nodes: booking ends ever written to sched.ends_log (the next one's number)
+N_SCAL = 19
 
-# Columns of sched.book, int64 (n, 4): booking begin and end (s; -1 when none), first row
-# and row count of the booked nodes in sched.bnodes (node mode).
-B_BEGIN, B_END, B_PTR, B_COUNT = range(4)
+# Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
+# and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
+# ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`).
+B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED = range(5)
+
+# Booking ends remembered in sched.ends_log (a ring: older ones are overwritten)
+ENDS_LOG = 1 << 13
 
 
 class SitePlan(NamedTuple):
@@ -106,7 +111,10 @@ class ConservativeNodes(NamedTuple):
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount (:mod:`.pruning`; -1: not built since the vector or
-    the instant last changed)."""
+    the instant last changed); ends_log int64 (ENDS_LOG,): the end of every booking added
+    (new, moved, extended), end number i at i % ENDS_LOG (sched.scal[S_ENDS_ADDED] so
+    far), so that compression knows which candidate instants are new since a job's last
+    try."""
 
     slots: np.ndarray
     meta: np.ndarray
@@ -129,6 +137,7 @@ class ConservativeNodes(NamedTuple):
     tmp: np.ndarray
     npmf: np.ndarray
     npmf_n: np.ndarray
+    ends_log: np.ndarray
 
 
 _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
