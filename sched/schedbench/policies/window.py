@@ -122,6 +122,7 @@ class SolveRow(NamedTuple):
     start_objective: float | None
     solve_s: float
     bids: int
+    proof: str
 
 
 class Solver:
@@ -184,8 +185,16 @@ class Solver:
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
         self.rows.append(SolveRow(now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective,
-                                  start_objective, solve_s, (extra or {}).get("bids", -1)))
+                                  start_objective, solve_s, (extra or {}).get("bids", -1), "solver"))
         return Solve(status.name.lower(), objective, use, finished)
+
+    def proven(self, now: int, window: int, jobs: int, objective: float, solve_s: float) -> Solve:
+        """Log a decision point whose start (objective ``objective``) an upper bound
+        proved optimal without building a model (``proof`` "bound", no variables or
+        constraints; ``solve_s``: the bound's seconds), and return it as an optimal
+        solve."""
+        self.rows.append(SolveRow(now, window, jobs, 0, 0, "optimal", objective, objective, solve_s, -1, "bound"))
+        return Solve("optimal", objective, True, True)
 
     def table(self):
         """decisions.parquet: one row per solve: time (s), window (jobs in the window),
@@ -195,10 +204,13 @@ class Solver:
         infeasible), objective (null without a solution), start_objective (the
         objective of the solution the solver started from, null without one: IPSCHED's
         first-fit placement), solve_s (wall-clock seconds, for
-        information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED)."""
+        information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED), proof
+        ("solver": the solver's answer; "bound": the start reached an upper bound, so
+        no model was built or solved, and variables and constraints are 0)."""
         import polars as pl
 
-        types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64}
+        types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64,
+                 "proof": pl.Utf8}
         return pl.DataFrame(
             {name: pl.Series([getattr(r, name) for r in self.rows], dtype=types.get(name, pl.Int64))
              for name in SolveRow._fields}
@@ -210,6 +222,7 @@ class Solver:
         statuses: dict[str, int] = {}
         for r in self.rows:
             statuses[r.status] = statuses.get(r.status, 0) + 1
+        proofs = sum(r.proof == "bound" for r in self.rows)
         return {
             "solver": self.solver,
             "threads": 1,
@@ -218,6 +231,7 @@ class Solver:
             "on_limit": self.on_limit,
             "solves": len(self.rows),
             "statuses": statuses,
+            "proved_by_bound": proofs,
             "solve_s_median": float(np.median(times)) if times.size else None,
             "solve_s_max": float(times.max()) if times.size else None,
         }
@@ -341,6 +355,29 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
     return placed
 
 
+def knapsack_bound(value: np.ndarray, demand: np.ndarray, capacity: int, max_cells: int = 1 << 17) -> float | None:
+    """The optimum of the 0/1 knapsack ``max sum_j value_j s_j`` subject to ``sum_j
+    demand_j s_j <= capacity`` (value float64 >= 0, demand int64 >= 0, both (W,)), exact,
+    by dynamic programming over the capacity in units of the demands' greatest common
+    divisor (``best[c]``: the best value within capacity c); None when that capacity
+    exceeds ``max_cells`` (the caller then has no bound from this row).  O(W x cells)."""
+    positive = demand[demand > 0]
+    if positive.sum() <= capacity:
+        return float(value.sum())
+    step = int(np.gcd.reduce(positive))
+    cells = int(capacity) // step
+    if cells > max_cells:
+        return None
+    best = np.zeros(cells + 1)
+    free_value = 0.0
+    for v, d in zip(value.tolist(), (demand // step).tolist(), strict=True):
+        if d == 0:
+            free_value += v
+        elif d <= cells:
+            best[d:] = np.maximum(best[d:], best[:-d] + v)
+    return float(best[-1]) + free_value
+
+
 def fitting_window(view, size: int, kind: str, total_cores: int, scale: str = "slurm"):
     """The window's jobs that fit alone, highest priority first: (job indices, priorities,
     host (jobs, nodes), need (jobs,), size of the whole window), or None when none does."""
@@ -396,6 +433,13 @@ class WindowPolicy:
         result = self.solver.solve(m, now, window_size, jobs, extra, **start)
         self._finished = result.finished
         self.win.after(result.finished, self.solver.on_limit, window_size)
+        return result
+
+    def _proven(self, now: int, window_size: int, jobs: int, objective: float, solve_s: float) -> Solve:
+        """:meth:`_solve` for a start an upper bound proved optimal (no model)."""
+        result = self.solver.proven(now, window_size, jobs, objective, solve_s)
+        self._finished = True
+        self.win.after(True, self.solver.on_limit, window_size)
         return result
 
     def _settings(self) -> dict:
