@@ -150,34 +150,61 @@ class IPSched(win.WindowPolicy):
         t0 = time.perf_counter()
         weight = self._weights(view, jobs, prio)
         start = self._start(view, jobs, host, need, weight)
-        placed, value, resolution = start
-        if self.use_bound and self.use_start and value >= self._upper_bound(view, jobs, host, weight) - resolution / 2:
-            self._proven(view.time, window_size, int(jobs.size), value, time.perf_counter() - t0)
-            return [(int(jobs[a]), nodes, counts) for a, nodes, counts in placed]
+        if self.use_bound and self.use_start:
+            proved = self._reach_bound(view, jobs, host, need, weight, start)
+            if proved is not None:
+                placed, value = proved
+                self._proven(view.time, window_size, int(jobs.size), value, time.perf_counter() - t0)
+                return [(int(jobs[a]), nodes, counts) for a, nodes, counts in placed]
         if self.model == "states":
             return self._allocate_states(view, jobs, host, need, window_size, weight, start)
         return self._allocate_nodes(view, jobs, host, need, window_size, weight, start)
 
-    def _upper_bound(self, view, jobs, host, weight) -> float:
-        """An upper bound on objective (1): job j counts at most ``w_j (1 - f_j / 2|N|)``,
-        with f_j the fewest nodes it can use (its ``req_nodes``, or ``units_j`` over the
-        most units one node can host, rounded up), and per resource type the jobs chosen
-        fit in the sum of the free amounts (the knapsack row of the module docstring, a
-        relaxation of (2)-(4)); each type's 0/1 knapsack is solved exactly
-        (:func:`~schedbench.policies.window.knapsack_bound`), and the least of them is
-        the bound."""
+    def _value(self, placed, weight) -> float:
+        """Objective (1) of a placement [(position, nodes, counts)]."""
+        N2 = 2.0 * self.n_nodes
+        return sum(float(weight[a]) * (1.0 - nodes.size / N2) for a, nodes, _ in placed)
+
+    def _reach_bound(self, view, jobs, host, need, weight, start):
+        """(placement, its value) of a placement that reaches the upper bound of the
+        module docstring to within the solver's gap, or None: first-fit against the
+        bound with f_j from the largest host; then, against the bound with f_j from the
+        host sums and only the nodes some job may use, the widest placement of the whole
+        window and of each type's knapsack set (tightest first)."""
+        placed, value, resolution = start
         units = view.units[jobs]
         req_nodes = view.req_nodes[jobs]
-        fewest = np.where(req_nodes > 0, req_nodes, -(-units // np.maximum(host.max(axis=1), 1)))
+        coarse = np.where(req_nodes > 0, req_nodes, -(-units // np.maximum(host.max(axis=1), 1)))
+        bound, _ = self._bound(view, jobs, weight, coarse, view.free)
+        if value >= bound - resolution / 2:
+            return placed, value
+        tight, sets = self._bound(view, jobs, weight, win.fewest_nodes(host, units, req_nodes),
+                                  view.free[host.any(axis=0)])
+        bound = min(bound, tight)
+        request = view.request[jobs]
+        for order in [None, *sets]:
+            other = win.first_fit(view.free, request, units, need, req_nodes, host, order=order, widest=True)
+            value = self._value(other, weight)
+            if value >= bound - resolution / 2:
+                return other, value
+        return None
+
+    def _bound(self, view, jobs, weight, fewest, free):
+        """(upper bound on (1), [knapsack sets, tightest first]): job j is worth at most
+        ``w_j (1 - fewest_j / 2|N|)``, and per resource type the chosen jobs fit in the
+        sum of ``free``'s amounts; each type's 0/1 knapsack is solved exactly
+        (:func:`~schedbench.policies.window.knapsack`), and the least is the bound."""
         value = weight * (1.0 - fewest / (2.0 * self.n_nodes))
-        bound = float(value.sum())
-        free_total = view.free.sum(axis=0)
+        found = [(float(value.sum()), -1, None)]
+        free_total = free.sum(axis=0)
+        units = view.units[jobs]
         request = view.request[jobs]
         for k in range(request.shape[1]):
-            best = win.knapsack_bound(value, units * request[:, k], int(free_total[k]))
-            if best is not None:
-                bound = min(bound, best)
-        return bound
+            answer = win.knapsack(value, units * request[:, k], int(free_total[k]))
+            if answer is not None and not answer[1].all():
+                found.append((answer[0], k, np.flatnonzero(answer[1])))
+        found.sort(key=lambda f: (f[0], f[1]))
+        return found[0][0], [chosen for _, _, chosen in found if chosen is not None]
 
     def _weights(self, view, jobs, prio) -> np.ndarray:
         units = view.units[jobs]
@@ -190,9 +217,7 @@ class IPSched(win.WindowPolicy):
         if not self.use_start:
             return [], None, float(weight.min()) / (2.0 * self.n_nodes)
         placed = win.first_fit(view.free, view.request[jobs], view.units[jobs], need, view.req_nodes[jobs], host)
-        N2 = 2.0 * self.n_nodes
-        value = sum(float(weight[a]) * (1.0 - nodes.size / N2) for a, nodes, _ in placed)
-        return placed, value, float(weight.min()) / N2
+        return placed, self._value(placed, weight), float(weight.min()) / (2.0 * self.n_nodes)
 
     def _knapsack_rows(self, m, view, jobs, selected) -> None:
         """The valid knapsack rows on s alone (the sum of (2)/(4) over the nodes): CBC

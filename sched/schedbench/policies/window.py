@@ -320,7 +320,8 @@ def candidates(view, jobs: np.ndarray):
 
 
 def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np.ndarray, req_nodes: np.ndarray,
-              host: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+              host: np.ndarray, order: np.ndarray | None = None,
+              widest: bool = False) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The window's jobs placed one after the other in priority order, each on the
     lowest-indexed nodes that can take it on what the jobs before it left free, and
     skipped when it no longer fits: [(window position, nodes int64, units per node
@@ -329,10 +330,15 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
     can host.  A node where ``host`` is 0 never takes the job.  This is the start
     SLURM's scheduling pass would make now without reservations; the solvers begin from
     it.  free int64 (nodes, 4); request int64 (W, 4); units, need, req_nodes int64 (W,);
-    host int64 (W, nodes)."""
+    host int64 (W, nodes).
+
+    ``order``: the window positions to place, in that order (default: all, in window
+    order).  ``widest``: a job of free shape takes the nodes that can host the most of
+    it first (ties: the lowest index), so that it uses the fewest nodes it can on what is
+    left; its nodes are then listed in ascending order."""
     left = free.astype(np.int64).copy()
     placed = []
-    for a in range(request.shape[0]):
+    for a in range(request.shape[0]) if order is None else order.tolist():
         typed = request[a] > 0
         can = np.min(left[:, typed] // request[a, typed], axis=1) if typed.any() else np.full(left.shape[0], units[a])
         can = np.where(host[a] > 0, np.minimum(can, units[a]), 0)
@@ -342,6 +348,17 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
             if nodes.size < req_nodes[a]:
                 continue
             counts = np.full(nodes.size, need[a], dtype=np.int64)
+        elif widest:
+            by = np.lexsort((np.arange(can.size), -can))  # most units first, then node index
+            total = np.cumsum(can[by])
+            if total[-1] < units[a]:
+                continue
+            last = int(np.searchsorted(total, units[a]))
+            nodes = by[: last + 1]
+            counts = can[nodes].copy()
+            counts[-1] -= total[last] - units[a]
+            ascending = np.argsort(nodes)
+            nodes, counts = nodes[ascending], counts[ascending]
         else:
             total = np.cumsum(can)
             if total[-1] < units[a]:
@@ -355,27 +372,50 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
     return placed
 
 
-def knapsack_bound(value: np.ndarray, demand: np.ndarray, capacity: int, max_cells: int = 1 << 17) -> float | None:
-    """The optimum of the 0/1 knapsack ``max sum_j value_j s_j`` subject to ``sum_j
-    demand_j s_j <= capacity`` (value float64 >= 0, demand int64 >= 0, both (W,)), exact,
-    by dynamic programming over the capacity in units of the demands' greatest common
-    divisor (``best[c]``: the best value within capacity c); None when that capacity
-    exceeds ``max_cells`` (the caller then has no bound from this row).  O(W x cells)."""
+def knapsack(value: np.ndarray, demand: np.ndarray, capacity: int,
+             max_cells: int = 1 << 17) -> tuple[float, np.ndarray] | None:
+    """The 0/1 knapsack ``max sum_j value_j s_j`` subject to ``sum_j demand_j s_j <=
+    capacity`` (value float64 >= 0, demand int64 >= 0, both (W,)), solved exactly by
+    dynamic programming over the capacity in steps of the demands' greatest common
+    divisor: (optimum, chosen bool (W,)), or None when the capacity is more than
+    ``max_cells`` steps (no answer from this row).  Items are taken in order and one is
+    taken only where it strictly improves on leaving it, so among optimal sets the
+    chosen one is fixed by the order.  O(W x cells) time and bits."""
     positive = demand[demand > 0]
     if positive.sum() <= capacity:
-        return float(value.sum())
+        return float(value.sum()), np.ones(value.size, dtype=bool)
     step = int(np.gcd.reduce(positive))
     cells = int(capacity) // step
     if cells > max_cells:
         return None
-    best = np.zeros(cells + 1)
-    free_value = 0.0
-    for v, d in zip(value.tolist(), (demand // step).tolist(), strict=True):
+    steps = (demand // step).tolist()
+    best = np.zeros(cells + 1)  # best[c]: the best value of the items so far within c steps
+    take = np.zeros((value.size, cells + 1), dtype=bool)
+    for i, (v, d) in enumerate(zip(value.tolist(), steps, strict=True)):
         if d == 0:
-            free_value += v
+            best += v
+            take[i] = True
         elif d <= cells:
-            best[d:] = np.maximum(best[d:], best[:-d] + v)
-    return float(best[-1]) + free_value
+            with_it = best[:-d] + v
+            better = with_it > best[d:]
+            take[i, d:] = better
+            best[d:] = np.where(better, with_it, best[d:])
+    chosen = np.zeros(value.size, dtype=bool)
+    c = cells
+    for i in range(value.size - 1, -1, -1):
+        if take[i, c]:
+            chosen[i] = True
+            c -= steps[i]
+    return float(best[-1]), chosen
+
+
+def fewest_nodes(host: np.ndarray, units: np.ndarray, req_nodes: np.ndarray) -> np.ndarray:
+    """The fewest nodes each job can use alone (int64 (W,)): its ``req_nodes`` when it
+    fixes them, else the least k whose k largest ``host`` entries reach ``units``
+    (host int64 (W, nodes), capped at units; every job fits alone)."""
+    most_first = -np.sort(-host, axis=1)
+    k = (np.cumsum(most_first, axis=1) < units[:, None]).sum(axis=1) + 1
+    return np.where(req_nodes > 0, req_nodes, k)
 
 
 def fitting_window(view, size: int, kind: str, total_cores: int, scale: str = "slurm"):
