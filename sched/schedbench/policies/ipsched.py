@@ -86,22 +86,29 @@ priority steps of 1 on SLURM's scale are below it (and below any floating-point 
 tolerances on objectives near 1e12): among placements of equally many jobs on equally
 many nodes, which jobs start is the solver's choice.
 
-**The first-fit bound** (``use_bound``).  Before a model is built, first-fit's value
-is compared with an upper bound on (1): job j is worth at most ``w_j (1 - f_j / 2|N|)``
-(f_j: the fewest nodes it can use, its ``req_nodes`` or ``units_j`` over the most units
-one node can host, rounded up), and the jobs chosen must fit, per resource type, in the
-sum of the free amounts (the knapsack row above, a relaxation of (2)-(4)); each type's
-0/1 knapsack is solved exactly by dynamic programming over the free amount in steps of
-the demands' greatest common divisor, and the least of them is the bound.  Where
-first-fit reaches it (to within the solver's gap, half a node of the least-weighted
-job), first-fit is an optimum and is started as it is, with no IP (``proof`` "bound" in
-decisions.parquet; about 0.5 ms).  On ESP cpu-gpu the free nodes are mostly whole
-nodes and every size a multiple of 256 cores, the knapsack is then the IP itself, and
-first-fit is optimal at 414 of experiment 6's 415 decision points (seed 1): CBC spent
-104 s of the 145 s replay proving so.  Elsewhere the solver runs as before.  Among
-optima of equal value the two may differ: first-fit takes the jobs in window order
-(priority, then submit time, then index), CBC any of them (ESP's jobs are submitted
-together, so equal-sized ones tie).  When CBC would have hit its node limit on such a
+**The bound before the model** (``use_bound``).  Before a model is built, placements
+are compared with an upper bound on (1): job j is worth at most ``w_j (1 - f_j / 2|N|)``
+(f_j: the fewest nodes it can use), and the jobs chosen must fit, per resource type, in
+the sum of the free amounts (the knapsack row above, a relaxation of (2)-(4)); each
+type's 0/1 knapsack is solved exactly by dynamic programming over the free amount in
+steps of the demands' greatest common divisor
+(:func:`~schedbench.policies.window.knapsack`), and the least is the bound.  A
+placement whose value reaches it, to within the solver's gap (half a node of the
+least-weighted job), is an optimum, and is started with no IP (``proof`` "bound" in
+decisions.parquet; a few ms).  In order: first-fit, against the bound with f_j =
+``req_nodes`` or ``units_j`` over its largest host, rounded up; then, against the
+bound with f_j from the sum of its largest hosts and the free amounts of the nodes some
+job may use only, the *widest* placement (:func:`~schedbench.policies.window.first_fit`
+with ``widest``: a free-shape job takes the nodes that host the most of it first) of
+the whole window, then of each type's knapsack set, tightest bound first.  Otherwise
+the solver runs from first-fit as below.  On ESP cpu-gpu (free nodes mostly whole,
+sizes multiples of 256 cores) first-fit reaches the bound at 414 of experiment 6's 415
+decision points (seed 1), where CBC spent 104 s of the 145 s replay proving it; with
+random sizes (ESP-RS) the knapsack set is the optimum where first-fit spreads jobs over
+partly used nodes.  Among optima of equal value the answer can differ from the
+solver's: first-fit and the knapsack take jobs in window order (priority, then submit
+time, then index) and nodes by index, CBC any of them (ESP's jobs are submitted
+together, so equal-sized ones tie).  Where CBC would have hit its node limit on such a
 window, the bound's answer starts jobs where the limit's rule started none.
 
 IPSCHED places the jobs itself (the layout matrix of its Algorithm 1): the run's
@@ -176,7 +183,7 @@ class IPSched(win.WindowPolicy):
         req_nodes = view.req_nodes[jobs]
         coarse = np.where(req_nodes > 0, req_nodes, -(-units // np.maximum(host.max(axis=1), 1)))
         bound, _ = self._bound(view, jobs, weight, coarse, view.free)
-        if value >= bound - resolution / 2:
+        if value >= bound - _slack(bound, resolution):
             return placed, value
         tight, sets = self._bound(view, jobs, weight, win.fewest_nodes(host, units, req_nodes),
                                   view.free[host.any(axis=0)])
@@ -185,7 +192,7 @@ class IPSched(win.WindowPolicy):
         for order in [None, *sets]:
             other = win.first_fit(view.free, request, units, need, req_nodes, host, order=order, widest=True)
             value = self._value(other, weight)
-            if value >= bound - resolution / 2:
+            if value >= bound - _slack(bound, resolution):
                 return other, value
         return None
 
@@ -335,6 +342,14 @@ class IPSched(win.WindowPolicy):
             used = counts > 0
             starts.append((int(jobs[a]), nodes[used], counts[used]))
         return starts
+
+
+def _slack(bound: float, resolution: float) -> float:
+    """How far below ``bound`` a placement may be and still count as reaching it: the
+    floating-point sums' rounding (1e-9 of the bound), and never more than the solver's
+    gap (half of ``resolution``), so that a placement started this way is an optimum, not
+    just within the gap of one."""
+    return min(resolution / 2, 1e-9 * abs(bound))
 
 
 def ipsched(context, **options) -> IPSched:
