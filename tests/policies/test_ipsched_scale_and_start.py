@@ -282,6 +282,7 @@ def test_first_fit_start_is_feasible_at_every_decision(kind, seed, objective, mo
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(win.Solver, "solve", check)
+        patch.setattr(IPSched, "use_bound", False)  # every start goes to the solver, to be checked
         r = replay(table, m, "ipsched", "bf", site=maint, objective=objective, model=model, priority_scale=scale)
     assert checked and np.all(r.start >= 0)
     d = r.tables["decisions"]

@@ -122,6 +122,7 @@ class SolveRow(NamedTuple):
     start_objective: float | None
     solve_s: float
     bids: int
+    proof: str
 
 
 class Solver:
@@ -184,8 +185,16 @@ class Solver:
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
         self.rows.append(SolveRow(now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective,
-                                  start_objective, solve_s, (extra or {}).get("bids", -1)))
+                                  start_objective, solve_s, (extra or {}).get("bids", -1), "solver"))
         return Solve(status.name.lower(), objective, use, finished)
+
+    def proven(self, now: int, window: int, jobs: int, objective: float, solve_s: float) -> Solve:
+        """Log a decision point whose start (objective ``objective``) an upper bound
+        proved optimal without building a model (``proof`` "bound", no variables or
+        constraints; ``solve_s``: the bound's seconds), and return it as an optimal
+        solve."""
+        self.rows.append(SolveRow(now, window, jobs, 0, 0, "optimal", objective, objective, solve_s, -1, "bound"))
+        return Solve("optimal", objective, True, True)
 
     def table(self):
         """decisions.parquet: one row per solve: time (s), window (jobs in the window),
@@ -195,10 +204,13 @@ class Solver:
         infeasible), objective (null without a solution), start_objective (the
         objective of the solution the solver started from, null without one: IPSCHED's
         first-fit placement), solve_s (wall-clock seconds, for
-        information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED)."""
+        information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED), proof
+        ("solver": the solver's answer; "bound": the start reached an upper bound, so
+        no model was built or solved, and variables and constraints are 0)."""
         import polars as pl
 
-        types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64}
+        types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64,
+                 "proof": pl.Utf8}
         return pl.DataFrame(
             {name: pl.Series([getattr(r, name) for r in self.rows], dtype=types.get(name, pl.Int64))
              for name in SolveRow._fields}
@@ -210,6 +222,7 @@ class Solver:
         statuses: dict[str, int] = {}
         for r in self.rows:
             statuses[r.status] = statuses.get(r.status, 0) + 1
+        proofs = sum(r.proof == "bound" for r in self.rows)
         return {
             "solver": self.solver,
             "threads": 1,
@@ -218,6 +231,7 @@ class Solver:
             "on_limit": self.on_limit,
             "solves": len(self.rows),
             "statuses": statuses,
+            "proved_by_bound": proofs,
             "solve_s_median": float(np.median(times)) if times.size else None,
             "solve_s_max": float(times.max()) if times.size else None,
         }
@@ -306,7 +320,8 @@ def candidates(view, jobs: np.ndarray):
 
 
 def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np.ndarray, req_nodes: np.ndarray,
-              host: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray]]:
+              host: np.ndarray, order: np.ndarray | None = None,
+              widest: bool = False) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The window's jobs placed one after the other in priority order, each on the
     lowest-indexed nodes that can take it on what the jobs before it left free, and
     skipped when it no longer fits: [(window position, nodes int64, units per node
@@ -315,10 +330,15 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
     can host.  A node where ``host`` is 0 never takes the job.  This is the start
     SLURM's scheduling pass would make now without reservations; the solvers begin from
     it.  free int64 (nodes, 4); request int64 (W, 4); units, need, req_nodes int64 (W,);
-    host int64 (W, nodes)."""
+    host int64 (W, nodes).
+
+    ``order``: the window positions to place, in that order (default: all, in window
+    order).  ``widest``: a job of free shape takes the nodes that can host the most of
+    it first (ties: the lowest index), so that it uses the fewest nodes it can on what is
+    left; its nodes are then listed in ascending order."""
     left = free.astype(np.int64).copy()
     placed = []
-    for a in range(request.shape[0]):
+    for a in range(request.shape[0]) if order is None else order.tolist():
         typed = request[a] > 0
         can = np.min(left[:, typed] // request[a, typed], axis=1) if typed.any() else np.full(left.shape[0], units[a])
         can = np.where(host[a] > 0, np.minimum(can, units[a]), 0)
@@ -328,6 +348,17 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
             if nodes.size < req_nodes[a]:
                 continue
             counts = np.full(nodes.size, need[a], dtype=np.int64)
+        elif widest:
+            by = np.lexsort((np.arange(can.size), -can))  # most units first, then node index
+            total = np.cumsum(can[by])
+            if total[-1] < units[a]:
+                continue
+            last = int(np.searchsorted(total, units[a]))
+            nodes = by[: last + 1]
+            counts = can[nodes].copy()
+            counts[-1] -= total[last] - units[a]
+            ascending = np.argsort(nodes)
+            nodes, counts = nodes[ascending], counts[ascending]
         else:
             total = np.cumsum(can)
             if total[-1] < units[a]:
@@ -339,6 +370,52 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
         left[nodes] -= counts[:, None] * request[a]
         placed.append((a, nodes, counts))
     return placed
+
+
+def knapsack(value: np.ndarray, demand: np.ndarray, capacity: int,
+             max_cells: int = 1 << 17) -> tuple[float, np.ndarray] | None:
+    """The 0/1 knapsack ``max sum_j value_j s_j`` subject to ``sum_j demand_j s_j <=
+    capacity`` (value float64 >= 0, demand int64 >= 0, both (W,)), solved exactly by
+    dynamic programming over the capacity in steps of the demands' greatest common
+    divisor: (optimum, chosen bool (W,)), or None when the capacity is more than
+    ``max_cells`` steps (no answer from this row).  Items are taken in order and one is
+    taken only where it strictly improves on leaving it, so among optimal sets the
+    chosen one is fixed by the order.  O(W x cells) time and bits."""
+    positive = demand[demand > 0]
+    if positive.sum() <= capacity:
+        return float(value.sum()), np.ones(value.size, dtype=bool)
+    step = int(np.gcd.reduce(positive))
+    cells = int(capacity) // step
+    if cells > max_cells:
+        return None
+    steps = (demand // step).tolist()
+    best = np.zeros(cells + 1)  # best[c]: the best value of the items so far within c steps
+    take = np.zeros((value.size, cells + 1), dtype=bool)
+    for i, (v, d) in enumerate(zip(value.tolist(), steps, strict=True)):
+        if d == 0:
+            best += v
+            take[i] = True
+        elif d <= cells:
+            with_it = best[:-d] + v
+            better = with_it > best[d:]
+            take[i, d:] = better
+            best[d:] = np.where(better, with_it, best[d:])
+    chosen = np.zeros(value.size, dtype=bool)
+    c = cells
+    for i in range(value.size - 1, -1, -1):
+        if take[i, c]:
+            chosen[i] = True
+            c -= steps[i]
+    return float(best[-1]), chosen
+
+
+def fewest_nodes(host: np.ndarray, units: np.ndarray, req_nodes: np.ndarray) -> np.ndarray:
+    """The fewest nodes each job can use alone (int64 (W,)): its ``req_nodes`` when it
+    fixes them, else the least k whose k largest ``host`` entries reach ``units``
+    (host int64 (W, nodes), capped at units; every job fits alone)."""
+    most_first = -np.sort(-host, axis=1)
+    k = (np.cumsum(most_first, axis=1) < units[:, None]).sum(axis=1) + 1
+    return np.where(req_nodes > 0, req_nodes, k)
 
 
 def fitting_window(view, size: int, kind: str, total_cores: int, scale: str = "slurm"):
@@ -396,6 +473,13 @@ class WindowPolicy:
         result = self.solver.solve(m, now, window_size, jobs, extra, **start)
         self._finished = result.finished
         self.win.after(result.finished, self.solver.on_limit, window_size)
+        return result
+
+    def _proven(self, now: int, window_size: int, jobs: int, objective: float, solve_s: float) -> Solve:
+        """:meth:`_solve` for a start an upper bound proved optimal (no model)."""
+        result = self.solver.proven(now, window_size, jobs, objective, solve_s)
+        self._finished = True
+        self.win.after(True, self.solver.on_limit, window_size)
         return result
 
     def _settings(self) -> dict:
