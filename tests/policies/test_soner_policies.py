@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import naive_aucsched as naive
@@ -307,6 +307,7 @@ def _solved_both_ways(cls, method: str, flag: str, run, values=(False, True)):
 @settings(max_examples=12, deadline=None)
 @given(kind=st.sampled_from(["I", "III", "IV", "V"]), seed=st.integers(0, 10_000), gap=st.sampled_from([0.0, 20.0]),
        slurm=st.booleans())
+@example(kind="V", seed=2388, gap=0.0, slurm=True)  # both "optimal", 6e-5 apart (below)
 def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slurm):
     """At every decision point of a run, the model with the loads of exactly-filling bids
     substituted has the same optimal objective as the model as written."""
@@ -317,10 +318,12 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
     r, checked = _solved_both_ways(AucSched, "_auction", "fill_exact_bids",
                                    lambda: replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm}))
     # a window where CBC stops at its node limit proves no optimum to compare (both
-    # 'feasible': seen on a generated workload IV); every proved pair must agree
+    # 'feasible': seen on a generated workload IV); every proved pair must agree within
+    # what CBC proves: AUCSCHED solves with python-mip's default relative gap, 1e-4 (as
+    # CPLEX's default; workload V seed 2388 with SLURM bids: 85.18353 against 85.18868)
     proved = [(w, red) for w, red in checked if (w.status, red.status) == ("optimal", "optimal")]
     for written, reduced in proved:
-        assert reduced.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), reduced.time
+        assert reduced.objective == pytest.approx(written.objective, rel=1e-4, abs=1e-9), reduced.time
     for written, reduced in checked:
         assert reduced.variables <= written.variables
     assert np.all(r.start >= 0) and proved
