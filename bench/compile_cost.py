@@ -479,6 +479,23 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     lines += ["", "| test file | compile CPU s |", "|---|---|"]
     for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"| `{k}` | {v:.1f} |")
+    # Which loops, and which tests first asked for each: a loop one test alone compiles is
+    # a specialisation that test could perhaps avoid; one compiled twice was compiled by
+    # both workers (nothing shares a compile between them unless under the cache's lock).
+    by_loop: dict[tuple, list] = defaultdict(list)
+    for test, name, sig, s in loops:
+        by_loop[(name, sig)].append((test, s))
+    lines += ["", f"Replay loops compiled, costliest first (every one of the {len(by_loop)}; the types "
+              "shortened to their class names):", "",
+              "| loop | argument types | times | CPU s | compiled during |", "|---|---|---|---|---|"]
+    for (name, sig), got in sorted(by_loop.items(), key=lambda kv: -sum(s for _, s in kv[1])):
+        short = re.sub(r"_run_for_schedbench_|_[0-9a-f]{8,}$", "", name)
+        types = re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", sig)  # drop the field lists
+        types = re.sub(r"\b\w+\.", "", types)
+        lines.append(f"| {short} | {types[:120]} | {len(got)} | {sum(s for _, s in got):.1f} | "
+                     f"{'; '.join(sorted({t for t, _ in got}))[:200]} |")
+    if os.environ.get("COMPILE_COST_LOOPS_JSON"):
+        Path(os.environ["COMPILE_COST_LOOPS_JSON"]).write_text(json.dumps({"own": own, "loops": loops}))
     lines += ["", "pytest --durations:", "```", *durations[:15], "```"]
     return "\n".join(lines)
 
