@@ -210,7 +210,9 @@ def test_replay_learns_at_the_simulated_end_not_the_historical_one():
             (14, 0, 1, 100, 1, -1, -1, 1),
         ]
     )
-    result = replay(t, from_spec("1x(cores=1)"), "fcfs", "ff", "user-profile")
+    # easy: on one core with one-core jobs it starts what fcfs does, and it is the loop
+    # the other user-profile replays compile (fcfs with user-profile would be one more)
+    result = replay(t, from_spec("1x(cores=1)"), "easy", "ff", "user-profile")
     assert result.start.tolist() == [0, 10, 13, 15]
     assert result.pred.tolist() == [100, 100, 100, 3]  # job 3: last ended is job 1 (13)
     assert offline(t, "user-profile") == [100, 100, 3, 10]  # log ends: 10, 4, 7, 15
