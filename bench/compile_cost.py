@@ -415,6 +415,7 @@ _now = {"test": "(collection)"}
 _own = {}
 _stack = []
 _loops = []  # [test, loop, signature, CPU s] of each replay loop compiled (not loaded)
+_kernels = []  # the same of every compile, its own CPU s (those of the kernels it compiled for itself excluded)
 
 class _L(event.Listener):
     def on_start(self, ev):
@@ -426,8 +427,10 @@ class _L(event.Listener):
             _stack[-1][1] += total
         _own[_now["test"]] = _own.get(_now["test"], 0.0) + total - nested
         name = getattr(getattr(ev.data["dispatcher"], "py_func", None), "__qualname__", "")
+        sig = ", ".join(str(a) for a in ev.data["args"])
         if name.startswith("_run_for_"):
-            _loops.append([_now["test"], name, ", ".join(str(a) for a in ev.data["args"]), total - nested])
+            _loops.append([_now["test"], name, sig, total - nested])
+        _kernels.append([_now["test"], name, sig, total - nested])
 
 event.register("numba:compile", _L())
 
@@ -438,7 +441,7 @@ def pytest_sessionfinish(session):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     out = os.environ["COMPILE_COST_OUT"]
     with open(os.path.join(out, f"tests-{worker}.json"), "w") as f:
-        json.dump({"own": _own, "loops": _loops}, f)
+        json.dump({"own": _own, "loops": _loops, "kernels": _kernels}, f)
 '''
 
 
@@ -457,11 +460,13 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     wall = time.perf_counter() - t
     own: dict[str, float] = {}
     loops: list[list] = []
+    kernels: list[list] = []
     for f in Path(cache).glob("tests-*.json"):
         got = json.loads(f.read_text())
         for k, v in got["own"].items():
             own[k] = own.get(k, 0.0) + v
         loops += got["loops"]
+        kernels += [[f.stem, *k] for k in got["kernels"]]
     shutil.rmtree(cache, ignore_errors=True)
     durations = [line for line in proc.stdout.splitlines() if re.match(r"\s*[\d.]+s (call|setup|teardown) ", line)]
     lines = [f"`pytest -n {workers} {' '.join(paths)}` on an empty cache: wall {wall:.0f} s, "
@@ -479,6 +484,39 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     lines += ["", "| test file | compile CPU s |", "|---|---|"]
     for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
         lines.append(f"| `{k}` | {v:.1f} |")
+    # Which loops, and which tests first asked for each: a loop one test alone compiles is
+    # a specialisation that test could perhaps avoid; one compiled twice was compiled by
+    # both workers (nothing shares a compile between them unless under the cache's lock).
+    by_loop: dict[tuple, list] = defaultdict(list)
+    for test, name, sig, s in loops:
+        by_loop[(name, sig)].append((test, s))
+    lines += ["", f"Replay loops compiled, costliest first (every one of the {len(by_loop)}; the types "
+              "shortened to their class names):", "",
+              "| loop | argument types | times | CPU s | compiled during |", "|---|---|---|---|---|"]
+    for (name, sig), got in sorted(by_loop.items(), key=lambda kv: -sum(s for _, s in kv[1])):
+        short = re.sub(r"_run_for_schedbench_|_[0-9a-f]{8,}$", "", name)
+        types = re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", sig)  # drop the field lists
+        types = re.sub(r"\b\w+\.", "", types)
+        lines.append(f"| {short} | {types[:120]} | {len(got)} | {sum(s for _, s in got):.1f} | "
+                     f"{'; '.join(sorted({t for t, _ in got}))[:200]} |")
+    # Every kernel (loops included), by its own compile seconds: the same kernel and
+    # signature compiled by both workers counts twice; many signatures of one kernel are
+    # the specialisations tests ask for by calling it with other types.
+    by_kernel: dict[str, list] = defaultdict(list)
+    for worker, _test, name, sig, s in kernels:
+        by_kernel[re.sub(r"_[0-9a-f]{8,}$", "", name)].append((worker, sig, s))
+    lines += ["", f"Every kernel compiled ({len(kernels)} compiles, {sum(k[-1] for k in kernels):.0f} CPU s own), "
+              f"costliest first:", "",
+              "| kernel | compiles | signatures | compiled by both workers | own CPU s |", "|---|---|---|---|---|"]
+    for name, got in sorted(by_kernel.items(), key=lambda kv: -sum(s for *_, s in kv[1]))[:3 * top]:
+        workers_of = defaultdict(set)
+        for w, sig, _ in got:
+            workers_of[sig].add(w)
+        lines.append(f"| {name} | {len(got)} | {len(workers_of)} | {sum(len(w) > 1 for w in workers_of.values())} | "
+                     f"{sum(s for *_, s in got):.1f} |")
+    if os.environ.get("COMPILE_COST_LOOPS_JSON"):
+        Path(os.environ["COMPILE_COST_LOOPS_JSON"]).write_text(json.dumps({"own": own, "loops": loops,
+                                                                            "kernels": kernels}))
     lines += ["", "pytest --durations:", "```", *durations[:15], "```"]
     return "\n".join(lines)
 

@@ -1,5 +1,7 @@
 """Shared pytest configuration."""
 
+import os
+
 import pytest
 from hypothesis import settings
 
@@ -8,6 +10,31 @@ from repo_paths import SHARED_TRACES
 # numba compiles on first call, so a per-example deadline would flake on the first example.
 settings.register_profile("schedbench", deadline=None)
 settings.load_profile("schedbench")
+
+
+# Replay loops that tests in several files need, compiled once at the start of a
+# parallel run (pytest -n 2 or more, as make test): without this the two workers each met
+# the conservative loops in a file of their own at the same moment (tests/plan/test_site.py
+# and tests/test_docs.py) and both compiled them and their kernels, about 50 CPU s twice
+# on a cold cache (bench/compile_cost.py --tests tests).  Each worker walks the list from
+# its own end, each loop under numba's cache lock (schedbench.engine.warm.ready): one
+# compiles it, the other waits and loads it.  A warm cache loads them in a second.
+SHARED_LOOPS = [("conservative", "pool"), ("conservative", "nodes")]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_loops_compiled_once(request, worker_id):
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) < 2:
+        return  # one process: compile what its tests need, when they need it
+    files = {item.path.relative_to(request.config.rootpath).as_posix() for item in request.session.items}
+    if not {"tests/test_docs.py", "tests/plan/test_site.py"} <= files:
+        return  # a part of the suite: its own loops, when its tests need them
+    from schedbench.engine.warm import mode_input, ready
+
+    order = SHARED_LOOPS if int(worker_id.removeprefix("gw") or 0) % 2 == 0 else SHARED_LOOPS[::-1]
+    for scheduler, mode in order:
+        table, machine, meta = mode_input(mode)
+        ready(table, machine, scheduler, "ff", meta=meta)
 
 
 @pytest.fixture(scope="session")

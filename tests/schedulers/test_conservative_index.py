@@ -59,14 +59,20 @@ def test_indexed_pool_equals_the_plain_one_on_shared_logs(path, monkeypatch):
     np.testing.assert_array_equal(indexed.start, plain.start)
 
 
-def test_a_long_plan_builds_the_index_and_drops_it():
-    """2,600 jobs submitted at once, each with its own estimate, on 64 cores: the plan
-    passes INDEX_ON_ROWS rows, the scheduler builds the index at its next search and drops
-    it once the plan has shrunk below INDEX_OFF_ROWS; the starts are those of a replay
-    whose index never builds.  Jobs end before their estimates, so compressions run on the
-    indexed plan."""
+def test_a_long_plan_builds_the_index_and_drops_it(monkeypatch):
+    """260 jobs submitted at once, each with its own estimate, on 64 cores, with the
+    thresholds lowered tenfold (build past 200 rows, drop below 100; blocks of 16 rows,
+    so that the index has several): the plan passes INDEX_ON_ROWS rows, the scheduler
+    builds the index at its next search and drops it once the plan has shrunk below
+    INDEX_OFF_ROWS; the starts are those of a replay whose index never builds.  Jobs end
+    before their estimates, so compressions run on the indexed plan.  (At the real
+    thresholds this takes 2,600 jobs and a minute of stepping; the kernels read the
+    thresholds from the index's header, so lower ones exercise the same code.)"""
+    monkeypatch.setattr(state, "INDEX_ON_ROWS", 200)
+    monkeypatch.setattr(state, "INDEX_OFF_ROWS", 100)
+    monkeypatch.setattr(state, "BLOCK_ROWS", 16)
     rng = np.random.default_rng(7)
-    n = 2600
+    n = 260
     est = rng.permutation(np.arange(100, 100 + 7 * n, 7))
     table = jobs.from_columns(job_id=np.arange(1, n + 1), submit=np.zeros(n, np.int64), run=est // 2,
                               procs_req=rng.integers(1, 65, n), time_req=est)
@@ -74,14 +80,16 @@ def test_a_long_plan_builds_the_index_and_drops_it():
     sim = Simulation(table, mach, scheduler="conservative", allocator="ff")
     built = dropped = False
     rows = []
+    most_blocks = 0
     while sim.advance() is not None:
         sim.jitted_pass()
         sim.end_pass()
         blocks = int(sim.sched.pmf[2, 0])  # the cores' slot index: its count of blocks
         rows.append(int(sim.sched.meta[0, rusv.M_N]))
+        most_blocks = max(most_blocks, blocks)
         built |= blocks > 0
         dropped |= built and blocks == 0
-    assert max(rows) > rusv.INDEX_ON_ROWS and built and dropped
+    assert max(rows) > state.INDEX_ON_ROWS and built and dropped and most_blocks > 4
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(state, "INDEX_ON_ROWS", 10**9)
         mp.setattr(state, "INDEX_OFF_ROWS", 10**9)
