@@ -459,3 +459,28 @@ def test_workload_labels_use_the_configs_own_keys():
     runs = sweep_config.expand(config)
     assert {r["workload"] for r in runs} == {"soner_type=I", "soner_type=II"}
     assert {r["period"] for r in runs} == {0, 5}
+
+
+def test_run_lines_come_on_time_while_no_run_ends(monkeypatch, capsys):
+    # a pipe or a log file gets a line every period even while one long run (a Python
+    # policy's, minutes) holds every worker: nothing calls update() meanwhile
+    monkeypatch.setattr(execute, "RUN_LINES_PERIOD_S", 0.2)
+    lines = execute._RunLines(total=3, done=1, show=True)
+    try:
+        time.sleep(0.9)
+    finally:
+        lines.close()
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) >= 2 and all(line.startswith("schedbench: sweep: 1 of 3 runs done, ") for line in err), err
+    time.sleep(0.3)
+    assert capsys.readouterr().err == ""  # closed: the thread says nothing more
+
+
+def test_run_lines_stay_silent_when_not_shown(monkeypatch, capsys):
+    monkeypatch.setattr(execute, "RUN_LINES_PERIOD_S", 0.05)
+    lines = execute._RunLines(total=2, done=0, show=False)
+    lines.update(1)
+    time.sleep(0.2)
+    lines.update(1)
+    lines.close()
+    assert capsys.readouterr().err == ""

@@ -41,6 +41,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -214,25 +215,43 @@ def execute(run: dict, results: str, git_rev: str | None = None, plugins: tuple[
 
 class _RunLines:
     """The runs' progress on a pipe or in a log file: a line every
-    :data:`RUN_LINES_PERIOD_S` of wall time, and one at the end (nothing when not ``show``)."""
+    :data:`RUN_LINES_PERIOD_S` of wall time, also while no run ends (a thread keeps the
+    time: runs of a Python policy can take minutes each), and one at the end (nothing
+    when not ``show``)."""
 
     def __init__(self, total: int, done: int, show: bool):
         self.total, self.done, self.show = total, done, show
         self.t0 = self.last = time.monotonic()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        if show:
+            threading.Thread(target=self._keep_time, name="schedbench-sweep-lines", daemon=True).start()
+
+    def _line(self, now: float) -> None:
+        self.last = now
+        print(f"schedbench: sweep: {self.done} of {self.total} runs done, {now - self.t0:.0f} s",
+              file=sys.stderr, flush=True)
+
+    def _keep_time(self) -> None:
+        while not self._closed.wait(RUN_LINES_PERIOD_S / 4):
+            with self._lock:
+                now = time.monotonic()
+                if now - self.last >= RUN_LINES_PERIOD_S and not self._closed.is_set():
+                    self._line(now)
 
     def update(self, n: int) -> None:
-        self.done += n
-        now = time.monotonic()
-        if self.show and (now - self.last >= RUN_LINES_PERIOD_S or self.done == self.total):
-            self.last = now
-            print(f"schedbench: sweep: {self.done} of {self.total} runs done, {now - self.t0:.0f} s",
-                  file=sys.stderr, flush=True)
+        with self._lock:
+            self.done += n
+            now = time.monotonic()
+            if self.show and (now - self.last >= RUN_LINES_PERIOD_S or self.done == self.total):
+                self._line(now)
 
     def write(self, text: str, file=None) -> None:
-        print(text, file=file or sys.stderr, flush=True)
+        with self._lock:
+            print(text, file=file or sys.stderr, flush=True)
 
     def close(self) -> None:
-        pass
+        self._closed.set()
 
 
 RUN_LINES_PERIOD_S = 10.0
