@@ -348,25 +348,19 @@ def first_fit(free: np.ndarray, request: np.ndarray, units: np.ndarray, need: np
             if nodes.size < req_nodes[a]:
                 continue
             counts = np.full(nodes.size, need[a], dtype=np.int64)
-        elif widest:
-            by = np.lexsort((np.arange(can.size), -can))  # most units first, then node index
+        else:
+            # nodes in index order, or (widest) most units first, then index
+            by = np.lexsort((np.arange(can.size), -can)) if widest else np.arange(can.size)
             total = np.cumsum(can[by])
             if total[-1] < units[a]:
                 continue
             last = int(np.searchsorted(total, units[a]))
-            nodes = by[: last + 1]
-            counts = can[nodes].copy()
-            counts[-1] -= total[last] - units[a]
-            ascending = np.argsort(nodes)
-            nodes, counts = nodes[ascending], counts[ascending]
-        else:
-            total = np.cumsum(can)
-            if total[-1] < units[a]:
-                continue
-            last = int(np.searchsorted(total, units[a]))
-            nodes = np.flatnonzero(can[: last + 1])
-            counts = can[nodes].copy()
-            counts[-1] -= total[last] - units[a]
+            taken = by[: last + 1]
+            taken = taken[can[taken] > 0]
+            counts = can[taken].copy()
+            counts[-1] -= total[last] - units[a]  # the last node taken gets what is left
+            ascending = np.argsort(taken, kind="stable")
+            nodes, counts = taken[ascending], counts[ascending]
         left[nodes] -= counts[:, None] * request[a]
         placed.append((a, nodes, counts))
     return placed
