@@ -261,7 +261,9 @@ def _run(args) -> int:
 def _solver_line(policy: dict) -> str:
     statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(policy["statuses"].items()))
     median = policy.get("solve_s_median")
-    return (f"{policy['solver']}, {policy['solves']:,} solves ({statuses or 'none'})"
+    bound = policy.get("proved_by_bound", 0)  # decision points an upper bound settled: no model solved
+    proved = f", {bound:,} of them proved by a bound without a model" if bound else ""
+    return (f"{policy['solver']}, {policy['solves']:,} solves ({statuses or 'none'}{proved})"
             + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
 
 
