@@ -24,6 +24,8 @@ $(STAMP): pyproject.toml
 
 # The kernels a first `make bench` and a first `schedbench replay LOG.swf` need, compiled on
 # every core with a line per loop (a few CPU minutes; loops already cached are loaded).
+# make bench runs it first: the sweep then loads its loops, and a replay of a log right
+# after make bench (-s easy -a ff, pool mode) starts at once rather than compiling.
 setup: $(STAMP) ## create .venv (if missing), install schedbench with its dev extra, and compile the kernels of make bench and of schedbench replay's defaults
 	$(BIN)/python -m schedbench warm --config $(BENCH_CONFIG) -s easy -a ff --mode pool
 
@@ -52,7 +54,7 @@ BENCH_JOBS     ?=
 BENCH_BASELINE ?= bench/baselines/baseline.json
 BENCH_BAND     ?=
 
-bench: $(STAMP) ## run the default sweep (BENCH_CONFIG) into bench-results/, write bench-report/ and print the summary
+bench: setup ## compile ahead as make setup does, then run the default sweep (BENCH_CONFIG) into bench-results/, write bench-report/ and print the summary
 	$(BIN)/python -m schedbench sweep $(BENCH_CONFIG) -o $(BENCH_RESULTS) $(if $(BENCH_JOBS),--jobs $(BENCH_JOBS)); \
 	status=$$?; \
 	$(BIN)/python -m schedbench report $(BENCH_RESULTS) -o $(BENCH_REPORT) && exit $$status

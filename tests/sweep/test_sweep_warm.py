@@ -87,3 +87,10 @@ def test_concurrent_saves_keep_every_entry_and_its_own_data(tmp_path):
     index = caching.IndexDataCacheFile(str(tmp_path), "loop", "stamp")
     for k in range(100):
         assert index.load(("sig", k)) == {"payload": k}
+
+
+def test_a_label_leaves_out_options_without_a_value():
+    task = warm._task("slurm", "balanced", "requested", {"bf_window": None, "node_prio": "", "accounts": [],
+                                                          "critical": ["gpus", "mics"], "depth": 1}, None,
+                      [{"mode": "nodes"}], ())
+    assert warm.label(task) == "slurm+balanced critical=gpus,mics depth=1 (nodes)"

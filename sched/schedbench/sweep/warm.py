@@ -81,11 +81,12 @@ def _input_name(item: dict) -> str:
 
 
 def label(task: dict) -> str:
-    """``easy+ff (pool)``, ``easy+bf -p user-mean (soner-V, eurora_load=0.7)``."""
+    """``easy+ff (pool)``, ``easy+bf -p user-mean (soner-V, eurora_load=0.7)``.  Options
+    without a value (None or empty: ``slurm``'s many "from slurm.conf" settings) are left
+    out: they made a line of several hundred characters."""
     extra = "" if task["predictor"] == DEFAULT_PREDICTOR else f" -p {task['predictor']}"
-    if task["options"]:
-        extra += "".join(f" {k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-                         for k, v in sorted(task["options"].items()))
+    extra += "".join(f" {k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                     for k, v in sorted(task["options"].items()) if v is not None and v != "" and v != [] and v != ())
     if task["period"]:
         extra += f" every {task['period']} s"
     return f"{task['scheduler']}+{task['allocator']}{extra} ({', '.join(map(_input_name, task['inputs']))})"
