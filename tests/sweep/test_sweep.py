@@ -484,3 +484,18 @@ def test_run_lines_stay_silent_when_not_shown(monkeypatch, capsys):
     lines.update(1)
     lines.close()
     assert capsys.readouterr().err == ""
+
+
+def test_the_terminal_bar_is_redrawn_while_no_run_ends(monkeypatch, capsys):
+    # tqdm redraws on update() only: without the thread a terminal showed a frozen bar
+    # (elapsed time included) for as long as one long run held every worker
+    monkeypatch.setattr(execute, "BAR_REFRESH_S", 0.1)
+    bar = execute._TerminalBar(total=3, done=1)
+    try:
+        time.sleep(0.75)
+    finally:
+        bar.close()
+    frames = [f for f in capsys.readouterr().err.split("\r") if f.strip()]
+    assert len(frames) >= 4 and all(f.lstrip().startswith("sweep:") for f in frames), frames
+    time.sleep(0.3)
+    assert capsys.readouterr().err == ""  # closed: nothing drawn after

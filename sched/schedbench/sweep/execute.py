@@ -257,6 +257,40 @@ class _RunLines:
 RUN_LINES_PERIOD_S = 10.0
 
 
+class _TerminalBar:
+    """The runs' tqdm bar on a terminal, redrawn every :data:`BAR_REFRESH_S` by a thread
+    so that its elapsed time moves while no run ends (tqdm redraws only on ``update``)."""
+
+    def __init__(self, total: int, done: int):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, initial=done, unit="run", desc="sweep", file=sys.stderr, dynamic_ncols=True)
+        self._closed = threading.Event()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._tick, name="schedbench-sweep-bar", daemon=True).start()
+
+    def _tick(self) -> None:
+        while not self._closed.wait(BAR_REFRESH_S):
+            with self._lock:
+                if not self._closed.is_set():
+                    self.bar.refresh()
+
+    def update(self, n: int) -> None:
+        self.bar.update(n)
+
+    def write(self, text: str, file=None) -> None:
+        self.bar.write(text, file=file)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed.is_set():
+                self._closed.set()
+                self.bar.close()
+
+
+BAR_REFRESH_S = 1.0
+
+
 def _json_safe(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -350,7 +384,6 @@ def sweep(
     out on their workload, :func:`schedbench.registry.check_pair`: left out, nothing
     written), ``failed_total``."""
     import polars as pl
-    from tqdm import tqdm
 
     results = Path(results).resolve()
     results.mkdir(parents=True, exist_ok=True)
@@ -389,8 +422,7 @@ def sweep(
                 steps.close()
                 steps = None
             if bar is None:
-                bar = (tqdm(total=len(runs), initial=counts["skipped"], unit="run", desc="sweep", file=sys.stderr,
-                            dynamic_ncols=True)
+                bar = (_TerminalBar(len(runs), counts["skipped"])
                        if progress or (show and is_terminal(sys.stderr)) else _RunLines(len(runs), counts["skipped"], show))
 
         def record(row: dict) -> None:
