@@ -38,6 +38,8 @@ from .state import (
     S_ENDS_ADDED,
     S_FREED,
     S_GROW,
+    S_LIVE,
+    S_MARKED,
     S_PMF_N,
     S_PMF_TYPE,
     S_TRIM,
@@ -173,6 +175,20 @@ def _down_until(mspan, mwin, node, t, d):
     return False, mwin[lo, 0] - d + 1
 
 
+@inline_kernel
+def _live_count(sched):
+    """How many nodes a search reads: the live ones during compression (sched.scal
+    [S_LIVE], listed in sched.wvalid column 3), else every node."""
+    live = sched.scal[S_LIVE]
+    return live if live >= 0 else sched.wvalid.shape[0]
+
+
+@inline_kernel
+def _live_node(sched, p):
+    """The node at position p of the nodes a search reads (:func:`_live_count`)."""
+    return sched.wvalid[p, 3] if sched.scal[S_LIVE] >= 0 else p
+
+
 @internal_kernel
 def _refresh_nodes(sched, core, j, t, d):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
@@ -186,7 +202,8 @@ def _refresh_nodes(sched, core, j, t, d):
     site = sched.site
     elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
-    for node in range(wfree.shape[0]):
+    for p in range(_live_count(sched)):
+        node = _live_node(sched, p)
         if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
             continue
         down, until = _down_until(site.mspan, site.mwin, node, t, d)
@@ -259,7 +276,10 @@ def _fails_until(sched, core, j):
     keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
     short = req_nodes if req_nodes > 0 else units
     n = 0
-    for node in range(wfree.shape[0]):
+    # (the nodes marked by compression's bound host nothing and may only rise at INF:
+    # leaving them out changes neither the sum nor the first instant that covers it)
+    for p in range(_live_count(sched)):
+        node = _live_node(sched, p)
         if elig[node] == 0:
             continue
         now_hosts = host(wfree, node, req)
@@ -317,13 +337,10 @@ def _node_fit(sched, core, alloc, j, now, limit):
     d = _d(jobs, j)
     elig = core.elig[jobs[j, J_CLASS]]
     wvalid = sched.wvalid
-    for node in range(wvalid.shape[0]):
-        if wvalid[node, 2] == 0:
-            wvalid[node, 0] = -1
-        else:  # hosts nothing of the job at any candidate before limit: never computed
-            sched.wfree[node, :] = 0
-            wvalid[node, 0] = INF
-            wvalid[node, 1] = INF
+    # (the marked nodes, which host nothing of the job at any candidate before limit,
+    # were set to 0 and INF by _nodes_may_host_before: never computed)
+    for p in range(_live_count(sched)):
+        wvalid[_live_node(sched, p), 0] = -1
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
@@ -335,7 +352,9 @@ def _node_fit(sched, core, alloc, j, now, limit):
             _refresh_nodes(sched, core, j, t, d)
             if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
                      jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
-                return t if _nodes_at(sched, core, alloc, j, t) else -1  # only fails for want of an order
+                ok = _nodes_at(sched, core, alloc, j, t)  # only fails for want of an order
+                _zero_marked(sched)  # (_nodes_at computed the marked nodes too)
+                return t if ok else -1
             fail_until = _fails_until(sched, core, j)
             # resume at the last candidate end before it: the totals' earliest fit from
             # there is the first candidate the search would test at or after fail_until,
@@ -473,7 +492,11 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     share = units // req_nodes if req_nodes > 0 else 0
     keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
     short = req_nodes if req_nodes > 0 else units
-    for node in range(wfree.shape[0]):
+    wvalid = sched.wvalid
+    m = wfree.shape[0]
+    live = 0
+    marked = 0
+    for node in range(m):
         if elig[node] == 0:
             continue
         for k in range(N_RES):
@@ -484,16 +507,55 @@ def _nodes_may_host_before(sched, core, j, now, b0):
                 continue
             v = node * N_RES + k
             if sched.npmf_n[v] < 0:
-                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now)
-            wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], sched.npmf[v],
-                                                                sched.npmf_n[v], now, b0)
+                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
+            if sched.npmf[v, 0, 2] >= b0:  # full from now until b0 (most nodes): no search
+                wfree[node, k] = 0
+            else:
+                wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], sched.npmf[v],
+                                                                    sched.npmf_n[v], now, b0)
         if keep > 0 and cap[node, 1] > 0:
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
         h = host(wfree, node, req)
         if (h < share) if req_nodes > 0 else (h == 0):
-            sched.wvalid[node, 2] = 1
+            wvalid[node, 2] = 1
+            for k in range(N_RES):  # (a loop: a slice assignment is a memset call)
+                wfree[node, k] = 0
+            wvalid[node, 0] = INF
+            wvalid[node, 1] = INF
+            marked += 1
+            wvalid[m - marked, 3] = node
+        else:
+            wvalid[live, 3] = node
+            live += 1
         short -= np.int64(h >= share) if req_nodes > 0 else h
+    sched.scal[S_LIVE] = live
+    sched.scal[S_MARKED] = marked
     return short <= 0
+
+
+@inline_kernel
+def _clear_marks(sched):
+    """Undo :func:`_nodes_may_host_before`'s marks and list: every node live again."""
+    wvalid = sched.wvalid
+    m = wvalid.shape[0]
+    for p in range(m - sched.scal[S_MARKED], m):
+        wvalid[wvalid[p, 3], 2] = 0
+    sched.scal[S_LIVE] = -1
+    sched.scal[S_MARKED] = 0
+
+
+@inline_kernel
+def _zero_marked(sched):
+    """Set the marked nodes' rows of wfree back to 0 (after :func:`_nodes_at`, which
+    computes every node), for a search that goes on (:func:`_nodes_may_host_before`)."""
+    m = sched.wvalid.shape[0]
+    for p in range(m - sched.scal[S_MARKED], m):
+        node = sched.wvalid[p, 3]
+        for k in range(N_RES):
+            sched.wfree[node, k] = 0
+
+
+
 
 
 @inline_kernel
@@ -551,7 +613,7 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
         # put the booking back as it was (the caller moves it when t >= 0); the placement
         # found stays in core.work: booking rows come from bnodes, not from work
         _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
-    sched.wvalid[:, 2] = 0
+    _clear_marks(sched)
     return t
 
 

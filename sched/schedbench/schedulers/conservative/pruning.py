@@ -103,22 +103,28 @@ def _short_until(pmf, scal, now, size):
 
 
 @internal_kernel
-def _build_npmf(slots, meta, out, now):
+def _build_npmf(slots, meta, out, now, cap):
     """out[i, 0], out[i, 1]: the stop of row i of a used vector (from the first row ending
     after now) and the least amount used at any instant of [now, that stop) (gaps hold
-    0); returns the rows written."""
+    0); out[0, 2]: the instant until which the vector is at ``cap`` (its capacity) from
+    now on (now when it is not at now), so that a node full before a booking is known
+    without a search; returns the rows written."""
     n = meta[M_N]
     least = INF
     covered = now
+    full_until = now
     m = 0
     for i in range(kernel_first_stop_after(slots, n, now), n):
         if slots[i, S_START] > covered:
             least = 0
         least = min(least, slots[i, S_ITEMS])
         covered = slots[i, S_STOP]
+        if least >= cap:
+            full_until = covered
         out[m, 0] = covered
         out[m, 1] = least
         m += 1
+    out[0, 2] = full_until
     return m
 
 
