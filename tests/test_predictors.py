@@ -195,7 +195,7 @@ def test_replay_without_waiting_matches_the_offline_evaluation(name):
     )
     # Room for every job at once: each starts at its submission, as in the log.  (easy
     # rather than fcfs, whose starts are the same here: the easy loop, which serves every
-    # built-in predictor, is one other tests compile anyway.)
+    # online predictor, is one other tests compile anyway.)
     result = replay(t, from_spec(f"{2 * n}x(cores=1)"), "easy", "ff", name)
     assert (result.start == t.submit).all()
     assert result.pred.tolist() == predictors.evaluate(t, name).tolist()
@@ -306,8 +306,9 @@ def test_the_built_in_predictors_are_registered_under_their_names():
     assert registry.predictor_names()[:5] == ["requested", "actual", "user-profile", "user-mean2",
                                              "user-profile-capped"]
     t = table([(0, 0, 10, 20, 1, -1, 0, 1), (5, 0, 7, 30, 1, -1, 0, 2)])
-    kinds = {name: predictors.KINDS[predictors.prepare(t, name).kind].__name__
-             for name in registry.predictor_names()[:6]}
+    states = {name: predictors.prepare(t, name) for name in registry.predictor_names()[:6]}
+    kinds = {name: type(state).__name__ if isinstance(state, predictors.JobColumn)
+             else predictors.KINDS[state.kind].__name__ for name, state in states.items()}
     assert kinds == {"requested": "JobColumn", "actual": "JobColumn", "user-profile": "UserProfile",
                      "user-mean2": "UserMean2", "user-profile-capped": "UserProfile", "tsafrir": "Tsafrir"}
 
@@ -350,18 +351,19 @@ def test_tsafrir_predicts_as_user_mean2_offline():
 # --------------------------------------------------------------------------- state types
 
 
-def test_the_built_in_predictors_share_one_state_type_so_one_loop():
-    """numba compiles a replay loop per predictor state type: every built-in is packed into
-    PredictorState with the same array types, so one loop per scheduler serves them all."""
+def test_the_online_predictors_share_one_state_type_so_one_loop():
+    """numba compiles a replay loop per predictor state type: the online built-ins are
+    packed into PredictorState with the same array types, so one loop per scheduler serves
+    them all (and one more requested and actual, which share JobColumn)."""
     import numba
 
-    from schedbench import registry
     from schedbench.core import loop
 
     t = _correction_case()
-    names = registry.predictor_names()[:6]
-    types = {name: numba.typeof(predictors.prepare(t, name)) for name in names}
+    types = {name: numba.typeof(predictors.prepare(t, name))
+             for name in ("user-profile", "user-mean2", "user-profile-capped", "tsafrir")}
     assert len(set(types.values())) == 1, types
+    assert numba.typeof(predictors.prepare(t, "requested")) == numba.typeof(predictors.prepare(t, "actual"))
     for name in ("user-profile", "tsafrir"):
         replay(t, from_spec("1x(cores=2)"), "easy", "ff", name)
     # the easy loops compiled (or loaded) so far in this process, per state class
@@ -374,7 +376,7 @@ def test_pack_refuses_what_it_cannot_pack():
     with pytest.raises(ValueError):
         predictors.pack(GuessFromEstimate(np.zeros(2, np.int64)))
     with pytest.raises(TypeError, match="int64"):
-        predictors.pack(predictors.JobColumn(np.zeros(1, np.int32)))
+        predictors.pack(predictors.UserMean2(np.zeros((2, 4), np.int32), np.zeros((1, 2), np.int64)))
 
 
 class GuessFromEstimate(NamedTuple):

@@ -361,7 +361,7 @@ def test_factories_repeat_no_default():
 
 
 def test_a_registered_predictor_runs_like_a_built_in(capsys):
-    registry.register_predictor("toy-oracle", lambda table, meta: predictors.pack(predictors.JobColumn(np.array([J_RUN]))),
+    registry.register_predictor("toy-oracle", lambda table, meta: predictors.JobColumn(np.array([J_RUN])),
                                 "the run time, from a plug-in", replace=True)
     try:
         table, mach = _workload(80)

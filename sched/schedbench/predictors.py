@@ -97,14 +97,18 @@ A predictor is a namedtuple state whose class implements the core's ``predict`` 
 precomputed in Python by :func:`prepare`, and its memory; the kernels below read the job
 matrix and write nothing but that memory.  Each built-in kernel family has its class
 (:class:`JobColumn`, :class:`UserProfile`, :class:`UserMean2`, :class:`Tsafrir`), naming
-the fields it reads, but the factories return every state packed into one class,
-:class:`PredictorState` (:func:`pack`): numba compiles the replay loop once per predictor
-state *type*, so with a class each, a scheduler replayed under two predictors compiled its
-whole loop twice.  :class:`PredictorState`'s hooks branch on its ``kind`` and call the
-family's kernel, which reads fields of the same names; ``revises`` becomes a test of
-``kind`` at each decision point instead of a constant the compiler folded away.  A state of
-any other class (a plug-in's, or an unpacked :class:`JobColumn`) still works through its
-class's own hooks, in a loop compiled for it alone.  Key columns (``keys[:, i]``):
+the fields it reads, but the online predictors' factories return their states packed into
+one class, :class:`PredictorState` (:func:`pack`): numba compiles the replay loop once per
+predictor state *type*, so with a class each, a scheduler replayed under two of them
+compiled its whole loop twice.  :class:`PredictorState`'s hooks branch on its ``kind`` and
+call the family's kernel, which reads fields of the same names; ``revises`` becomes a test
+of ``kind`` at each decision point instead of a constant the compiler folded away.
+``requested`` and ``actual`` keep their :class:`JobColumn`, so a scheduler has two loops,
+one for them and one for the online predictors: packed as well, they cost the default
+replay's loop 8-11 % more CPU time (HPC2N easy+ff, ~0.070 s to ~0.077 s, whatever was
+tried: a smaller state, ``revises`` a constant, the hooks inlined), the online predictors
+about 5 %.  A state of any other class (a plug-in's) still works through its class's own
+hooks, in a loop compiled for it alone.  Key columns (``keys[:, i]``):
 
 * ``user-profile`` and ``user-profile-capped``: 0 exact-profile slot, 1 similar-profile
   slot (-1: none), 2 fallback, 3 cap (``max(q)``, or the capped one); memo (exact + similar profiles, 1).
@@ -155,9 +159,11 @@ N_KEYS = 4
 class JobColumn(NamedTuple):
     """A column of the job matrix as the prediction, with nothing to learn: the user's
     estimate (``J_EST``, predictor ``requested``) or the actual run time (``J_RUN``,
-    ``actual``).  col int64 (1,): the column.  One class for both, as one
-    :class:`PredictorState` for all the built-ins (a type per predictor used to cost 180 s
-    of a cold ``make test``'s 1,080 s of compiles, for one memory load per queued job)."""
+    ``actual``).  col int64 (1,): the column.  One class for both, so that a scheduler's
+    loop compiles once for the two (a type per predictor used to cost 180 s of a cold
+    ``make test``'s 1,080 s of compiles, for one memory load per queued job).  Not packed
+    into :class:`PredictorState` (see the module docstring: that costs the default replay
+    8-11 %)."""
 
     col: np.ndarray
 
@@ -186,37 +192,29 @@ class Tsafrir(NamedTuple):
 
 
 class PredictorState(NamedTuple):
-    """Every built-in predictor's state (:func:`pack`): ``kind`` (int, the family's index
-    in :data:`KINDS`) selects the kernels; col int64 (1,) as :class:`JobColumn`'s, keys
-    int64 (n, N_KEYS) and memo int64 (slots, 1 or 2) as the online families', size 0 where
-    the family has no such field."""
+    """Every online built-in predictor's state (:func:`pack`): ``kind`` (int, the family's
+    index in :data:`KINDS`) selects the kernels; keys int64 (n, N_KEYS) and memo int64
+    (slots, 1 or 2) as the families' own."""
 
     kind: int
-    col: np.ndarray
     keys: np.ndarray
     memo: np.ndarray
 
 
-KINDS: tuple[type, ...] = (JobColumn, UserProfile, UserMean2, Tsafrir)
-"""The built-in predictor families a :class:`PredictorState` packs; ``kind`` is the index
-here (compiled into the kernels below as constants)."""
-_COLUMN, _PROFILE, _MEAN2, _TSAFRIR = range(len(KINDS))
-
-_EMPTY_SHAPES = {"col": (0,), "keys": (0, N_KEYS), "memo": (0, 0)}
+KINDS: tuple[type, ...] = (UserProfile, UserMean2, Tsafrir)
+"""The predictor families a :class:`PredictorState` packs; ``kind`` is the index here
+(compiled into the kernels below as constants)."""
+_PROFILE, _MEAN2, _TSAFRIR = range(len(KINDS))
 
 
 def pack(state) -> PredictorState:
-    """The :class:`PredictorState` of a state of one of the :data:`KINDS` classes: its
-    arrays, empty int64 ones for the fields its class lacks."""
+    """The :class:`PredictorState` of a state of one of the :data:`KINDS` classes."""
     kind = KINDS.index(type(state))  # a ValueError for any other class
-    arrays = {field: np.zeros(shape, np.int64) for field, shape in _EMPTY_SHAPES.items()}
     for field, value in state._asdict().items():
-        if not (value.dtype == np.int64 and value.ndim == len(_EMPTY_SHAPES[field])
-                and value.flags.c_contiguous and value.flags.writeable):
-            raise TypeError(f"{type(state).__name__}.{field} must be a writeable contiguous "
-                            f"{len(_EMPTY_SHAPES[field])}-d int64 array")
-        arrays[field] = value
-    return PredictorState(kind, **arrays)
+        if not (value.dtype == np.int64 and value.ndim == 2 and value.flags.c_contiguous
+                and value.flags.writeable):
+            raise TypeError(f"{type(state).__name__}.{field} must be a writeable contiguous 2-d int64 array")
+    return PredictorState(kind, *state)
 
 
 def _dense_ids(*cols: np.ndarray) -> np.ndarray:
@@ -277,12 +275,12 @@ def prepare(table, predictor: str, meta: dict | None = None):
 # The built-in predictors' factories (registered in schedbench.registry).
 
 
-def requested(table, meta: dict | None = None) -> PredictorState:
-    return pack(_builtin(table, Predictor.REQUESTED, meta))
+def requested(table, meta: dict | None = None) -> JobColumn:
+    return _builtin(table, Predictor.REQUESTED, meta)
 
 
-def actual(table, meta: dict | None = None) -> PredictorState:
-    return pack(_builtin(table, Predictor.ACTUAL, meta))
+def actual(table, meta: dict | None = None) -> JobColumn:
+    return _builtin(table, Predictor.ACTUAL, meta)
 
 
 def user_profile(table, meta: dict | None = None) -> PredictorState:
@@ -429,16 +427,13 @@ def _tsafrir_revise(pred, jobs, j, now):
 
 
 # The packed state's hooks: one branch per family, calling the family's kernel above (its
-# inline_kernels are spliced in, so each hook is one function for the four families).
+# inline_kernels are spliced in, so each hook is one function for the three families).
 
 
 @implements(predict, PredictorState)
 @inline_kernel
 def _packed_predict(pred, jobs, j, now):
-    kind = pred.kind
-    if kind == _COLUMN:
-        return _job_column(pred, jobs, j, now)
-    if kind == _PROFILE:
+    if pred.kind == _PROFILE:
         return _user_profile(pred, jobs, j, now)
     return _user_mean2(pred, jobs, j, now)
 
@@ -446,10 +441,9 @@ def _packed_predict(pred, jobs, j, now):
 @implements(learn, PredictorState)
 @inline_kernel
 def _packed_learn(pred, jobs, j, now):
-    kind = pred.kind
-    if kind == _PROFILE:
+    if pred.kind == _PROFILE:
         _user_profile_learn(pred, jobs, j, now)
-    elif kind == _MEAN2 or kind == _TSAFRIR:
+    else:
         _user_mean2_learn(pred, jobs, j, now)
 
 
