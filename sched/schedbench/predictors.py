@@ -105,9 +105,11 @@ call the family's kernel, which reads fields of the same names; ``revises`` beco
 of ``kind`` at each decision point instead of a constant the compiler folded away.
 ``requested`` and ``actual`` keep their :class:`JobColumn`, so a scheduler has two loops,
 one for them and one for the online predictors: packed as well, they cost the default
-replay's loop 8-11 % more CPU time (HPC2N easy+ff, ~0.070 s to ~0.077 s, whatever was
-tried: a smaller state, ``revises`` a constant, the hooks inlined), the online predictors
-about 5 %.  A state of any other class (a plug-in's) still works through its class's own
+replay's loop 8-15 % more CPU time (HPC2N easy+ff, medians ~0.067-0.070 s to ~0.077 s,
+whatever was tried: a smaller state, ``revises`` a constant, the hooks inlined).  The
+online predictors' packed loop itself takes 7-17 % more CPU than their own classes' loops
+did (user-profile, tsafrir on HPC2N easy+ff, by variant of this class: the cause is not
+pinned down).  A state of any other class (a plug-in's) still works through its class's own
 hooks, in a loop compiled for it alone.  Key columns (``keys[:, i]``):
 
 * ``user-profile`` and ``user-profile-capped``: 0 exact-profile slot, 1 similar-profile
