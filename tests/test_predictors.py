@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -10,7 +11,10 @@ import pytest
 
 from repo_paths import KTH
 from schedbench import predictors
+from schedbench._jit import inline_kernel
 from schedbench.cli.main import main
+from schedbench.core.hooks import implements, learn, predict, revise, revises
+from schedbench.core.layout import J_EST, J_RUN
 from schedbench.engine.replay import replay
 from schedbench.io import jobs
 from schedbench.io.machine import from_spec
@@ -135,7 +139,7 @@ def test_prepare_without_meta_gives_keys_and_memo():
     t = table([(0, 0, 10, 100, 1, -1, -1, 1), (5, 0, 10, 100, 1, -1, -1, 2)])
     state = predictors.prepare(t, "user-profile")
     keys, memo = state.keys, state.memo
-    assert isinstance(state, predictors.UserProfile) and keys.dtype == np.int64
+    assert predictors.KINDS[state.kind] is predictors.UserProfile and keys.dtype == np.int64
     assert keys.shape == (2, 4) and keys[0, 0] != keys[1, 0] and keys[0, 1] == keys[1, 1]
     assert memo.shape == (3, 1) and (memo == -1).all()
 
@@ -190,9 +194,8 @@ def test_replay_without_waiting_matches_the_offline_evaluation(name):
         procs_req=rng.integers(1, 3, n),
     )
     # Room for every job at once: each starts at its submission, as in the log.  (easy
-    # rather than fcfs, whose starts are the same here: easy with these predictors is the
-    # loop test_tsafrir_corrects_an_outlived_prediction and test_cli_replay_with_user_profile
-    # compile anyway, fcfs with them two more loops that only this test needed.)
+    # rather than fcfs, whose starts are the same here: the easy loop, which serves every
+    # online predictor, is one other tests compile anyway.)
     result = replay(t, from_spec(f"{2 * n}x(cores=1)"), "easy", "ff", name)
     assert (result.start == t.submit).all()
     assert result.pred.tolist() == predictors.evaluate(t, name).tolist()
@@ -210,8 +213,8 @@ def test_replay_learns_at_the_simulated_end_not_the_historical_one():
             (14, 0, 1, 100, 1, -1, -1, 1),
         ]
     )
-    # easy: on one core with one-core jobs it starts what fcfs does, and it is the loop
-    # the other user-profile replays compile (fcfs with user-profile would be one more)
+    # easy: on one core with one-core jobs it starts what fcfs does, and its loop is the
+    # one the other replays here compile (fcfs would be one more)
     result = replay(t, from_spec("1x(cores=1)"), "easy", "ff", "user-profile")
     assert result.start.tolist() == [0, 10, 13, 15]
     assert result.pred.tolist() == [100, 100, 100, 3]  # job 3: last ended is job 1 (13)
@@ -303,9 +306,11 @@ def test_the_built_in_predictors_are_registered_under_their_names():
     assert registry.predictor_names()[:5] == ["requested", "actual", "user-profile", "user-mean2",
                                              "user-profile-capped"]
     t = table([(0, 0, 10, 20, 1, -1, 0, 1), (5, 0, 7, 30, 1, -1, 0, 2)])
-    kinds = {name: type(predictors.prepare(t, name)).__name__ for name in registry.predictor_names()[:5]}
+    states = {name: predictors.prepare(t, name) for name in registry.predictor_names()[:6]}
+    kinds = {name: type(state).__name__ if isinstance(state, predictors.JobColumn)
+             else predictors.KINDS[state.kind].__name__ for name, state in states.items()}
     assert kinds == {"requested": "JobColumn", "actual": "JobColumn", "user-profile": "UserProfile",
-                     "user-mean2": "UserMean2", "user-profile-capped": "UserProfile"}
+                     "user-mean2": "UserMean2", "user-profile-capped": "UserProfile", "tsafrir": "Tsafrir"}
 
 
 # --------------------------------------------------------------------------- tsafrir
@@ -341,3 +346,86 @@ def test_tsafrir_corrects_an_outlived_prediction(scheduler):
 def test_tsafrir_predicts_as_user_mean2_offline():
     t = _correction_case()
     assert offline(t, "tsafrir") == offline(t, "user-mean2")
+
+
+# --------------------------------------------------------------------------- state types
+
+
+def test_the_online_predictors_share_one_state_type_so_one_loop():
+    """numba compiles a replay loop per predictor state type: the online built-ins are
+    packed into PredictorState with the same array types, so one loop per scheduler serves
+    them all (and one more requested and actual, which share JobColumn)."""
+    import numba
+
+    from schedbench.core import loop
+
+    t = _correction_case()
+    types = {name: numba.typeof(predictors.prepare(t, name))
+             for name in ("user-profile", "user-mean2", "user-profile-capped", "tsafrir")}
+    assert len(set(types.values())) == 1, types
+    assert numba.typeof(predictors.prepare(t, "requested")) == numba.typeof(predictors.prepare(t, "actual"))
+    for name in ("user-profile", "tsafrir"):
+        replay(t, from_spec("1x(cores=2)"), "easy", "ff", name)
+    # the easy loops compiled (or loaded) so far in this process, per state class
+    easy = [f for cls, f in loop._LOOPS.items() if cls.__module__ == "schedbench.schedulers.easy"]
+    packed = [sum(sig[1] == types["tsafrir"] for sig in f.signatures) for f in easy]
+    assert max(packed) == 1
+
+
+def test_pack_refuses_what_it_cannot_pack():
+    with pytest.raises(ValueError):
+        predictors.pack(GuessFromEstimate(np.zeros(2, np.int64)))
+    with pytest.raises(TypeError, match="int64"):
+        predictors.pack(predictors.UserMean2(np.zeros((2, 4), np.int32), np.zeros((1, 2), np.int64)))
+
+
+class GuessFromEstimate(NamedTuple):
+    """A plug-in's own predictor state, not packed: the core reaches it through its
+    class's hooks, in a loop compiled for it alone (the one loop of easy this test adds
+    on purpose).  seen int64 (2,): jobs learnt from, and the sum of their run times."""
+
+    seen: np.ndarray
+
+
+@implements(predict, GuessFromEstimate)
+@inline_kernel
+def _guess_predict(pred, jobs, j, now):
+    return max(jobs[j, J_EST] // 100, 1)
+
+
+@implements(learn, GuessFromEstimate)
+@inline_kernel
+def _guess_learn(pred, jobs, j, now):
+    pred.seen[0] += 1
+    pred.seen[1] += jobs[j, J_RUN]
+
+
+@implements(revises, GuessFromEstimate)
+@inline_kernel
+def _guess_revises(pred):
+    return True
+
+
+@implements(revise, GuessFromEstimate)
+@inline_kernel
+def _guess_revise(pred, jobs, j, now):
+    return jobs[j, J_EST]
+
+
+def test_an_unpacked_plug_in_predictor_still_replays():
+    """_correction_case's jobs are predicted 10, 10, 1 and 2 s (estimate / 100).  Job 1
+    (runs 500) outlives its prediction; revised to its estimate (ends 1,020) it is not
+    ending at 40, so job 3 (1 core, predicted 2 s) backfills beside it then, as under
+    tsafrir; every end is learnt."""
+    from schedbench import registry
+
+    seen = np.zeros(2, np.int64)
+    registry.register_predictor("guess-from-estimate", lambda table, meta: GuessFromEstimate(seen),
+                                "estimate / 100, corrected to the estimate", replace=True)
+    try:
+        got = replay(_correction_case(), from_spec("1x(cores=2)"), "easy", "ff", "guess-from-estimate")
+    finally:
+        registry.unregister("guess-from-estimate")
+    assert got.start.tolist() == [0, 20, 520, 40]
+    assert got.pred.tolist() == [10, 10, 1, 2]
+    assert seen.tolist() == [4, 10 + 500 + 100 + 200]

@@ -92,11 +92,25 @@ implemented; which of the two the paper's Tables 2-3 used is what the text would
 Also unsaid there: whether a correction falling at the instant of a decision applies
 before it (here it does: a job still running at its predicted end has outlived it).
 
-A predictor is a namedtuple state (:class:`JobColumn`, :class:`UserProfile`,
-:class:`UserMean2`) whose class implements the core's ``predict``
-hook (and ``learn`` for the online ones): per-job keys precomputed in Python by
-:func:`prepare`, and its memory; the kernels below read the job matrix and write nothing
-but that memory.  Key columns (``keys[:, i]``):
+A predictor is a namedtuple state whose class implements the core's ``predict`` hook
+(and ``learn`` for the online ones, ``revises`` / ``revise`` for ``tsafrir``): per-job keys
+precomputed in Python by :func:`prepare`, and its memory; the kernels below read the job
+matrix and write nothing but that memory.  Each built-in kernel family has its class
+(:class:`JobColumn`, :class:`UserProfile`, :class:`UserMean2`, :class:`Tsafrir`), naming
+the fields it reads, but the online predictors' factories return their states packed into
+one class, :class:`PredictorState` (:func:`pack`): numba compiles the replay loop once per
+predictor state *type*, so with a class each, a scheduler replayed under two of them
+compiled its whole loop twice.  :class:`PredictorState`'s hooks branch on its ``kind`` and
+call the family's kernel, which reads fields of the same names; ``revises`` becomes a test
+of ``kind`` at each decision point instead of a constant the compiler folded away.
+``requested`` and ``actual`` keep their :class:`JobColumn`, so a scheduler has two loops,
+one for them and one for the online predictors: packed as well, they cost the default
+replay's loop 8-15 % more CPU time (HPC2N easy+ff, medians ~0.067-0.070 s to ~0.077 s,
+whatever was tried: a smaller state, ``revises`` a constant, the hooks inlined).  The
+online predictors' packed loop itself takes 7-17 % more CPU than their own classes' loops
+did (user-profile, tsafrir on HPC2N easy+ff, by variant of this class: the cause is not
+pinned down).  A state of any other class (a plug-in's) still works through its class's own
+hooks, in a loop compiled for it alone.  Key columns (``keys[:, i]``):
 
 * ``user-profile`` and ``user-profile-capped``: 0 exact-profile slot, 1 similar-profile
   slot (-1: none), 2 fallback, 3 cap (``max(q)``, or the capped one); memo (exact + similar profiles, 1).
@@ -149,7 +163,9 @@ class JobColumn(NamedTuple):
     estimate (``J_EST``, predictor ``requested``) or the actual run time (``J_RUN``,
     ``actual``).  col int64 (1,): the column.  One class for both, so that a scheduler's
     loop compiles once for the two (a type per predictor used to cost 180 s of a cold
-    ``make test``'s 1,080 s of compiles, for one memory load per queued job)."""
+    ``make test``'s 1,080 s of compiles, for one memory load per queued job).  Not packed
+    into :class:`PredictorState` (see the module docstring: that costs the default replay
+    8-11 %)."""
 
     col: np.ndarray
 
@@ -175,6 +191,32 @@ class Tsafrir(NamedTuple):
 
     keys: np.ndarray
     memo: np.ndarray
+
+
+class PredictorState(NamedTuple):
+    """Every online built-in predictor's state (:func:`pack`): ``kind`` (int, the family's
+    index in :data:`KINDS`) selects the kernels; keys int64 (n, N_KEYS) and memo int64
+    (slots, 1 or 2) as the families' own."""
+
+    kind: int
+    keys: np.ndarray
+    memo: np.ndarray
+
+
+KINDS: tuple[type, ...] = (UserProfile, UserMean2, Tsafrir)
+"""The predictor families a :class:`PredictorState` packs; ``kind`` is the index here
+(compiled into the kernels below as constants)."""
+_PROFILE, _MEAN2, _TSAFRIR = range(len(KINDS))
+
+
+def pack(state) -> PredictorState:
+    """The :class:`PredictorState` of a state of one of the :data:`KINDS` classes."""
+    kind = KINDS.index(type(state))  # a ValueError for any other class
+    for field, value in state._asdict().items():
+        if not (value.dtype == np.int64 and value.ndim == 2 and value.flags.c_contiguous
+                and value.flags.writeable):
+            raise TypeError(f"{type(state).__name__}.{field} must be a writeable contiguous 2-d int64 array")
+    return PredictorState(kind, *state)
 
 
 def _dense_ids(*cols: np.ndarray) -> np.ndarray:
@@ -243,23 +285,24 @@ def actual(table, meta: dict | None = None) -> JobColumn:
     return _builtin(table, Predictor.ACTUAL, meta)
 
 
-def user_profile(table, meta: dict | None = None) -> UserProfile:
-    return _builtin(table, Predictor.USER_PROFILE, meta)
+def user_profile(table, meta: dict | None = None) -> PredictorState:
+    return pack(_builtin(table, Predictor.USER_PROFILE, meta))
 
 
-def user_mean2(table, meta: dict | None = None) -> UserMean2:
-    return _builtin(table, Predictor.USER_MEAN2, meta)
+def user_mean2(table, meta: dict | None = None) -> PredictorState:
+    return pack(_builtin(table, Predictor.USER_MEAN2, meta))
 
 
-def user_profile_capped(table, meta: dict | None = None) -> UserProfile:
-    return _builtin(table, Predictor.USER_PROFILE_CAPPED, meta)
+def user_profile_capped(table, meta: dict | None = None) -> PredictorState:
+    return pack(_builtin(table, Predictor.USER_PROFILE_CAPPED, meta))
 
 
-def tsafrir(table, meta: dict | None = None) -> Tsafrir:
-    return Tsafrir(*_builtin(table, Predictor.USER_MEAN2, meta))
+def tsafrir(table, meta: dict | None = None) -> PredictorState:
+    return pack(Tsafrir(*_builtin(table, Predictor.USER_MEAN2, meta)))
 
 
-def _builtin(table, kind: Predictor, meta: dict | None):
+def _builtin(table, kind: Predictor, meta: dict | None) -> JobColumn | UserProfile | UserMean2:
+    """The unpacked state of built-in predictor ``kind`` (tsafrir: ask for USER_MEAN2)."""
     n = table.n_jobs
     if kind == Predictor.REQUESTED:
         return JobColumn(np.array([J_EST], dtype=np.int64))
@@ -383,6 +426,42 @@ def _tsafrir_revises(pred):
 def _tsafrir_revise(pred, jobs, j, now):
     """An outlived prediction becomes the job's cap: its own estimate, else max(q)."""
     return pred.keys[j, 3]
+
+
+# The packed state's hooks: one branch per family, calling the family's kernel above (its
+# inline_kernels are spliced in, so each hook is one function for the three families).
+
+
+@implements(predict, PredictorState)
+@inline_kernel
+def _packed_predict(pred, jobs, j, now):
+    if pred.kind == _PROFILE:
+        return _user_profile(pred, jobs, j, now)
+    return _user_mean2(pred, jobs, j, now)
+
+
+@implements(learn, PredictorState)
+@inline_kernel
+def _packed_learn(pred, jobs, j, now):
+    if pred.kind == _PROFILE:
+        _user_profile_learn(pred, jobs, j, now)
+    else:
+        _user_mean2_learn(pred, jobs, j, now)
+
+
+@implements(revises, PredictorState)
+@inline_kernel
+def _packed_revises(pred):
+    return pred.kind == _TSAFRIR
+
+
+@implements(revise, PredictorState)
+@inline_kernel
+def _packed_revise(pred, jobs, j, now):
+    """Called only when :func:`_packed_revises` holds (tsafrir); 0 (no move) otherwise."""
+    if pred.kind == _TSAFRIR:
+        return _tsafrir_revise(pred, jobs, j, now)
+    return 0
 
 
 # --------------------------------------------------------------------------- offline
