@@ -43,6 +43,36 @@ outweigh a job's priority (16).  How this code states it:
   several equal optima than the unreduced model would.
 * The rows of (12)/(13) that no choice can violate are left out; a job without bids is
   not in the model.
+* Valid rows that change no optimum (``knapsack_rows``): per resource type, the chosen
+  bids' units fit in the free amounts of the nodes the bids use (the sum of (12)/(13)
+  over the nodes, a knapsack row on b alone, from which CBC derives cover cuts).
+
+**The proof before the model** (``use_bound``; issue 27).  Job j is worth at most its
+best bid, ``v_j = max_c (P_j + alpha F_jc)``, and the jobs started must fit, per resource
+type, in the free amounts of the nodes the bids use (a relaxation of (12)-(13)); each
+type's 0/1 knapsack over the v_j is solved exactly
+(:func:`~schedbench.policies.window.knapsack`), and the least is an upper bound on (8).
+Feasible choices come from a greedy (:meth:`AucSched._choose`): the jobs in window order,
+each taking its most valuable bid that still fits (a fixed shape its share on each node;
+a free shape one unit on each node of the bid, then the nodes filled in index order),
+also over each type's knapsack set, then improved by leaving out, in turn, each job the
+best choice started.  A choice within 1e-9 (relative: the sums' rounding) of the bound is
+an optimum of (8)-(15): it starts with no IP (``proof`` "bound" in decisions.parquet).
+Otherwise, for a job set S (the best choice's jobs, then each knapsack set, at most
+``set_jobs`` jobs) the model restricted to S's bids is solved exactly (gap 1e-9 of the
+objective, not python-mip's default relative 1e-4: a handful of jobs, milliseconds), and
+every job set holding a job j outside S is bounded by v_j plus the knapsack bound of the
+others in what j leaves; while some such bound is above the best value, those jobs join
+S.  When S's optimum reaches the largest of these bounds it is the window's optimum
+(``proof`` "bound+set"; the small model's size is not logged).  Only then the window's
+model is built and CBC solves it as before (``proof`` "solver", python-mip's default
+relative gap 1e-4), from the best greedy choice as a MIP start (``use_start``).  Why
+1e-9 and not CBC's 1e-4: a proved answer is then an optimum, worth at least CBC's answer
+and at most CBC's gap above it, never a near-optimum that gives away a better bid.  On
+ESP-RS (experiment 7, seed 1, Machine-L) the windows that took CBC 14-222 s are proved in
+2-260 ms (see docs/reference/schedulers.md for the whole replay).  Among optima of equal
+value the answer can differ from CBC's: the greedy takes jobs in window order and, per
+job, the first of its most valuable bids.
 
 **Spread bids** (``spread_bids``, :mod:`~schedbench.policies.aucsched_bids`).  The
 model gives a job of free shape a load per node between 1 and what the node can host
@@ -129,6 +159,7 @@ class AucSched(win.WindowPolicy):
     def _settings(self) -> dict:
         return {**super()._settings(), "max_bids": self.max_bids, "slurm_bids": self.slurm_bids,
                 "spread_bids": self.spread_bids,
+                "proved_by_job_set": sum(r.proof == "bound+set" for r in self.solver.rows),
                 "bids_won": dict(zip(("slurm", "A", "B", "C", "spread", "span"), (int(v) for v in self.kinds), strict=True))}
 
     def _allocate(self, view, jobs, prio, host, need, window_size):
@@ -252,33 +283,46 @@ class AucSched(win.WindowPolicy):
         ``members`` (S) and the best ``choice`` known (value ``value``): the optimum of
         the model restricted to S's bids (every subset of S; solved exactly, a small
         model), against a bound on every job set holding a job j outside S: j's best
-        value plus the knapsack bound of the other jobs in what j leaves."""
+        value plus the knapsack bound of the other jobs in what j leaves.  While some
+        such j's bound is above the best value, those j join S (the highest bounds
+        first, while S has at most ``set_jobs`` jobs) and S's model is solved again."""
         import mip
 
         bid_job = bids[0]
         values, demand, free = self._knapsack_items(view, jobs, bids, worth)
-        other = -np.inf
+        outside = np.full(jobs.size, -np.inf)  # the bound on the sets holding job j
         for j in np.flatnonzero(values > 0):
-            if j in members or (demand[j] > free).any():
-                continue
-            rest = values.copy()
-            rest[j] = 0.0
-            other = max(other, float(values[j]) + _bound(rest, demand, free - demand[j])[0])
-        if max(float(values[members].sum()), value) < other - _slack(other):
-            return choice, value, other  # not even S at its best bids would reach it
-        picked = np.flatnonzero(np.isin(bid_job, members))
-        sub = _subset(bids, picked)
-        m, b, load_of, _ = self._model(view, jobs, need, cap, sub, worth[picked])
-        m.max_mip_gap, m.max_mip_gap_abs = 0.0, 1e-9 * max(abs(value), 1.0)
-        status = m.optimize(max_nodes=self.solver.max_nodes)
-        if status != mip.OptimizationStatus.OPTIMAL or m.objective_value is None:
-            return choice, value, np.inf
-        best = float(m.objective_value)
-        bound = max(other, float(m.objective_bound), best)
-        if best > value:
-            choice = [(int(picked[c]), nodes, counts) for c, nodes, counts in self._read(jobs, sub, b, load_of)]
-            value = float(sum(worth[c] for c, _, _ in choice))
-        return choice, value, bound
+            if (demand[j] <= free).all():
+                rest = values.copy()
+                rest[j] = 0.0
+                outside[j] = float(values[j]) + _bound(rest, demand, free - demand[j])[0]
+        members = np.asarray(members, dtype=np.int64)
+        while True:
+            out = outside.copy()
+            out[members] = -np.inf
+            other = float(out.max())
+            if max(float(values[members].sum()), value) < other - _slack(other):
+                return choice, value, other  # not even S at its best bids would reach it
+            picked = np.flatnonzero(np.isin(bid_job, members))
+            sub = _subset(bids, picked)
+            m, b, load_of, _ = self._model(view, jobs, need, cap, sub, worth[picked])
+            m.max_mip_gap, m.max_mip_gap_abs = 0.0, 1e-9 * max(abs(value), 1.0)
+            status = m.optimize(max_nodes=self.solver.max_nodes)
+            if status != mip.OptimizationStatus.OPTIMAL or m.objective_value is None:
+                return choice, value, np.inf
+            best = float(m.objective_value)
+            if best > value:
+                choice = [(int(picked[c]), nodes, counts) for c, nodes, counts in self._read(jobs, sub, b, load_of)]
+                value = float(sum(worth[c] for c, _, _ in choice))
+            bound = max(other, float(m.objective_bound), best)
+            if value >= bound - _slack(bound):
+                return choice, value, bound
+            above = np.flatnonzero(out > value + _slack(value))
+            room = self.set_jobs - members.size
+            if above.size == 0 or room <= 0:
+                return choice, value, bound
+            above = above[np.argsort(-out[above], kind="stable")][:room]
+            members = np.sort(np.concatenate((members, above)))
 
     def _choose(self, view, jobs, need, cap, bids, worth, order=None):
         """A feasible choice of (8)-(15) built greedily: the window positions in
