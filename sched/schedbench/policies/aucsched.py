@@ -129,7 +129,7 @@ class AucSched(win.WindowPolicy):
     greedy_passes = 3
     """Passes of the greedy's improvement by leaving out jobs (see :meth:`_greedy`)."""
 
-    set_jobs = 12
+    set_jobs = 8
     """The most jobs of a set whose restricted model is solved (see :meth:`_job_set`)."""
 
     knapsack_rows = True
@@ -308,11 +308,17 @@ class AucSched(win.WindowPolicy):
         bid_job = bids[0]
         values, demand, free = self._knapsack_items(view, jobs, bids, worth)
         outside = np.full(jobs.size, -np.inf)  # the bound on the sets holding job j
+        least = None
         for j in np.flatnonzero(values > 0):
             if (demand[j] <= free).all():
                 rest = values.copy()
                 rest[j] = 0.0
                 outside[j] = float(values[j]) + _bound(rest, demand, free - demand[j])[0]
+                if outside[j] > value + _slack(value):  # only the jobs that can start beside j
+                    if least is None:
+                        least = _least_loads(view, jobs, need, cap, bids)
+                    rest[~_partners(view, jobs, bids, least, j)] = 0.0
+                    outside[j] = float(values[j]) + _bound(rest, demand, free - demand[j])[0]
         members = np.asarray(members, dtype=np.int64)
         while True:
             out = outside.copy()
@@ -322,11 +328,16 @@ class AucSched(win.WindowPolicy):
                 return choice, value, other  # not even S at its best bids would reach it
             picked = np.flatnonzero(np.isin(bid_job, members))
             sub = _subset(bids, picked)
-            m, b, load_of, _ = self._model(view, jobs, need, cap, sub, worth[picked])
-            m.max_mip_gap, m.max_mip_gap_abs = 0.0, 1e-9 * max(abs(value), 1.0)
-            m.cuts = 0  # CBC's cut passes cost it seconds here (ESP-RS: 2.6 s -> 0.4 s), its nodes little
-            status = m.optimize(max_nodes=self.solver.max_nodes)
-            if status != mip.OptimizationStatus.OPTIMAL or m.objective_value is None:
+            # CBC's cut passes cost it seconds on these small models (ESP-RS, four jobs:
+            # 2.6 s, 0.4 s without), but a few need them within the node limit
+            for cuts in (0, -1):
+                m, b, load_of, _ = self._model(view, jobs, need, cap, sub, worth[picked])
+                m.max_mip_gap, m.max_mip_gap_abs = 0.0, 1e-9 * max(abs(value), 1.0)
+                m.cuts = cuts
+                status = m.optimize(max_nodes=self.solver.max_nodes)
+                if status == mip.OptimizationStatus.OPTIMAL and m.objective_value is not None:
+                    break
+            else:
                 return choice, value, np.inf
             best = float(m.objective_value)
             if best > value:
@@ -521,6 +532,43 @@ def _bound(values, demand, free):
             found.append((answer[0], k, np.flatnonzero(answer[1]) if not answer[1].all() else None))
     found.sort(key=lambda f: (f[0], f[1]))
     return found[0][0], [chosen for _, _, chosen in found if chosen is not None]
+
+
+def _least_loads(view, jobs, need, cap, bids) -> np.ndarray:
+    """The least units each bid's job puts on each node in any solution that chooses the
+    bid: int64 (bids, nodes), 0 off the bid.  A fixed shape its share; a free shape
+    ``max(1, cap_n - over)``, ``over`` being the units the bid's nodes can take beyond the
+    job's (the loads are at most cap_n and sum to the job's units, (11) and (14))."""
+    bid_job, _, _, bid_ptr, bid_node = bids
+    units = view.units[jobs]
+    fixed = view.req_nodes[jobs] > 0
+    out = np.zeros((bid_job.size, view.free.shape[0]), dtype=np.int64)
+    for c in range(bid_job.size):
+        a = int(bid_job[c])
+        nodes = bid_node[bid_ptr[c] : bid_ptr[c + 1]]
+        if fixed[a]:
+            out[c, nodes] = need[a]
+        else:
+            room = cap[a, nodes]
+            out[c, nodes] = np.maximum(1, room - (int(room.sum()) - int(units[a])))
+    return out
+
+
+def _partners(view, jobs, bids, least, j) -> np.ndarray:
+    """bool (W,): the window positions that have a bid which, with some bid of job j, does
+    not exceed a node's free amount by the two least loads (:func:`_least_loads`) alone;
+    a job that has none never starts beside j."""
+    bid_job = bids[0]
+    mine = np.flatnonzero(bid_job == j)
+    nodes = np.flatnonzero(least[mine].any(axis=0))
+    request = view.request[jobs]
+    clash = np.zeros((mine.size, bid_job.size), dtype=bool)
+    for k in np.flatnonzero(request[j] > 0):
+        use = least[:, nodes] * request[bid_job, k][:, None]  # (bids, j's nodes)
+        clash |= (use[mine][:, None, :] + use[None, :, :] > view.free[nodes, k]).any(axis=2)
+    ok = np.zeros(jobs.size, dtype=bool)
+    np.logical_or.at(ok, bid_job, ~clash.all(axis=0))
+    return ok
 
 
 def _slack(bound: float) -> float:
