@@ -111,6 +111,23 @@ def test_greedy_leaves_a_slurm_bid_that_no_longer_fits():
     assert pol.solver.rows[-1].proof == "bound"
 
 
+def test_share_rows_count_the_shares_a_node_holds_not_its_jobs():
+    """Two 2-core nodes; job 0 fixes 1 node x 1 core, job 1 2 nodes x 1 core: node 0
+    holds both jobs' shares, so both start (a row counting one job a node would bound
+    the window by one job); with 8-core shares on whole free nodes the row counts the
+    whole free nodes."""
+    pol = _policy(2)
+    args = _window([[2, 0, 0, 0]] * 2, [1, 2], [1, 1], [1, 2], [2.0, 1.0], [(0, A, [0]), (1, A, [0, 1])])
+    values, demand, capacity = pol._knapsack_items(args[0], args[1], args[5], np.array([2.1, 1.1]))
+    assert demand[:, 4:].tolist() == [[1], [2]] and capacity[4:].tolist() == [4]
+    starts = pol._auction(*args, window_size=2)
+    assert sorted(j for j, _, _ in starts) == [0, 1]
+    args = _window([[8, 0, 0, 0], [3, 0, 0, 0], [8, 0, 0, 0]], [16, 8], [1, 1], [2, 1], [2.0, 1.0],
+                   [(0, A, [0, 2]), (1, A, [0])])
+    _, demand, capacity = pol._knapsack_items(args[0], args[1], args[5], np.array([2.1, 1.1]))
+    assert demand[:, 4:].tolist() == [[2], [1]] and capacity[4:].tolist() == [2]
+
+
 # --------------------------------------------------------------------------- properties
 
 

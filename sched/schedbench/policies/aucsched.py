@@ -273,11 +273,13 @@ class AucSched(win.WindowPolicy):
         (P_j + alpha F_jc), 0 without bids, float64 (W,); its demand int64 (W, rows);
         the capacities int64 (rows,)).  A row per resource type: the job's units of
         it against the free amounts of the nodes some bid uses.  A row per distinct
-        per-node share sigma of the window's jobs that fix their nodes: each such job
-        whose share is at least sigma in every type needs its node count among the
-        nodes some bid uses that can hold sigma (a job of free shape needs none of
-        them); with whole-node GPU jobs these count the whole free nodes, which the sums
-        of free amounts overstate where core-only jobs left GPUs free."""
+        per-node share sigma of the window's jobs that fix their nodes: a node n with
+        free amounts A_n hosts at most ``min_k A_nk // sigma_k`` jobs whose share is at
+        least sigma in every type, and each such job is on its node count of nodes, so
+        the sum of their node counts is at most the sum of that over the nodes some bid
+        uses (a job of free shape counts 0).  With ESP's whole-node GPU jobs this counts
+        the whole free nodes, which the sums of free amounts overstate where core-only
+        jobs left GPUs free."""
         bid_job, _, _, _, bid_node = bids
         values = np.zeros(jobs.size)
         np.maximum.at(values, bid_job, worth)
@@ -291,8 +293,11 @@ class AucSched(win.WindowPolicy):
         share = (units // np.maximum(req_nodes, 1))[:, None] * request  # per node, for a fixed shape
         for sigma in np.unique(share[fixed], axis=0):
             holds = (share >= sigma).all(axis=1) & fixed
+            typed = sigma > 0
+            if not typed.any():
+                continue
             demand.append(np.where(holds, req_nodes, 0)[:, None])
-            capacity.append(np.array([int((free >= sigma).all(axis=1).sum())]))
+            capacity.append(np.array([int((free[:, typed] // sigma[typed]).min(axis=1).sum())]))
         return values, np.hstack(demand).astype(np.int64), np.concatenate(capacity).astype(np.int64)
 
     def _job_set(self, view, jobs, need, cap, bids, worth, members, choice, value):
@@ -330,10 +335,13 @@ class AucSched(win.WindowPolicy):
             sub = _subset(bids, picked)
             # CBC's cut passes cost it seconds on these small models (ESP-RS, four jobs:
             # 2.6 s, 0.4 s without), but a few need them within the node limit
+            at = {int(c): i for i, c in enumerate(picked)}
             for cuts in (0, -1):
-                m, b, load_of, _ = self._model(view, jobs, need, cap, sub, worth[picked])
+                m, b, load_of, rest = self._model(view, jobs, need, cap, sub, worth[picked])
                 m.max_mip_gap, m.max_mip_gap_abs = 0.0, 1e-9 * max(abs(value), 1.0)
                 m.cuts = cuts
+                if all(c in at for c, _, _ in choice):  # the best choice so far as the first incumbent
+                    m.start = self._mip_start(b, rest, sub[0], [(at[c], n, k) for c, n, k in choice])
                 status = m.optimize(max_nodes=self.solver.max_nodes)
                 if status == mip.OptimizationStatus.OPTIMAL and m.objective_value is not None:
                     break
