@@ -49,8 +49,9 @@ outweigh a job's priority (16).  How this code states it:
 
 **The proof before the model** (``use_bound``; issue 27).  Job j is worth at most its
 best bid, ``v_j = max_c (P_j + alpha F_jc)``, and the jobs started must fit, per resource
-type, in the free amounts of the nodes the bids use (a relaxation of (12)-(13)); each
-type's 0/1 knapsack over the v_j is solved exactly
+type, in the free amounts of the nodes the bids use (a relaxation of (12)-(13)), and per
+per-node share of the jobs that fix their nodes, in the shares the nodes can hold (whole
+free nodes for ESP's GPU jobs); each such 0/1 knapsack over the v_j is solved exactly
 (:func:`~schedbench.policies.window.knapsack`), and the least is an upper bound on (8).
 Feasible choices come from a greedy (:meth:`AucSched._choose`): the jobs in window order,
 each taking its most valuable bid that still fits (a fixed shape its share on each node;
@@ -62,15 +63,17 @@ Otherwise, for a job set S (the best choice's jobs, then each knapsack set, at m
 ``set_jobs`` jobs) the model restricted to S's bids is solved exactly (gap 1e-9 of the
 objective, not python-mip's default relative 1e-4: a handful of jobs, milliseconds), and
 every job set holding a job j outside S is bounded by v_j plus the knapsack bound of the
-others in what j leaves; while some such bound is above the best value, those jobs join
-S.  When S's optimum reaches the largest of these bounds it is the window's optimum
+jobs that can start beside j (a pair of bids whose least loads overfill a node never
+starts together) in what j leaves; while some such bound is above the best value, those
+jobs join S.  When S's optimum reaches the largest of these bounds it is the window's optimum
 (``proof`` "bound+set"; the small model's size is not logged).  Only then the window's
 model is built and CBC solves it as before (``proof`` "solver", python-mip's default
 relative gap 1e-4), from the best greedy choice as a MIP start (``use_start``).  Why
 1e-9 and not CBC's 1e-4: a proved answer is then an optimum, worth at least CBC's answer
 and at most CBC's gap above it, never a near-optimum that gives away a better bid.  On
-ESP-RS (experiment 7, seed 1, Machine-L) the windows that took CBC 14-222 s are proved in
-2-260 ms (see docs/reference/schedulers.md for the whole replay).  Among optima of equal
+ESP-RS (experiment 7, seed 1, Machine-L) the ten windows that took CBC 45-145 s are proved
+in 6-81 ms, and 378 of the replay's 385 decisions need no window model (see
+docs/reference/schedulers.md for the whole replay).  Among optima of equal
 value the answer can differ from CBC's: the greedy takes jobs in window order and, per
 job, the first of its most valuable bids.
 
