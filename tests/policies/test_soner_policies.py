@@ -315,8 +315,10 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
 
     m = from_spec("10x(cores=8,gpus=2)")
     table = soner.generate(kind, 14, m, np.random.default_rng(seed), mean_interarrival=gap)
-    r, checked = _solved_both_ways(AucSched, "_auction", "fill_exact_bids",
-                                   lambda: replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm}))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(AucSched, "use_bound", False)  # every decision point through both models
+        r, checked = _solved_both_ways(AucSched, "_auction", "fill_exact_bids",
+                                       lambda: replay(table, m, "aucsched", "bf", options={"slurm_bids": slurm}))
     # a window where CBC stops at its node limit proves no optimum to compare (both
     # 'feasible': seen on a generated workload IV); every proved pair must agree within
     # what CBC proves: AUCSCHED solves with python-mip's default relative gap, 1e-4 (as
