@@ -134,5 +134,10 @@ def test_the_solver_line_says_how_many_decisions_a_bound_proved():
               "solve_s_median": 0.0, "solve_s_max": 0.004}
     assert _solver_line(policy) == ("cbc, 370 solves (optimal 370, 365 of them proved by a bound without a model), "
                                     "median 0.000 s, max 0.004 s")
-    del policy["proved_by_bound"]  # AUCSCHED's and older summaries: no such key
+    policy["proved_by_job_set"] = 3  # AUCSCHED: a few jobs' model solved, then a bound on the rest
+    assert _solver_line(policy) == ("cbc, 370 solves (optimal 370, 365 of them proved by a bound without a model, "
+                                    "3 by a job set's small model and a bound), median 0.000 s, max 0.004 s")
+    del policy["proved_by_bound"]
+    assert _solver_line(policy).startswith("cbc, 370 solves (optimal 370, 3 of them proved by a job set's small model")
+    del policy["proved_by_job_set"]  # older summaries: no such keys
     assert _solver_line(policy) == "cbc, 370 solves (optimal 370), median 0.000 s, max 0.004 s"

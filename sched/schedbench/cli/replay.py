@@ -262,7 +262,11 @@ def _solver_line(policy: dict) -> str:
     statuses = ", ".join(f"{k} {v:,}" for k, v in sorted(policy["statuses"].items()))
     median = policy.get("solve_s_median")
     bound = policy.get("proved_by_bound", 0)  # decision points an upper bound settled: no model solved
+    job_set = policy.get("proved_by_job_set", 0)  # AUCSCHED: settled by a few jobs' small model
     proved = f", {bound:,} of them proved by a bound without a model" if bound else ""
+    if job_set:
+        proved += (f", {job_set:,} by a job set's small model and a bound" if bound
+                   else f", {job_set:,} of them proved by a job set's small model and a bound")
     return (f"{policy['solver']}, {policy['solves']:,} solves ({statuses or 'none'}{proved})"
             + (f", median {median:.3f} s, max {policy['solve_s_max']:.3f} s" if median is not None else ""))
 
