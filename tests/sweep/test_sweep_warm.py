@@ -94,3 +94,14 @@ def test_a_label_leaves_out_options_without_a_value():
                                                           "critical": ["gpus", "mics"], "depth": 1}, None,
                       [{"mode": "nodes"}], ())
     assert warm.label(task) == "slurm+balanced critical=gpus,mics depth=1 (nodes)"
+
+
+def test_tasks_start_one_scheduler_after_another():
+    # two workers on easy+ff and easy+bf (one loop) compiled it once and waited once
+    tasks = warm.mode_tasks(["easy", "conservative", "fcfs"], ["ff", "bf", "balanced"], ["pool"])
+    tasks = [t for t in tasks if not (t["scheduler"] == "fcfs" and t["allocator"] == "balanced")]
+    order = [(t["scheduler"], t["allocator"]) for t in warm.interleaved(tasks)]
+    assert order == [("easy", "ff"), ("conservative", "ff"), ("fcfs", "ff"),
+                     ("easy", "bf"), ("conservative", "bf"), ("fcfs", "bf"),
+                     ("easy", "balanced"), ("conservative", "balanced")]
+    assert warm.interleaved([]) == []

@@ -466,7 +466,7 @@ def sweep(
                 # Each loop the runs need is compiled (or loaded) once, in parallel across
                 # loops, before the runs: workers that start runs of the same loop together
                 # would each compile their own copy; the runs then load it from the cache.
-                tasks = warm.run_tasks(pending) if len(pending) > 1 else []
+                tasks = warm.interleaved(warm.run_tasks(pending)) if len(pending) > 1 else []
                 if tasks and show:
                     steps = Steps(len(tasks), "compile")
                 else:

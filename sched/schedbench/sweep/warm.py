@@ -17,6 +17,7 @@ every loop from the cache instead of each compiling its own copy.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterable, Sequence
 
@@ -74,6 +75,19 @@ def run_tasks(runs: Sequence[dict]) -> list[dict]:
     for t in tasks:
         t["plugins"] = plugins
     return tasks
+
+
+def interleaved(tasks: Sequence[dict]) -> list[dict]:
+    """``tasks`` in the order to start them: the first task of each scheduler, then the
+    second of each, and so on.  The tasks of one scheduler mostly need the same loop (every
+    built-in allocator shares one state type), so started side by side one worker compiles
+    it while the others wait at its lock and then load it: in a grid's scheduler-major
+    order the workers compiled the loops one after another (a cold ``make bench``: 202 s
+    for ten loops whose compiles took 221 s in all, on two workers)."""
+    by_scheduler: dict[str, list[dict]] = {}
+    for t in tasks:
+        by_scheduler.setdefault(t["scheduler"], []).append(t)
+    return [t for turn in itertools.zip_longest(*by_scheduler.values()) for t in turn if t is not None]
 
 
 def _input_name(item: dict) -> str:
@@ -173,7 +187,7 @@ def compile_tasks(tasks: Sequence[dict], jobs: int | None = None, progress: bool
         if steps is not None:
             steps.step(describe(result))
 
-    calls = [(compile_task, (t,)) for t in tasks]
+    calls = [(compile_task, (t,)) for t in interleaved(tasks)]
     n = min(jobs or executors.default_jobs(), len(tasks))
     try:
         if n <= 1:
