@@ -142,3 +142,23 @@ def test_replay_returns_to_python_on_time_not_on_steps(monkeypatch):
     np.testing.assert_array_equal(res.alloc_log, steady.alloc_log)
     for key, column in steady.timeline.items():
         np.testing.assert_array_equal(res.timeline[key], column)
+
+
+def test_steps_off_a_terminal_give_routine_steps_a_line_every_few_seconds():
+    # after make setup a sweep loads all its 66 loops from the cache: a line each was noise
+    now = [0.0]
+    out = io.StringIO()
+    steps = progress.Steps(6, "compile", stream=out, clock=lambda: now[0])
+    steps.step("a (pool): loaded from the cache", routine=True)  # silent: 0 s since the start
+    steps.step("b (pool): compiled, 9.0 s")  # not routine: always a line
+    now[0] = 3.0
+    steps.step("c (pool): loaded from the cache", routine=True)  # silent
+    now[0] = 5.0
+    steps.step("d (pool): loaded from the cache", routine=True)  # 5 s since the last line
+    steps.step("e (pool): loaded from the cache", routine=True)  # silent
+    steps.step("f (pool): loaded from the cache", routine=True)  # the last: always
+    assert out.getvalue().splitlines() == [
+        "schedbench: compile: 2 of 6, b (pool): compiled, 9.0 s",
+        "schedbench: compile: 4 of 6, d (pool): loaded from the cache",
+        "schedbench: compile: 6 of 6, f (pool): loaded from the cache",
+    ]

@@ -16,6 +16,7 @@ import pytest
 
 from repo_paths import ROOT
 from schedbench.cli import main as cli
+from schedbench.engine import progress
 from schedbench.errors import UsageError
 from schedbench.registry import ALLOCATORS, SCHEDULERS
 from schedbench.sweep import config as sweep_config
@@ -489,7 +490,7 @@ def test_run_lines_stay_silent_when_not_shown(monkeypatch, capsys):
 def test_the_terminal_bar_is_redrawn_while_no_run_ends(monkeypatch, capsys):
     # tqdm redraws on update() only: without the thread a terminal showed a frozen bar
     # (elapsed time included) for as long as one long run held every worker
-    monkeypatch.setattr(execute, "BAR_REFRESH_S", 0.1)
+    monkeypatch.setattr(progress, "REDRAW_S", 0.1)
     bar = execute._TerminalBar(total=3, done=1)
     try:
         time.sleep(0.75)

@@ -105,3 +105,11 @@ def test_tasks_start_one_scheduler_after_another():
                      ("easy", "bf"), ("conservative", "bf"), ("fcfs", "bf"),
                      ("easy", "balanced"), ("conservative", "balanced")]
     assert warm.interleaved([]) == []
+
+
+def test_only_a_task_loaded_whole_from_the_cache_is_routine():
+    done = dict(label="easy+ff (pool)", inputs=1, loops=1, compiled_s=0.0, wall_s=0.2, impossible=[], error=None)
+    assert warm.routine(done)
+    assert not warm.routine({**done, "compiled_s": 8.0})
+    assert not warm.routine({**done, "error": "ImportError: no module"})
+    assert not warm.routine({**done, "impossible": [("pool", "needs nodes")]})

@@ -5,6 +5,7 @@ returns).  Feedback only: nothing here changes what a run computes or writes."""
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -68,30 +69,64 @@ class Progress:
             self.bar = None
 
 
+REDRAW_S = 1.0
+"""Seconds between two redraws of a bar while nothing updates it."""
+
+
+def keep_drawing(bar) -> threading.Event:
+    """Redraw the tqdm ``bar`` every :data:`REDRAW_S` from a daemon thread until the
+    returned event is set (set it before closing the bar).  tqdm redraws only on an
+    update, so a bar's elapsed time stood still while one long task or run held every
+    worker.  (A redraw that meets the bar closed does nothing: tqdm then disables it.)"""
+    stop = threading.Event()
+
+    def redraw() -> None:
+        while not stop.wait(REDRAW_S):
+            bar.refresh()
+
+    threading.Thread(target=redraw, name="schedbench-progress", daemon=True).start()
+    return stop
+
+
+ROUTINE_LINE_S = 5.0
+"""Off a terminal, the seconds of routine steps (a loop loaded from the cache) that one
+line stands for: each got a line of its own, 66 lines of cache loads in a sweep after
+``make setup``."""
+
+
 class Steps:
     """Progress over ``total`` tasks of seconds each (compiles): on a terminal one line
-    that updates (a tqdm bar naming the last task done); elsewhere one plain line per task
-    done (``"schedbench: compile: 3 of 55, easy+bf (nodes) 7.9 s"``), a task being long
-    enough for a line each.  ``note(text)`` prints a line of its own above the bar."""
+    that updates (a tqdm bar naming the last task done, redrawn while none ends);
+    elsewhere a plain line per task done (``"schedbench: compile: 3 of 55, easy+bf
+    (nodes) 7.9 s"``), except routine ones (``step(..., routine=True)``: a line at most
+    every :data:`ROUTINE_LINE_S`, and the last task's).  ``note(text)`` prints a line of
+    its own above the bar."""
 
-    def __init__(self, total: int, desc: str, stream=None):
+    def __init__(self, total: int, desc: str, stream=None, clock: Callable[[], float] = time.monotonic):
         self.total, self.desc = total, desc
         self.stream = sys.stderr if stream is None else stream
+        self.clock = clock
+        self.last_line = clock()
         self.done = 0
         self.bar = None
         if is_terminal(self.stream):
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, desc=desc, unit="task", file=self.stream, leave=False, dynamic_ncols=True)
+            self._redraw = keep_drawing(self.bar)
 
-    def step(self, text: str) -> None:
+    def step(self, text: str, routine: bool = False) -> None:
         """One task done; ``text`` says which (and how long it took)."""
         self.done += 1
         if self.bar is not None:
             self.bar.set_postfix_str(text, refresh=False)
             self.bar.update(1)
-        else:
-            print(f"schedbench: {self.desc}: {self.done} of {self.total}, {text}", file=self.stream, flush=True)
+            return
+        now = self.clock()
+        if routine and self.done < self.total and now - self.last_line < ROUTINE_LINE_S:
+            return
+        self.last_line = now
+        print(f"schedbench: {self.desc}: {self.done} of {self.total}, {text}", file=self.stream, flush=True)
 
     def note(self, text: str) -> None:
         if self.bar is not None:
@@ -101,5 +136,6 @@ class Steps:
 
     def close(self) -> None:
         if self.bar is not None:
+            self._redraw.set()
             self.bar.close()
             self.bar = None

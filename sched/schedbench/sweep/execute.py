@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import __version__, registry
-from ..engine.progress import Steps, is_terminal
+from ..engine.progress import Steps, is_terminal, keep_drawing
 from ..errors import UsageError
 from . import executors, warm
 from .config import canonical_json
@@ -258,22 +258,14 @@ RUN_LINES_PERIOD_S = 10.0
 
 
 class _TerminalBar:
-    """The runs' tqdm bar on a terminal, redrawn every :data:`BAR_REFRESH_S` by a thread
-    so that its elapsed time moves while no run ends (tqdm redraws only on ``update``)."""
+    """The runs' tqdm bar on a terminal, redrawn while no run ends
+    (:func:`schedbench.engine.progress.keep_drawing`)."""
 
     def __init__(self, total: int, done: int):
         from tqdm import tqdm
 
         self.bar = tqdm(total=total, initial=done, unit="run", desc="sweep", file=sys.stderr, dynamic_ncols=True)
-        self._closed = threading.Event()
-        self._lock = threading.Lock()
-        threading.Thread(target=self._tick, name="schedbench-sweep-bar", daemon=True).start()
-
-    def _tick(self) -> None:
-        while not self._closed.wait(BAR_REFRESH_S):
-            with self._lock:
-                if not self._closed.is_set():
-                    self.bar.refresh()
+        self._redraw = keep_drawing(self.bar)
 
     def update(self, n: int) -> None:
         self.bar.update(n)
@@ -282,13 +274,8 @@ class _TerminalBar:
         self.bar.write(text, file=file)
 
     def close(self) -> None:
-        with self._lock:
-            if not self._closed.is_set():
-                self._closed.set()
-                self.bar.close()
-
-
-BAR_REFRESH_S = 1.0
+        self._redraw.set()
+        self.bar.close()
 
 
 def _json_safe(obj):
@@ -439,7 +426,10 @@ def sweep(
 
         def record_compile(result: dict | None) -> None:
             if steps is not None:
-                steps.step("a worker failed" if result is None else warm.describe(result))
+                if result is None:
+                    steps.step("a worker failed")
+                else:
+                    steps.step(warm.describe(result), warm.routine(result))
                 if steps.done == steps.total:
                     start_runs()
 

@@ -156,6 +156,12 @@ def compile_task(task: dict) -> dict:
     return out
 
 
+def routine(result: dict) -> bool:
+    """Whether a finished task is worth no line of its own: everything loaded from the
+    cache, nothing failed or ruled out."""
+    return not result["error"] and result["compiled_s"] == 0 and not result["impossible"]
+
+
 def describe(result: dict) -> str:
     """One line for a finished task: ``easy+ff (pool): compiled, 9.1 s``."""
     if result["error"]:
@@ -185,7 +191,7 @@ def compile_tasks(tasks: Sequence[dict], jobs: int | None = None, progress: bool
     def record(result: dict) -> None:
         results.append(result)
         if steps is not None:
-            steps.step(describe(result))
+            steps.step(describe(result), routine(result))
 
     calls = [(compile_task, (t,)) for t in interleaved(tasks)]
     n = min(jobs or executors.default_jobs(), len(tasks))
