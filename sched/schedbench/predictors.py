@@ -165,7 +165,7 @@ class JobColumn(NamedTuple):
     loop compiles once for the two (a type per predictor used to cost 180 s of a cold
     ``make test``'s 1,080 s of compiles, for one memory load per queued job).  Not packed
     into :class:`PredictorState` (see the module docstring: that costs the default replay
-    8-11 %)."""
+    8-15 %)."""
 
     col: np.ndarray
 
