@@ -150,7 +150,7 @@ def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | N
     every call.  Chunking only splits the one loop, which resumes from the core's state:
     no clock reading can change a schedule.  ``grow`` is the scheduler's (see
     :class:`JittedScheduler`)."""
-    loop = loop_for(sched)
+    loop = loop_for(sched, pred, alloc)
     total = 0
     chunk = 1 << 62 if return_every_s is None else _FIRST_CHUNK
     cycles_per_s, seen_cycles, seen_s = 0.0, 0, 0.0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import marshal
+import re
 import types
 from pathlib import Path
 
@@ -118,12 +119,32 @@ def _outside_digest(*objects) -> str:
     return "_" + digest.hexdigest()[:12] if outside else ""
 
 
-def loop_for(sched):
+def _outside_package(cls: type) -> bool:
+    """Whether the class ``cls`` is defined outside the package (a plug-in's, a test's, a
+    notebook's)."""
+    try:
+        return not Path(inspect.getfile(cls)).resolve().is_relative_to(_PACKAGE_DIR)
+    except (TypeError, OSError):
+        return True
+
+
+def loop_for(sched, pred=None, alloc=None):
     """The compiled replay loop for the scheduler state ``sched``: :func:`_run` with the
     kernels its class implements ``schedule`` and ``sched_has_room`` with bound in, a
-    dispatcher (and a numba cache index) of its own per class."""
+    dispatcher (and a numba cache index) of its own per class.
+
+    A predictor or allocator state ``pred`` / ``alloc`` of a class defined outside the
+    package gets a loop of its own too, named after that class and keyed on its file's
+    digest.  In the scheduler's loop, its signature would sit in the index beside the
+    built-ins': a process that cannot import its module (a replay without the plug-in)
+    reads that index as empty, compiles the loop again and saves an index without it,
+    and the plug-in's next run compiles it again in turn (10-15 s each way, measured with
+    a test's plug-in predictor and a KTH easy+ff replay); and an edit of its hooks would
+    be served the machine code compiled from the old ones."""
     cls = type(sched)
-    loop = _LOOPS.get(cls)
+    guests = tuple(dict.fromkeys(type(x) for x in (pred, alloc) if x is not None and _outside_package(type(x))))
+    key = (cls, *guests)
+    loop = _LOOPS.get(key)
     if loop is None:
         one_pass = implementation(schedule, cls)
         if one_pass is None:
@@ -133,8 +154,9 @@ def loop_for(sched):
         names = dict(_run.__globals__, _pass=one_pass, _has_room=has_room)
         func = types.FunctionType(_run.__code__, names, _run.__name__)
         # numba names the cache index after the qualname
-        func.__qualname__ = (f"_run_for_{cls.__module__}_{cls.__qualname__}".replace(".", "_")
-                             + _outside_digest(cls, one_pass.py_func, has_room.py_func))
+        owners = "".join(f"_{c.__module__}_{c.__qualname__}" for c in (cls, *guests))
+        func.__qualname__ = ("_run_for" + re.sub(r"\W", "_", owners)
+                             + _outside_digest(cls, one_pass.py_func, has_room.py_func, *guests))
         func.__doc__ = _run.__doc__
-        loop = _LOOPS[cls] = kernel(func)
+        loop = _LOOPS[key] = kernel(func)
     return loop

@@ -75,7 +75,7 @@ def replay(
     run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,
                     site=site)
     args = (run.core, run.pred, run.sched, run.alloc)
-    core.loop_for(run.sched).compile(tuple(numba.typeof(a) for a in (*args, 1, 1)))  # load or compile, untimed
+    core.loop_for(run.sched, run.pred, run.alloc).compile(tuple(numba.typeof(a) for a in (*args, 1, 1)))  # load or compile, untimed
     t0 = time.perf_counter()
     # the loop returns to Python every ~0.5 s (core.RETURN_EVERY_S), progress or not: a Ctrl-C
     # stops the replay then, not at its end

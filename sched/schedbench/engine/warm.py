@@ -78,7 +78,7 @@ def loop_and_signature(run) -> tuple[object, tuple]:
     :class:`schedbench.engine.prepare.Run` of a jitted scheduler) and the argument types it
     is compiled for: keep in step with the replay."""
     args = (run.core, run.pred, run.sched, run.alloc)
-    return core.loop_for(run.sched), tuple(numba.typeof(a) for a in (*args, 1, 1))
+    return core.loop_for(run.sched, run.pred, run.alloc), tuple(numba.typeof(a) for a in (*args, 1, 1))
 
 
 _READY: set[str] = set()  # loops compiled or loaded in this process, by name and signature
