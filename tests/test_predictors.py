@@ -366,8 +366,8 @@ def test_the_online_predictors_share_one_state_type_so_one_loop():
     assert numba.typeof(predictors.prepare(t, "requested")) == numba.typeof(predictors.prepare(t, "actual"))
     for name in ("user-profile", "tsafrir"):
         replay(t, from_spec("1x(cores=2)"), "easy", "ff", name)
-    # the easy loops compiled (or loaded) so far in this process, per state class
-    easy = [f for cls, f in loop._LOOPS.items() if cls.__module__ == "schedbench.schedulers.easy"]
+    # the easy loops compiled (or loaded) so far in this process, per (state class, plug-in classes)
+    easy = [f for key, f in loop._LOOPS.items() if key[0].__module__ == "schedbench.schedulers.easy"]
     packed = [sum(sig[1] == types["tsafrir"] for sig in f.signatures) for f in easy]
     assert max(packed) == 1
 
