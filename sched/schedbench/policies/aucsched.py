@@ -193,13 +193,15 @@ class AucSched(win.WindowPolicy):
         bidders = int(np.unique(bid_job).size)
         start, start_value = None, None
         if self.use_bound or self.use_start:
-            start, start_value, bound = self._greedy(view, jobs, need, cap, bids, worth)
+            items = self._knapsack_items(view, jobs, bids, worth)
+            bound, sets = _bound(*items)
+            start, start_value, bound = self._greedy(view, jobs, need, cap, bids, worth, bound, sets)
             if self.use_bound:
                 proof = "bound"
                 if start_value < bound - _slack(bound):
                     proof = "bound+set"
-                    for members in self._candidate_sets(view, jobs, bids, worth, start):
-                        start, start_value, bound = self._job_set(view, jobs, need, cap, bids, worth, members,
+                    for members in self._candidate_sets(bids, start, sets):
+                        start, start_value, bound = self._job_set(view, jobs, need, cap, bids, worth, items, members,
                                                                   start, start_value)
                         if start_value >= bound - _slack(bound):
                             break
@@ -218,15 +220,13 @@ class AucSched(win.WindowPolicy):
 
     # ------------------------------------------------------------------ bound and greedy
 
-    def _greedy(self, view, jobs, need, cap, bids, worth):
-        """(choice, its value, the upper bound): the best of the greedy choices
-        (:meth:`_choose`) in window order and over each resource type's knapsack set
-        (:meth:`_bound`), then improved by leaving out jobs: while a pass improves it
+    def _greedy(self, view, jobs, need, cap, bids, worth, bound, sets):
+        """(choice, its value, the upper bound ``bound``): the best of the greedy choices
+        (:meth:`_choose`) in window order and over each knapsack set of ``sets``
+        (:func:`_bound`), then improved by leaving out jobs: while a pass improves it
         (at most ``greedy_passes``), each job of the best choice in turn is left out of
         the window order (with those left out before) and the greedy choice made again.
         It stops at the first choice that reaches the bound."""
-        values, demand, free = self._knapsack_items(view, jobs, bids, worth)
-        bound, sets = _bound(values, demand, free)
         best, best_value, out = [], 0.0, np.zeros(jobs.size, dtype=bool)
 
         def reached():
@@ -255,14 +255,12 @@ class AucSched(win.WindowPolicy):
             out = improved
         return best, best_value, bound
 
-    def _candidate_sets(self, view, jobs, bids, worth, choice):
+    def _candidate_sets(self, bids, choice, sets):
         """Job sets whose restricted model may hold the optimum, in the order tried: the
-        greedy choice's jobs, then each resource type's knapsack set (tightest first), at
+        greedy choice's jobs, then each knapsack set of ``sets`` (tightest first), at
         most ``set_jobs`` jobs each."""
         bid_job = bids[0]
-        values, demand, free = self._knapsack_items(view, jobs, bids, worth)
-        found = [np.array(sorted({int(bid_job[c]) for c, _, _ in choice}), dtype=np.int64)]
-        found += _bound(values, demand, free)[1]
+        found = [np.array(sorted({int(bid_job[c]) for c, _, _ in choice}), dtype=np.int64), *sets]
         seen = set()
         for members in found:
             key = tuple(members.tolist())
@@ -303,9 +301,10 @@ class AucSched(win.WindowPolicy):
             capacity.append(np.array([int((free[:, typed] // sigma[typed]).min(axis=1).sum())]))
         return values, np.hstack(demand).astype(np.int64), np.concatenate(capacity).astype(np.int64)
 
-    def _job_set(self, view, jobs, need, cap, bids, worth, members, choice, value):
+    def _job_set(self, view, jobs, need, cap, bids, worth, items, members, choice, value):
         """(choice, its value, an upper bound on (8)) from a set of window positions
-        ``members`` (S) and the best ``choice`` known (value ``value``): the optimum of
+        ``members`` (S) and the best ``choice`` known (value ``value``), ``items`` the
+        knapsack bound's (:meth:`_knapsack_items`): the optimum of
         the model restricted to S's bids (every subset of S; solved exactly, a small
         model), against a bound on every job set holding a job j outside S: j's best
         value plus the knapsack bound of the other jobs in what j leaves.  While some
@@ -314,7 +313,7 @@ class AucSched(win.WindowPolicy):
         import mip
 
         bid_job = bids[0]
-        values, demand, free = self._knapsack_items(view, jobs, bids, worth)
+        values, demand, free = items
         outside = np.full(jobs.size, -np.inf)  # the bound on the sets holding job j
         least = None
         for j in np.flatnonzero(values > 0):
@@ -530,19 +529,9 @@ class AucSched(win.WindowPolicy):
         return out
 
 
-def _bound(values, demand, free):
-    """(upper bound on (8), [knapsack sets, tightest first]): job j is worth at most
-    ``values[j]`` (its best bid), and per resource type the chosen jobs' ``demand``
-    (int64 (W, types)) fits in ``free`` (int64 (types,)), a relaxation of (12)-(13); each
-    type's 0/1 knapsack is solved exactly (:func:`~schedbench.policies.window.knapsack`)
-    and the least is the bound."""
-    found = [(float(values.sum()), -1, None)]
-    for k in range(demand.shape[1]):
-        answer = win.knapsack(values, demand[:, k], int(free[k]))
-        if answer is not None:
-            found.append((answer[0], k, np.flatnonzero(answer[1]) if not answer[1].all() else None))
-    found.sort(key=lambda f: (f[0], f[1]))
-    return found[0][0], [chosen for _, _, chosen in found if chosen is not None]
+# (upper bound on (8), [knapsack sets, tightest first]) of :meth:`AucSched._knapsack_items`'s
+# rows: job j worth at most its best bid, the rows a relaxation of (12)-(13)
+_bound = win.knapsack_bound
 
 
 def _least_loads(view, jobs, need, cap, bids) -> np.ndarray:

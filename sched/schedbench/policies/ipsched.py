@@ -205,16 +205,7 @@ class IPSched(win.WindowPolicy):
         sum of ``free``'s amounts; each type's 0/1 knapsack is solved exactly
         (:func:`~schedbench.policies.window.knapsack`), and the least is the bound."""
         value = weight * (1.0 - fewest / (2.0 * self.n_nodes))
-        found = [(float(value.sum()), -1, None)]
-        free_total = free.sum(axis=0)
-        units = view.units[jobs]
-        request = view.request[jobs]
-        for k in range(request.shape[1]):
-            answer = win.knapsack(value, units * request[:, k], int(free_total[k]))
-            if answer is not None and not answer[1].all():
-                found.append((answer[0], k, np.flatnonzero(answer[1])))
-        found.sort(key=lambda f: (f[0], f[1]))
-        return found[0][0], [chosen for _, _, chosen in found if chosen is not None]
+        return win.knapsack_bound(value, view.units[jobs][:, None] * view.request[jobs], free.sum(axis=0))
 
     def _weights(self, view, jobs, prio) -> np.ndarray:
         units = view.units[jobs]

@@ -403,6 +403,23 @@ def knapsack(value: np.ndarray, demand: np.ndarray, capacity: int,
     return float(best[-1]), chosen
 
 
+def knapsack_bound(values: np.ndarray, demand: np.ndarray, capacity: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    """(upper bound, [chosen sets, tightest first]) of ``max sum_j values_j s_j`` over
+    jobs that fit every row: each row k (``demand[:, k] <= capacity[k]``, demand int64
+    (W, rows), capacity int64 (rows,)) is a 0/1 :func:`knapsack` solved exactly, and the
+    least optimum (or the sum of all values) bounds the window's IP from above.  The sets
+    are the rows' chosen jobs (window positions, int64) where a row leaves some out,
+    tightest bound first (ties: the lower row).  IPSCHED's and AUCSCHED's proof before
+    the model."""
+    found = [(float(values.sum()), -1, None)]
+    for k in range(demand.shape[1]):
+        answer = knapsack(values, demand[:, k], int(capacity[k]))
+        if answer is not None and not answer[1].all():
+            found.append((answer[0], k, np.flatnonzero(answer[1])))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return found[0][0], [chosen for _, _, chosen in found if chosen is not None]
+
+
 def fewest_nodes(host: np.ndarray, units: np.ndarray, req_nodes: np.ndarray) -> np.ndarray:
     """The fewest nodes each job can use alone (int64 (W,)): its ``req_nodes`` when it
     fixes them, else the least k whose k largest ``host`` entries reach ``units``
