@@ -33,15 +33,65 @@ from .window import blocked_nodes
 
 
 @kernel
-def _allocator_place(alloc, free, units, req, req_nodes, order, key, tmp, out_node, out_count, elig):
+def _refresh_order(alloc, free, ordered, order, key, tmp):
+    """Put the allocator's node order over ``free`` (int64 (m, 4)) into ``order`` (int64
+    (m,)) unless ``ordered`` (int64 (m, 4)), the free amounts it was last computed for,
+    equals ``free``; then ``ordered`` holds a copy of ``free``.  Returns 0, or -2 when the
+    allocator has no node order.  key float64 (m,), tmp int64 (m,): scratch.
+
+    A pass tries most queued jobs on one unchanged free state (a job that does not fit
+    changes nothing), and the order (a sort over the nodes for Best-Fit) cost more than
+    the placement itself."""
+    m, r = free.shape
+    for i in range(m):
+        for k in range(r):
+            if free[i, k] != ordered[i, k]:
+                if plan_order(alloc, free, order, key, tmp) < 0:
+                    ordered[0, 0] = -1  # never a free amount: the next call tries again
+                    return -2
+                for i2 in range(m):
+                    for k2 in range(r):
+                        ordered[i2, k2] = free[i2, k2]
+                return 0
+    return 0
+
+
+@kernel
+def _allocator_place(alloc, free, ordered, units, req, req_nodes, order, key, tmp, out_node, out_count, elig):
     """The run's allocator's placement of a job (units, req int64 (4,), req_nodes) on
     ``free`` (int64 (m, 4)) restricted to the nodes where ``elig`` (uint8 (m,)) is set,
-    without changing anything: the nodes used (the first entries of out_node /
-    out_count), -1 when it does not fit, -2 when the allocator has no node order for a
-    given free state.  order, tmp int64 (m,), key float64 (m,): scratch."""
-    if plan_order(alloc, free, order, key, tmp) < 0:
+    without changing ``free``: the nodes used (the first entries of out_node /
+    out_count), -1 when it does not fit, -2 when the allocator has no node order.
+    ordered, order, key, tmp: as for :func:`_refresh_order`."""
+    if _refresh_order(alloc, free, ordered, order, key, tmp) < 0:
         return -2
     return place(free, order, np.int64(0), units, req, req_nodes, out_node, out_count, elig)
+
+
+@kernel
+def _first_placed(alloc, free, ordered, order, key, tmp, jobs, plain, first, units, request, req_nodes, elig,
+                  out_node, out_count):
+    """The first position p >= ``first`` of ``jobs`` (int64 (n,), job indices) whose job
+    the run's allocator can place on ``free`` (int64 (m, 4)) on the nodes where ``elig``
+    (uint8 (m,)) is set, as :func:`_allocator_place` would one job at a time; ``plain``
+    (uint8 (n,)) is 0 for a job that needs a free state or nodes of its own (maintenance,
+    a node class), where the search stops for the caller to place it.
+
+    units, req_nodes int64 (jobs,), request int64 (jobs, 4): every job's request.
+    Returns (p, used): used nodes >= 0 (in out_node / out_count), -1 with p = n when no
+    job from ``first`` on fits, -2 when the allocator has no node order, -3 at a job
+    whose ``plain`` is 0.  Nothing but the scratch and the order cache changes."""
+    n = jobs.shape[0]
+    if _refresh_order(alloc, free, ordered, order, key, tmp) < 0:
+        return first, np.int64(-2)
+    for p in range(first, n):
+        if plain[p] == 0:
+            return p, np.int64(-3)
+        j = jobs[p]
+        used = place(free, order, np.int64(0), units[j], request[j], req_nodes[j], out_node, out_count, elig)
+        if used >= 0:
+            return p, used
+    return n, np.int64(-1)
 
 
 class Placer:
@@ -52,6 +102,7 @@ class Placer:
         self.alloc = context.allocator_state
         self.name = context.allocator
         self.order, self.tmp = np.zeros(m, np.int64), np.zeros(m, np.int64)
+        self.ordered = None  # the free amounts self.order was computed for (see _refresh_order)
         self.key = np.zeros(m)
         self.out_node, self.out_count = np.zeros(m, np.int64), np.zeros(m, np.int64)
 
@@ -62,7 +113,9 @@ class Placer:
         if down is not None and down.any():
             free = free.copy()
             free[down] = 0
-        used = _allocator_place(self.alloc, free, view.units[j], view.request[j], view.req_nodes[j],
+        if self.ordered is None:
+            self.ordered = np.full_like(free, -1)
+        used = _allocator_place(self.alloc, free, self.ordered, view.units[j], view.request[j], view.req_nodes[j],
                                 self.order, self.key, self.tmp, self.out_node, self.out_count,
                                 view.eligible[view.node_class[j]].view(np.uint8))
         if used == -2:
@@ -70,6 +123,37 @@ class Placer:
         if used < 0:
             return None
         return self.out_node[:used].copy(), self.out_count[:used].copy()
+
+    def first(self, view, jobs: np.ndarray, plain: np.ndarray, p: int, free: np.ndarray):
+        """(p, spot) for the first position p' >= p of ``jobs`` whose job fits on ``free``
+        (spot as :meth:`__call__` gives it), or (jobs.size, None).  ``plain`` (uint8, one
+        per job) marks the jobs that need no free state or nodes of their own (see
+        :func:`plain_jobs`); the others are placed one by one."""
+        if self.ordered is None:
+            self.ordered = np.full_like(free, -1)
+        while p < jobs.size:
+            if not plain[p]:
+                spot = self(view, int(jobs[p]), free)
+                if spot is not None:
+                    return p, spot
+                p += 1
+                continue
+            p, used = _first_placed(self.alloc, free, self.ordered, self.order, self.key, self.tmp, jobs, plain, p,
+                                    view.units, view.request, view.req_nodes, view.eligible[0].view(np.uint8),
+                                    self.out_node, self.out_count)
+            if used == -2:
+                raise UsageError(f"backfill needs an allocator with a node order (ff or bf), not {self.name!r}")
+            if used >= 0:
+                return p, (self.out_node[:used].copy(), self.out_count[:used].copy())
+        return jobs.size, None
+
+
+def plain_jobs(view, jobs: np.ndarray) -> np.ndarray:
+    """uint8 per job of ``jobs``: 1 when the job may use every node and no maintenance
+    window exists, so :meth:`Placer.first` places it on the pass's free state as it is."""
+    if view.maint_windows.size:
+        return np.zeros(jobs.size, np.uint8)
+    return (view.node_class[jobs] == 0).astype(np.uint8)
 
 
 def _take(free: np.ndarray, view, j: int, nodes, counts, sign: int) -> None:
@@ -107,16 +191,23 @@ class Backfill:
             return starts
         head = int(order[i])
         shadow, at_shadow = self._shadow(view, head, free, started_end)
-        for j in order[i + 1 :]:
-            j = int(j)
-            spot = self.place(view, j, free)
+        plain = plain_jobs(view, order)
+        p = i + 1
+        while True:
+            p, spot = self.place.first(view, order, plain, p, free)
             if spot is None:
-                continue
+                break
+            j = int(order[p])
+            p += 1
             end = now + int(view.pred[j])
             if shadow is not None and end > shadow:
+                nodes, counts = spot
+                left = at_shadow[nodes] - counts[:, None] * view.request[j][None, :]  # only its nodes change
+                if (left < 0).any():
+                    continue
                 after = at_shadow.copy()
-                _take(after, view, j, *spot, -1)
-                if np.any(after < 0) or self.fits(head, after) is False:
+                after[nodes] = left
+                if self.fits(head, after) is False:
                     continue
                 at_shadow = after
             _take(free, view, j, *spot, -1)
