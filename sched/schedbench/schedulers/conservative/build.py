@@ -12,6 +12,7 @@ from .state import (
     ENDS_LOG,
     N_SCAL,
     S_AMAX,
+    S_FULL_AT,
     S_LIVE,
     S_NOW,
     S_SITE,
@@ -40,6 +41,7 @@ def conservative(setup) -> JittedScheduler:
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
+    scal[S_FULL_AT] = -1
     scal[S_AMAX] = _most_arrivals(J)
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)
@@ -61,7 +63,7 @@ def conservative(setup) -> JittedScheduler:
     state = ConservativeNodes(
         slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
-        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 2), np.int64)], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
+        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
         ends_log=np.zeros(ENDS_LOG, dtype=np.int64),
     )

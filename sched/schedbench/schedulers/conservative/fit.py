@@ -37,11 +37,12 @@ from .state import (
     B_TRIED,
     S_ENDS_ADDED,
     S_FREED,
+    S_FULL_AT,
     S_GROW,
     S_LIVE,
-    S_MARKED,
     S_PMF_N,
     S_PMF_TYPE,
+    S_STAMP,
     S_TRIM,
     S_USED,
     _by_state,
@@ -103,17 +104,20 @@ def _nodes_at(sched, core, alloc, j, t):
     site = sched.site
     elig = core.elig[jobs[j, J_CLASS]]
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
+    every = sched.scal[S_LIVE] < 0  # (else only compression's live nodes were computed)
+    stamp = sched.scal[S_STAMP]
     for node in range(wfree.shape[0]):
         down = window_meets(site.mspan, site.mwin, node, t, t + d)
+        computed = elig[node] != 0 and (every or sched.wvalid[node, 2] == stamp)
         for k in range(N_RES):
             v = node * N_RES + k
-            if elig[node] != 0 and jobs[j, J_REQ + k] > 0 and sched.wvalid[node, 2] == 0:
+            if computed and jobs[j, J_REQ + k] > 0:
                 continue  # exact already, kept cores taken off
             if cap[node, k] == 0 or down:
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
-        if keep > 0 and cap[node, 1] > 0 and not (elig[node] != 0 and jobs[j, J_REQ] > 0 and sched.wvalid[node, 2] == 0):
+        if keep > 0 and cap[node, 1] > 0 and not (computed and jobs[j, J_REQ] > 0):
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
@@ -276,7 +280,7 @@ def _fails_until(sched, core, j):
     keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
     short = req_nodes if req_nodes > 0 else units
     n = 0
-    # (the nodes marked by compression's bound host nothing and may only rise at INF:
+    # (the nodes compression's bound leaves out host nothing and may only rise at INF:
     # leaving them out changes neither the sum nor the first instant that covers it)
     for p in range(_live_count(sched)):
         node = _live_node(sched, p)
@@ -321,6 +325,26 @@ def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
     return max(most - now_hosts, np.int64(0))
 
 
+@inline_kernel
+def _live_fits(sched, core, j, elig):
+    """Whether the nodes a search reads (:func:`_live_count`) take job j on wfree: the
+    allocation rule's answer, which does not depend on the order (all the nodes are
+    read outside compression; during it the others host nothing of the job)."""
+    jobs = core.jobs
+    if sched.scal[S_LIVE] < 0:
+        return place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
+                     jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    units = jobs[j, J_UNITS]
+    req_nodes = jobs[j, J_REQ_NODES]
+    share = units // req_nodes if req_nodes > 0 else 0
+    got = np.int64(0)
+    for p in range(sched.scal[S_LIVE]):
+        h = host(sched.wfree, sched.wvalid[p, 3], req)
+        got += np.int64(h >= share) if req_nodes > 0 else h
+    return got >= (req_nodes if req_nodes > 0 else units)
+
+
 @internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
@@ -337,8 +361,8 @@ def _node_fit(sched, core, alloc, j, now, limit):
     d = _d(jobs, j)
     elig = core.elig[jobs[j, J_CLASS]]
     wvalid = sched.wvalid
-    # (the marked nodes, which host nothing of the job at any candidate before limit,
-    # were set to 0 and INF by _nodes_may_host_before: never computed)
+    # (the nodes compression's bound leaves out host nothing of the job at any candidate
+    # before limit: never read)
     for p in range(_live_count(sched)):
         wvalid[_live_node(sched, p), 0] = -1
     fail_until = np.int64(-1)  # every candidate before it fails
@@ -350,10 +374,8 @@ def _node_fit(sched, core, alloc, j, now, limit):
         # an instant the totals allow is a candidate: the totals only fall at booking ends
         if t >= fail_until:
             _refresh_nodes(sched, core, j, t, d)
-            if place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
-                     jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], elig) >= 0:
+            if _live_fits(sched, core, j, elig):
                 ok = _nodes_at(sched, core, alloc, j, t)  # only fails for want of an order
-                _zero_marked(sched)  # (_nodes_at computed the marked nodes too)
                 return t if ok else -1
             fail_until = _fails_until(sched, core, j)
             # resume at the last candidate end before it: the totals' earliest fit from
@@ -479,9 +501,9 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
     booking begins at b0, so is not in the way): each node hosts at most what its most
     free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
-    and false means no window starting before b0 takes the job.  The nodes that host
-    nothing of it by that bound are marked in sched.wvalid column 2 (the search before b0
-    leaves them out; the caller clears the marks).  Uses sched.wfree."""
+    and false means no window starting before b0 takes the job.  The others, the live
+    nodes, are listed in sched.wvalid column 3 (the search before b0 reads only them;
+    the caller ends the list, :func:`_clear_marks`).  Uses sched.wfree."""
     jobs = core.jobs
     cap = core.cap
     wfree = sched.wfree
@@ -494,9 +516,27 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     short = req_nodes if req_nodes > 0 else units
     wvalid = sched.wvalid
     m = wfree.shape[0]
+    # the nodes whose first type is full from now until b0 host nothing: a suffix of the
+    # full-until order, never read (a job without that type, or one whose share per node
+    # is 0, reads every node)
+    ordered = req[0] > 0 and (req_nodes <= 0 or share >= 1)
+    count = m
+    if ordered:
+        if sched.scal[S_FULL_AT] != now:
+            _full_order(sched, core, now)
+        lo, hi = 0, m
+        while lo < hi:  # first position full until b0 or later
+            mid = (lo + hi) >> 1
+            if wvalid[wvalid[mid, 5], 4] < b0:
+                lo = mid + 1
+            else:
+                hi = mid
+        count = lo
+    stamp = sched.scal[S_STAMP] + 1
+    sched.scal[S_STAMP] = stamp
     live = 0
-    marked = 0
-    for node in range(m):
+    for p in range(count):
+        node = wvalid[p, 5] if ordered else p
         if elig[node] == 0:
             continue
         for k in range(N_RES):
@@ -516,46 +556,47 @@ def _nodes_may_host_before(sched, core, j, now, b0):
         if keep > 0 and cap[node, 1] > 0:
             wfree[node, 0] = max(0, wfree[node, 0] - keep)
         h = host(wfree, node, req)
-        if (h < share) if req_nodes > 0 else (h == 0):
-            wvalid[node, 2] = 1
-            for k in range(N_RES):  # (a loop: a slice assignment is a memset call)
-                wfree[node, k] = 0
-            wvalid[node, 0] = INF
-            wvalid[node, 1] = INF
-            marked += 1
-            wvalid[m - marked, 3] = node
-        else:
+        if (h >= share) if req_nodes > 0 else (h > 0):
             wvalid[live, 3] = node
+            wvalid[node, 2] = stamp
             live += 1
         short -= np.int64(h >= share) if req_nodes > 0 else h
     sched.scal[S_LIVE] = live
-    sched.scal[S_MARKED] = marked
     return short <= 0
+
+
+@internal_kernel
+def _full_order(sched, core, now):
+    """Build sched.wvalid columns 4-5: each node's instant until which its first type is
+    at capacity from now on (its prefix minima's, built as needed; INF for a node without
+    that type) and the nodes in that order (an insertion sort of the last order: after a
+    move only the moved nodes are out of place)."""
+    cap = core.cap
+    wvalid = sched.wvalid
+    m = wvalid.shape[0]
+    for node in range(m):
+        if cap[node, 0] == 0:
+            wvalid[node, 4] = INF
+            continue
+        v = node * N_RES
+        if sched.npmf_n[v] < 0:
+            sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, 0])
+        wvalid[node, 4] = sched.npmf[v, 0, 2]
+    for p in range(1, m):
+        node = wvalid[p, 5]
+        key = wvalid[node, 4]
+        q = p
+        while q > 0 and wvalid[wvalid[q - 1, 5], 4] > key:
+            wvalid[q, 5] = wvalid[q - 1, 5]
+            q -= 1
+        wvalid[q, 5] = node
+    sched.scal[S_FULL_AT] = now
 
 
 @inline_kernel
 def _clear_marks(sched):
-    """Undo :func:`_nodes_may_host_before`'s marks and list: every node live again."""
-    wvalid = sched.wvalid
-    m = wvalid.shape[0]
-    for p in range(m - sched.scal[S_MARKED], m):
-        wvalid[wvalid[p, 3], 2] = 0
+    """End compression's search: every node is read again."""
     sched.scal[S_LIVE] = -1
-    sched.scal[S_MARKED] = 0
-
-
-@inline_kernel
-def _zero_marked(sched):
-    """Set the marked nodes' rows of wfree back to 0 (after :func:`_nodes_at`, which
-    computes every node), for a search that goes on (:func:`_nodes_may_host_before`)."""
-    m = sched.wvalid.shape[0]
-    for p in range(m - sched.scal[S_MARKED], m):
-        node = sched.wvalid[p, 3]
-        for k in range(N_RES):
-            sched.wfree[node, k] = 0
-
-
-
 
 
 @inline_kernel
@@ -613,6 +654,8 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
         # put the booking back as it was (the caller moves it when t >= 0); the placement
         # found stays in core.work: booking rows come from bnodes, not from work
         _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+        if t >= 0:
+            sched.scal[S_FULL_AT] = -1  # the move changes its nodes' full-until instants
     _clear_marks(sched)
     return t
 

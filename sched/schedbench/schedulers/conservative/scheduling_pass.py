@@ -31,6 +31,7 @@ from .state import (
     S_EXTENDED,
     S_FREED,
     S_FREED_NOW,
+    S_FULL_AT,
     S_GROW,
     S_NARR,
     S_NSTART,
@@ -213,6 +214,7 @@ def _trim_nodes_pool(sched, now):
 def _trim_nodes_nodes(sched, now):
     _trim_vectors(sched.nslots, sched.nmeta, now)
     sched.npmf_n[:] = -1  # they start at the instant
+    sched.scal[S_FULL_AT] = -1  # (and the order read from them)
 
 
 _by_state(_trim_nodes, _trim_nodes_pool, _trim_nodes_nodes)

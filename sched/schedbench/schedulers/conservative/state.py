@@ -36,8 +36,9 @@ S_FREED_NOW = 16  # the latest end of the bookings released at this instant (-1 
 S_FREED = 17  # compression: the latest end of the room freed since the job being tried was last tried
 S_ENDS_ADDED = 18  # nodes: booking ends ever written to sched.ends_log (the next one's number)
 S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: every node is live)
-S_MARKED = 20  # nodes: compression's marked nodes, listed from the end of sched.wvalid column 3
-N_SCAL = 21
+S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
+S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
+N_SCAL = 22
 
 # Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
@@ -105,13 +106,16 @@ class ConservativeNodes(NamedTuple):
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
     wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
-    int64 (m, 4): during one earliest-fit search, for each node the instant before which
+    int64 (m, 6): during one earliest-fit search, for each node the instant before which
     its row of wfree (the job's types) stays exact for every later candidate window
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
-    column 2: 1 for a node that hosts nothing of the job before its booking (compression:
-    its row of wfree is 0, not exact); column 3, during compression's search: the
-    eligible nodes not so marked (the live ones, sched.scal[S_LIVE] of them) from row 0
-    on, the marked ones from the last row back;
+    during compression's search, column 3 lists the eligible nodes that may host some of
+    the job before its booking (the live ones, sched.scal[S_LIVE] of them; the search
+    reads no other node), and column 2 holds sched.scal[S_STAMP] on them; column 4: the
+    instant until which a node's first type is at capacity from now on (INF without that
+    type), and column 5 the nodes in that order (built at sched.scal[S_FULL_AT], once
+    per compression and again after each move): the nodes full until a booking begins,
+    a suffix of it, are left out of compression's bound without being read;
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount (:mod:`.pruning`; -1: not built since the vector or
