@@ -29,10 +29,12 @@ shared HPC2N and KTH logs (:class:`schedbench.engine.simulation.Simulation`) and
 the plan after every pass: jobs in the plan (queued and running) and rows of its vector,
 the numbers the curve is read at.  ``--parts`` times the searches alone and the bookings
 alone (``--stream``, default uniform).  ``--kept [N ...]`` times planning after N planned
-jobs (default 100 and 30,000) with the scan and as the conservative scheduler plans now:
-the index kept by ``rusv.kernel_index_keep``, built only past ``rusv.INDEX_ON_ROWS`` rows;
-then the same bookings alone, at the starts that planning found (the rest of a job's
-cost is its search).
+jobs (default 100 and 30,000) with the scan and as the conservative scheduler plans now
+(the same dispatch as ``conservative.fit._pool_fit`` and ``conservative.bookings._pool_add``:
+the plain kernels while the vector has no index, else the index kept by
+``rusv.kernel_index_keep``, built past ``rusv.INDEX_ON_ROWS`` rows, and the indexed
+kernels); then the same bookings alone, at the starts that planning found (the rest of a
+job's cost is its search).
 
 Run: ``PYTHONPATH=sched .venv/bin/python bench/plan_cost_curve.py [--out PNG] [--replays] [--parts]``.
 """
@@ -81,26 +83,48 @@ def _plan_indexed(slots, meta, index, sizes, lengths):
 
 
 @numba.njit(cache=True)
+def _indexed_fit(slots, meta, index, size, d):
+    """The scheduler's search past the index's threshold (``conservative.fit._indexed_fit``,
+    a call of its own there too)."""
+    rusv.kernel_index_keep(slots, meta, index, np.int64(0))
+    return rusv.kernel_earliest_fit_indexed(slots, meta, index, size, d, np.int64(0), rusv.INF,
+                                            np.int64(0), np.int64(0), np.int64(0))
+
+
+@numba.njit(cache=True)
 def _plan_kept(slots, meta, index, sizes, lengths, starts):
-    """:func:`_plan_indexed` as the conservative scheduler plans on a pool: the index kept
-    by ``rusv.kernel_index_keep`` before each search (built past INDEX_ON_ROWS rows, none
-    on shorter plans, where the searches are the plain ones); each start into ``starts``."""
+    """:func:`_plan_indexed` as the conservative scheduler plans on a pool
+    (``conservative.fit._pool_fit`` and ``conservative.bookings._pool_add``): the plain
+    search inlined while the vector has no index and at most INDEX_ON_ROWS rows, else the
+    index kept by ``rusv.kernel_index_keep`` and the indexed search; the indexed booking
+    while there is an index.  Each start into ``starts``."""
     for i in range(sizes.shape[0]):
-        rusv.kernel_index_keep(slots, meta, index, np.int64(0))
-        t = rusv.kernel_earliest_fit_indexed(slots, meta, index, sizes[i], lengths[i], np.int64(0), rusv.INF,
-                                             np.int64(0), np.int64(0), np.int64(0))
+        if index[0, 0] == 0 and meta[rusv.M_N] <= index[rusv.X_ON, 0]:
+            t = rusv.kernel_earliest_fit(slots, meta, sizes[i], lengths[i], np.int64(0), rusv.INF,
+                                         np.int64(0), np.int64(0), np.int64(0))
+        else:
+            t = _indexed_fit(slots, meta, index, sizes[i], lengths[i])
         starts[i] = t
-        if not rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i]):
+        if index[0, 0] > 0:
+            ok = rusv.kernel_add_indexed(slots, meta, index, t, t + lengths[i], sizes[i])
+        else:
+            ok = rusv.kernel_add(slots, meta, t, t + lengths[i], sizes[i])
+        if not ok:
             return False
     return True
 
 
 @numba.njit(cache=True)
 def _book_kept(slots, meta, index, sizes, lengths, starts):
-    """The bookings of :func:`_plan_kept` alone, at the starts it found (index kept)."""
+    """The bookings of :func:`_plan_kept` alone, at the starts it found (the index kept
+    before each, as its search would)."""
     for i in range(sizes.shape[0]):
-        rusv.kernel_index_keep(slots, meta, index, np.int64(0))
-        rusv.kernel_add_indexed(slots, meta, index, starts[i], starts[i] + lengths[i], sizes[i])
+        if index[0, 0] > 0 or meta[rusv.M_N] > index[rusv.X_ON, 0]:
+            rusv.kernel_index_keep(slots, meta, index, np.int64(0))
+        if index[0, 0] > 0:
+            rusv.kernel_add_indexed(slots, meta, index, starts[i], starts[i] + lengths[i], sizes[i])
+        else:
+            rusv.kernel_add(slots, meta, starts[i], starts[i] + lengths[i], sizes[i])
 
 
 @numba.njit(cache=True)

@@ -212,14 +212,17 @@ index_ops = st.lists(
 
 
 @settings(max_examples=200, deadline=None)
-@given(seq=index_ops, block_rows=st.integers(1, 4), size=st.integers(0, AVL + 1), d=st.integers(1, 25),
-       t0=st.integers(0, H), limit=st.one_of(st.none(), st.integers(0, 3 * H)),
-       ex=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(0, AVL)))
-def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, size, d, t0, limit, ex):
-    """An index kept through ⊕/⊖ and moves (blocks of 1-4 rows, so that blocks split and
-    many are skipped) never changes the answer, with or without a moved booking."""
+@given(seq=index_ops, block_rows=st.integers(1, 4), group_blocks=st.integers(1, 4), size=st.integers(0, AVL + 1),
+       d=st.integers(1, 25), t0=st.integers(0, H), limit=st.one_of(st.none(), st.integers(0, 3 * H)),
+       ex=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(0, AVL)),
+       searches=st.lists(st.tuples(st.integers(1, AVL), st.integers(1, 25), st.integers(0, H)), max_size=3))
+def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, group_blocks, size, d, t0, limit, ex, searches):
+    """An index kept through ⊕/⊖ and moves (blocks of 1-4 rows in groups of 1-4, so that
+    blocks split, bookings leave them loose and many blocks and groups are skipped) never
+    changes the answer, with or without a moved booking; searches in between (which
+    recompute loose blocks and groups) neither."""
     r = R.new(AVL, cap=4)
-    index = R.build_index(r, block_rows)
+    index = R.build_index(r, block_rows, group_blocks)
     plain = R.new(AVL, cap=4)  # the same operations without the index (the tail moved per step)
     v = np.zeros(H + 5, int)
     for start, length, x, as_move in seq:
@@ -237,6 +240,8 @@ def test_indexed_earliest_fit_equals_the_plain_one(seq, block_rows, size, d, t0,
             R.increment(r, start, stop, x, index=index)
             naive_apply(v, R.Kind.USED, start, stop, x)
             R.increment(plain, start, stop, x)
+        for s_size, s_d, s_t0 in searches:
+            assert R.earliest_fit(r, s_size, s_d, s_t0, index=index) == R.earliest_fit(plain, s_size, s_d, s_t0)
     assert np.array_equal(values(r), v)  # the vector itself is the plain kernels'
     assert np.array_equal(R.slots_of(r), R.slots_of(plain))  # row for row
     ex0, length, exi = ex
@@ -254,7 +259,8 @@ def test_index_skips_blocks_with_no_long_enough_run():
     index = R.build_index(r, 2)  # 10 rows, 2 a block: blocks from -INF, 20, 40, 60, 80
     blocks = int(index[0, 0])
     assert index[R.X_START, 1 : blocks + 1].tolist() == [-R.INF, 20, 40, 60, 80]
-    k = 2  # level 2^2 = 4 items
+    k = 4  # level 4: 4 items (levels 1, 1, 2, 3, 4, ...)
+    assert R._threshold.py_func(k) == 4
     assert index[R.X_BEST + 3 * k, 2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
     assert index[R.X_PRE + 3 * k, 2:blocks].tolist() == [0] * 3  # each block starts at 7 used
     assert index[R.X_SUF + 3 * k, 2:blocks].tolist() == [4] * 3
@@ -263,6 +269,51 @@ def test_index_skips_blocks_with_no_long_enough_run():
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
     assert R.earliest_fit(r, 4, 4, 0, index=index) == 6
     assert R.earliest_fit(r, 1, 50, 0, index=index) == 0  # 1 item free throughout
+
+
+def test_levels_are_two_an_octave():
+    assert [R._threshold.py_func(k) for k in range(12)] == [1, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48]
+    assert R._threshold.py_func(R.LEVELS - 1) == 32_768
+
+
+def holes_plan():
+    """1 item free on [0, 96) except 4-second holes of 8 free every 10 s ([6, 10), [16,
+    20), ...); blocks of 2 rows from -INF, 20, 40, 60, 80, in groups of 2 blocks."""
+    r = R.new(8)
+    for t in range(0, 100, 10):
+        R.increment(r, t, t + 6, 7)
+    return r, R.build_index(r, 2, 2)
+
+
+def test_groups_keep_their_longest_run_and_are_skipped_whole():
+    r, index = holes_plan()
+    assert int(index[R.X_GROUPS, 0]) == 3
+    assert index[R.X_GFIRST, 1:4].tolist() == [1, 3, 5]
+    # level 4 (4 items): group 1 holds the run from -INF, group 2 only 4-second holes, group 3 the free end
+    assert index[R.X_GBOUND + 4, 1:4].tolist() == [R.INF, 4, R.INF]
+    assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
+
+
+def test_a_booking_leaves_runs_loose_and_a_removal_unknown():
+    """A booking marks its blocks loose and their groups' bounds possibly loose (-(b + 2)),
+    without recomputing them; a search that row-scans a loose block for nothing recomputes
+    it; a removal recomputes its blocks and marks their groups' bounds unknown (-1), which
+    the next search that meets them makes exact again."""
+    r, index = holes_plan()
+    R.increment(r, 47, 48, 1, index=index)  # block 3, group 2
+    assert index[R.X_LOOSE, 1:6].tolist() == [0, 0, 1, 0, 0]
+    assert index[R.X_GBOUND + 4, 2] == -(4 + 2)
+    assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
+    R.decrement(r, 47, 48, 1, index=index)
+    assert index[R.X_LOOSE, 3] == 0 and index[R.X_GBOUND + 4, 2] == -1
+    assert R.earliest_fit(r, 4, 5, 0, index=index) == 96
+    assert index[R.X_GBOUND + 4, 2] == 4
+    # fill both holes of block 2 ([20, 40)) to 3 free: its runs at level 4 say 4 s still
+    R.increment(r, 26, 30, 5, index=index)
+    R.increment(r, 36, 40, 5, index=index)
+    assert index[R.X_LOOSE, 2] == 1 and index[R.X_BEST + 3 * 4, 2] == 4
+    assert R.earliest_fit(r, 4, 4, 17, index=index) == R.earliest_fit(r, 4, 4, 17) == 46
+    assert index[R.X_LOOSE, 2] == 0 and index[R.X_BEST + 3 * 4, 2] == 0  # scanned for nothing: exact
 
 
 def test_no_index_for_a_free_vector_or_min_dist():

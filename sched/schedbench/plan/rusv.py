@@ -584,16 +584,20 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # --------------------------------------------------------------------------- the slot index
 # A summary over the slots that lets the earliest fit skip what cannot hold a job (issue
 # 27).  The time axis is cut into blocks of about ``block_rows`` rows.  For each of
-# LEVELS free amounts 2^k (k = 0..LEVELS-1) a block keeps the runs of time where at
-# least 2^k items are free: the one it starts with (pre), the one it ends with (suf) and
-# its longest (best), in seconds (gaps count as all free).  A job of ``size`` items reads
-# level k = floor(log2(size)): 2^k <= size, so those runs are at least as long as the
-# job's own, and a block whose longest run and whose first run (added to the run carried
-# from the blocks before) are both shorter than the job can start none of its windows
-# there: it is skipped after three reads; only the blocks that might hold a start are
-# searched row by row.  The search's cost thus follows the number of blocks, not rows.
-# Blocks are cut in *time*, not in rows, so an operation that inserts rows (moving the
-# tail) leaves the blocks it does not cover valid; it recomputes the blocks it covers.
+# LEVELS free amounts T(k) (:func:`_threshold`: 1, 2, 3, 4, 6, 8, ...) a block keeps the
+# runs of time where at least T(k) items are free: the one it starts with (pre), the one
+# it ends with (suf) and its longest (best), in seconds (gaps count as all free).  A job
+# of ``size`` items reads the largest level k with T(k) <= size, so those runs are at
+# least as long as the job's own, and a block whose longest run and whose first run
+# (added to the run carried from the blocks before) are both shorter than the job can
+# start none of its windows there: it is skipped after three reads; only the blocks that
+# might hold a start are searched row by row.  The search's cost thus follows the number
+# of blocks, not rows.  Blocks are cut in *time*, not in rows, so an operation that
+# inserts rows (moving the tail) leaves the blocks it does not cover valid.  A removal
+# recomputes the blocks it covers; a booking (items added: runs only shrink) marks them
+# loose (X_LOOSE): their runs stay upper bounds, which a search may read as they are (it
+# row-scans more, never answers otherwise), and a search that row-scans a loose block
+# for nothing recomputes it, so that the next searches skip it again.
 # A block that grows past twice ``block_rows`` rows is split at its middle row.
 #
 # index int64 (X_WIDTH, icap), one row per field so that a search reading one level reads
@@ -601,9 +605,39 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # 1..m the blocks: start s, then per level pre, suf, best (s; INF for runs without end).
 # Block b covers [index[0, b], index[0, b + 1]) (the first from -INF, the last up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
 # outside an operation's interval); the indexed kernels then do what the plain ones do.
-LEVELS = 16
+#
+# Groups of blocks (a second level, so that a search skips many blocks at one read):
+# blocks [index[X_GFIRST, g], index[X_GFIRST, g + 1]) form group g (1..index[X_GROUPS,
+# 0]; the last group runs to block m), cut every GROUP_BLOCKS blocks when the index is
+# built, each group keeping per level an upper bound (X_GBOUND + k) of the longest run of
+# its span at that level: b >= 0 when computed since the group last changed, -(b + 2)
+# when it may since have shrunk, -1 when not known.  A booking (x > 0 on a used vector)
+# only shortens runs, so every bound stays an upper bound: the groups it meets are marked
+# as possibly loose; a removal (x < 0) marks them as not known.  A search that meets a
+# group whose bound is not known, or loose and not short enough to skip it, computes that
+# level from the blocks (exact again).  A split adds a block to
+# its group (the group's span, hence its runs, stay the same).  A group whose bound,
+# first run and carried run are all short of the job is skipped whole.
+LEVELS = 31
 X_START, X_PRE, X_SUF, X_BEST = range(4)
-X_WIDTH = 1 + 3 * LEVELS
+X_LOOSE = 1 + 3 * LEVELS  # 1 when items were added in the block since its runs were computed
+X_BLOCK = X_LOOSE + 1  # a block's fields (rows [0, X_BLOCK))
+X_GFIRST = X_BLOCK  # a group's first block
+X_GBOUND = X_BLOCK + 1  # a group's bound per level (rows [X_GBOUND, X_GBOUND + LEVELS))
+X_WIDTH = X_GBOUND + LEVELS
+X_GROUPS = 4  # header row (column 0): the count of groups
+X_GROUP_BLOCKS = 5  # header row: blocks a group when built (0: GROUP_BLOCKS)
+GROUP_BLOCKS = 16
+
+
+@inline_kernel
+def _threshold(k):
+    """The free amount of level k: 1, 1, 2, 3, 4, 6, 8, 12, ... (2^a and 3 2^(a - 1),
+    level 1 repeating level 0), 32,768 at level 30.  Two levels an octave: a job reads
+    the level of the largest amount not above its size, at least 3/4 of it (with one
+    level an octave, at least half: a search row-scanned 2.3 times as many blocks that
+    could not hold the job at 30,000 planned jobs)."""
+    return ((np.int64(2) + (k & 1)) << (k >> 1)) >> 1
 
 
 @inline_kernel
@@ -632,12 +666,12 @@ def _span(a, b):
 
 @inline_kernel
 def _levels_free(f, g):
-    """How many levels have at least their amount free (the k < LEVELS with 2^k <= f),
+    """How many levels have at least their amount free (the k < LEVELS with T(k) <= f),
     stepping from g, the count of a neighbouring piece (free amounts change little from
     one piece to the next)."""
-    while g < LEVELS and (np.int64(1) << g) <= f:
+    while g < LEVELS and _threshold(g) <= f:
         g += 1
-    while g > 0 and (np.int64(1) << (g - 1)) > f:
+    while g > 0 and _threshold(g - 1) > f:
         g -= 1
     return g
 
@@ -651,6 +685,7 @@ def _index_summarise(slots, meta, index, b):
     avl = meta[M_AVL]
     t0 = index[X_START, b]
     end = _block_end(index, b)
+    index[X_LOOSE, b] = 0
     for k in range(LEVELS):
         index[X_BEST + 3 * k, b] = 0
     i = _first_stop_after(slots, n, t0)
@@ -695,8 +730,11 @@ def _index_recompute(slots, meta, index, b):
         cut = slots[(first + after) >> 1, S_START]
         if index[X_START, b] < cut < _block_end(index, b):
             for k in range(m, b, -1):
-                for c in range(X_WIDTH):
+                for c in range(X_BLOCK):
                     index[c, k + 1] = index[c, k]
+            for g in range(1, index[X_GROUPS, 0] + 1):  # the new block joins block b's group
+                if index[X_GFIRST, g] > b:
+                    index[X_GFIRST, g] += 1
             index[X_START, b + 1] = cut
             index[0, 0] = m + 1
             _index_summarise(slots, meta, index, b)
@@ -714,6 +752,7 @@ def _index_build(slots, meta, index, block_rows):
     if (meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or block_rows < 1 or m + 1 > index.shape[1]
             or index.shape[0] != X_WIDTH):
         index[0, 0] = 0
+        index[X_GROUPS, 0] = 0
         return
     index[0, 0] = m
     index[X_START, 1] = -INF
@@ -721,13 +760,61 @@ def _index_build(slots, meta, index, block_rows):
         index[X_START, b] = slots[(b - 1) * block_rows, S_START]
     for b in range(1, m + 1):
         _index_summarise(slots, meta, index, b)
+    per = index[X_GROUP_BLOCKS, 0] if index[X_GROUP_BLOCKS, 0] > 0 else GROUP_BLOCKS
+    groups = 1 + (m - 1) // per
+    index[X_GROUPS, 0] = groups
+    for g in range(1, groups + 1):
+        index[X_GFIRST, g] = 1 + (g - 1) * per
+    for g in range(1, groups + 1):
+        for k in range(LEVELS):
+            index[X_GBOUND + k, g] = _group_best(index, g, k)[0]
 
 
-INDEX_ON_ROWS = 2048
-INDEX_OFF_ROWS = 1024
+@inline_kernel
+def _group_end(index, g):
+    """The block after group g's last."""
+    return index[X_GFIRST, g + 1] if g < index[X_GROUPS, 0] else index[0, 0] + 1
+
+
+@inline_kernel
+def _group_of(index, b):
+    """The group (1..groups) that holds block b."""
+    lo, hi = 2, index[X_GROUPS, 0] + 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if index[X_GFIRST, mid] <= b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+@inline_kernel
+def _group_best(index, g, k):
+    """The longest run (s) at level k inside group g's span, from its blocks' runs, and
+    whether some block's runs are loose (the result is then an upper bound)."""
+    run = 0
+    best = 0
+    loose = 0
+    for b in range(index[X_GFIRST, g], _group_end(index, g)):
+        loose |= index[X_LOOSE, b]
+        length = _span(index[X_START, b], _block_end(index, b))
+        pre = index[X_PRE + 3 * k, b]
+        if pre >= length:
+            run = min(run + length, INF)
+        else:
+            best = max(best, run + pre, index[X_BEST + 3 * k, b])
+            run = index[X_SUF + 3 * k, b]
+    return max(best, run), loose
+
+
+INDEX_ON_ROWS = 1024
+INDEX_OFF_ROWS = 512
 """A vector of more rows than INDEX_ON_ROWS gets its index built by :func:`_index_sync`,
 one of fewer than INDEX_OFF_ROWS drops it: on short vectors the plain search reads
-fewer rows than keeping the index costs (plan_cost_curve.py: break-even near 1,000 rows)."""
+fewer rows than keeping the index costs (plan_cost_curve.py, with loose blocks and
+groups: break-even near 800-1,000 rows; planning from 1,000 jobs planned, 1,000-2,000
+rows, costs 0.67 us a job with the index against 1.03 with the scan)."""
 
 
 @kernel
@@ -766,20 +853,44 @@ def _index_keep(slots, meta, index, t):
     gone = _block_of(index, t) - 1
     if gone >= 32 or (gone > 0 and 2 * gone >= m):  # amortised, as the rows' trim
         for b in range(1, m - gone + 1):
-            for c in range(X_WIDTH):
+            for c in range(X_BLOCK):
                 index[c, b] = index[c, b + gone]
         index[X_START, 1] = -INF  # the first block from -INF: no rows before it are read
         index[0, 0] = m - gone
+        groups = index[X_GROUPS, 0]
+        g0 = 1  # the group that holds the new first block; the ones before it go
+        while g0 < groups and index[X_GFIRST, g0 + 1] - gone <= 1:
+            g0 += 1
+        for g in range(g0, groups + 1):
+            for c in range(X_GFIRST, X_WIDTH):
+                index[c, g - g0 + 1] = index[c, g]
+            index[X_GFIRST, g - g0 + 1] -= gone
+        index[X_GFIRST, 1] = 1
+        index[X_GROUPS, 0] = groups - g0 + 1
 
 
 @inline_kernel
-def _index_update(slots, meta, index, a, c):
-    """Recompute every block that [a, c) meets (a < c), splits included."""
+def _index_update(slots, meta, index, a, c, x):
+    """Recompute every block that [a, c) meets (a < c), splits included, after x items
+    were added over it; a removal (x < 0, runs may have grown) marks their groups' bounds
+    as not known."""
     b = _block_of(index, a)
+    first = b
+    n = meta[M_N]
     while b <= index[0, 0] and index[X_START, b] < c:
         m = index[0, 0]
-        _index_recompute(slots, meta, index, b)
+        if x < 0 or (_first_start_at(slots, n, _block_end(index, b)) - _first_stop_after(slots, n, index[X_START, b])
+                     > 2 * index[1, 0]):
+            _index_recompute(slots, meta, index, b)  # runs may have grown, or a split is due
+        else:
+            index[X_LOOSE, b] = 1  # runs only shrank: the block's stay upper bounds
         b += 1 + index[0, 0] - m  # past both halves of a split block
+    for g in range(_group_of(index, first), _group_of(index, b - 1) + 1):
+        for k in range(LEVELS):
+            if x < 0:
+                index[X_GBOUND + k, g] = -1
+            elif index[X_GBOUND + k, g] >= 0:
+                index[X_GBOUND + k, g] = -index[X_GBOUND + k, g] - 2
 
 
 @kernel
@@ -788,7 +899,7 @@ def _add_indexed(slots, meta, index, start, stop, x):
     if not _add(slots, meta, start, stop, x):
         return False
     if index[0, 0] > 0 and start < stop and x != 0:
-        _index_update(slots, meta, index, start, stop)
+        _index_update(slots, meta, index, start, stop, x)
     return True
 
 
@@ -799,9 +910,9 @@ def _add_two_indexed(slots, meta, index, a0, a1, x, c0, c1, y):
         return False
     if index[0, 0] > 0:
         if a0 < a1 and x != 0:
-            _index_update(slots, meta, index, a0, a1)
+            _index_update(slots, meta, index, a0, a1, x)
         if c0 < c1 and y != 0:
-            _index_update(slots, meta, index, c0, c1)
+            _index_update(slots, meta, index, c0, c1, y)
     return True
 
 
@@ -876,7 +987,7 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
     if m == 0 or size < 1 or meta[M_AVL] < size:
         return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
     k = 0
-    while k + 1 < LEVELS and (np.int64(1) << (k + 1)) <= size:
+    while k + 1 < LEVELS and _threshold(k + 1) <= size:
         k += 1
     b = _block_of(index, t0)
     end = _block_end(index, b)
@@ -885,10 +996,32 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
         return found
     carried = 0
     b += 1
+    g = _group_of(index, b) if b <= m else 0
+    gnext = _group_end(index, g) if b <= m else m + 1
     while b <= m:
+        if b == gnext:
+            g += 1
+            gnext = _group_end(index, g)
         start = index[X_START, b]
         if start - carried >= limit:
             return -1
+        if b == index[X_GFIRST, g] and gnext - b > 1:
+            # the whole group at once, when its runs at level k are all short of d
+            bound = index[X_GBOUND + k, g]
+            if bound == -1 or bound <= -d - 2:  # not known, or loose and not short enough
+                bound, loose = _group_best(index, g, k)
+                index[X_GBOUND + k, g] = -bound - 2 if loose else bound
+            elif bound < -1:
+                bound = -bound - 2
+            last = gnext - 1
+            gend = _block_end(index, last)
+            if bound < d and not (ex_items != 0 and start < ex1 and gend > ex0):
+                pre = index[X_PRE + 3 * k, b]
+                if (pre < _span(start, _block_end(index, b)) and carried + pre < d
+                        and index[X_PRE + 3 * k, last] < _span(index[X_START, last], gend)):
+                    carried = index[X_SUF + 3 * k, last]
+                    b = gnext
+                    continue
         end = _block_end(index, b)
         length = _span(start, end)
         if ex_items != 0 and start < ex1 and end > ex0:
@@ -904,6 +1037,12 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
             if found >= 0 or limit <= end:
                 return found
             carried = 0
+            if index[X_LOOSE, b]:  # searched for nothing on loose runs: exact for the next searches
+                _index_recompute(slots, meta, index, b)
+                b += 1 + index[0, 0] - m  # past both halves of a split block
+                m = index[0, 0]
+                gnext = _group_end(index, g)
+                continue
         elif pre >= length:
             carried = min(carried + length, INF)
         else:
@@ -954,13 +1093,15 @@ BLOCK_ROWS = 64
 """Rows per block of a slot index when built (blocks split past twice as many)."""
 
 
-def build_index(r: Rusv, block_rows: int = BLOCK_ROWS) -> np.ndarray:
+def build_index(r: Rusv, block_rows: int = BLOCK_ROWS, group_blocks: int = GROUP_BLOCKS) -> np.ndarray:
     """A slot index of ``r`` (int64 (X_WIDTH, icap), see ``X_*``) with room for the
-    vector's capacity; an index with no blocks (plain searches) for a free vector or
-    min_dist > 1.  Keep it current by passing it to every operation on ``r`` (``index=``)."""
-    if block_rows < 1:
-        raise ValueError("block_rows must be >= 1")
+    vector's capacity, blocks of ``block_rows`` rows in groups of ``group_blocks``; an
+    index with no blocks (plain searches) for a free vector or min_dist > 1.  Keep it
+    current by passing it to every operation on ``r`` (``index=``)."""
+    if block_rows < 1 or group_blocks < 1:
+        raise ValueError("block_rows and group_blocks must be >= 1")
     index = np.zeros((X_WIDTH, _index_cap(r, block_rows)), dtype=np.int64)
+    index[X_GROUP_BLOCKS, 0] = group_blocks
     _index_build(r.slots, r.meta, index, np.int64(block_rows))
     return index
 
@@ -992,7 +1133,9 @@ def _room_for_splits(r: Rusv, index: np.ndarray) -> None:
     """After ``r`` grew: a larger index, rebuilt (blocks beyond its room are not split)."""
     block_rows = max(int(index[1, 0]), 1)
     if index.shape[1] < _index_cap(r, block_rows):
+        group_blocks = int(index[X_GROUP_BLOCKS, 0])
         index.resize((X_WIDTH, _index_cap(r, block_rows)), refcheck=False)
+        index[X_GROUP_BLOCKS, 0] = group_blocks  # (resize moved the header's entries)
         _index_build(r.slots, r.meta, index, np.int64(block_rows))
 
 

@@ -67,7 +67,14 @@ def _pool_add(sched, j, begin, end, sign):
 def _move_on(slots, meta, lo0, e0, lo1, end, size):
     """Move ``size`` items from [lo0, e0) to [lo1, end) on one vector: one operation, or
     the two single ones the room rule (:func:`_room`) is sized for when it refuses."""
-    if not kernel_add_two(slots, meta, lo0, e0, -size, lo1, end, size):
+    if lo1 < e0 and lo0 < end:
+        # the intervals overlap, where the booking's own items leave the vector as it
+        # is: only the two ends change
+        if lo1 != lo0:
+            kernel_add(slots, meta, min(lo0, lo1), max(lo0, lo1), size if lo1 < lo0 else -size)
+        if end != e0:
+            kernel_add(slots, meta, min(e0, end), max(e0, end), size if end > e0 else -size)
+    elif not kernel_add_two(slots, meta, lo0, e0, -size, lo1, end, size):
         kernel_add(slots, meta, lo0, e0, -size)
         kernel_add(slots, meta, lo1, end, size)
 

@@ -21,6 +21,7 @@ from .state import (
     _pool_pmf,
     _vectors,
 )
+from .wake import WAKE_SLACK
 
 
 def _most_arrivals(J: np.ndarray) -> int:
@@ -28,6 +29,14 @@ def _most_arrivals(J: np.ndarray) -> int:
     if live.size == 0:
         return 0
     return int(np.unique(live, return_counts=True)[1].max())
+
+
+def _wake_heap(n: int) -> np.ndarray:
+    """The wake heap's array for n jobs: 2n + 16 rows of heap and a last row holding the
+    size at which its stale entries are dropped (:func:`.wake._wake_push`)."""
+    wake = np.zeros((2 * n + 17, 2), dtype=np.int64)
+    wake[-1, 0] = min(2 * n + 16, WAKE_SLACK)
+    return wake
 
 
 def conservative(setup) -> JittedScheduler:
@@ -47,7 +56,7 @@ def conservative(setup) -> JittedScheduler:
     scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
         book=np.full((n, 5), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
-        size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
+        size=J[:, J_UNITS].copy(), wake=_wake_heap(n),
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
     )
