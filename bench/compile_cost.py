@@ -416,6 +416,7 @@ _own = {}
 _stack = []
 _loops = []  # [test, loop, signature, CPU s] of each replay loop compiled (not loaded)
 _kernels = []  # the same of every compile, its own CPU s (those of the kernels it compiled for itself excluded)
+_tests = []  # [test, start, wall s] of every test in this worker: the worker's timeline
 
 class _L(event.Listener):
     def on_start(self, ev):
@@ -436,12 +437,17 @@ event.register("numba:compile", _L())
 
 def pytest_runtest_logstart(nodeid, location):
     _now["test"] = nodeid
+    _tests.append([nodeid, time.time(), 0.0])
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _tests and _tests[-1][0] == nodeid:
+        _tests[-1][2] = time.time() - _tests[-1][1]
 
 def pytest_sessionfinish(session):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     out = os.environ["COMPILE_COST_OUT"]
     with open(os.path.join(out, f"tests-{worker}.json"), "w") as f:
-        json.dump({"own": _own, "loops": _loops, "kernels": _kernels}, f)
+        json.dump({"own": _own, "loops": _loops, "kernels": _kernels, "tests": _tests}, f)
 '''
 
 
@@ -461,12 +467,15 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     own: dict[str, float] = {}
     loops: list[list] = []
     kernels: list[list] = []
+    timeline: list[list] = []  # [worker, test, start, wall s]
     for f in Path(cache).glob("tests-*.json"):
         got = json.loads(f.read_text())
         for k, v in got["own"].items():
             own[k] = own.get(k, 0.0) + v
         loops += got["loops"]
         kernels += [[f.stem, *k] for k in got["kernels"]]
+        if f.stem != "tests-main" or workers == "0":  # xdist's controller logs every test too
+            timeline += [[f.stem, *t] for t in got.get("tests", [])]
     shutil.rmtree(cache, ignore_errors=True)
     durations = [line for line in proc.stdout.splitlines() if re.match(r"\s*[\d.]+s (call|setup|teardown) ", line)]
     lines = [f"`pytest -n {workers} {' '.join(paths)}` on an empty cache: wall {wall:.0f} s, "
@@ -475,15 +484,31 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
              f"Replay loops compiled (every worker starts cold; loaded ones do not count): {len(loops)}, "
              f"{sum(s for *_, s in loops):.0f} CPU s; distinct loop specialisations (scheduler class "
              f"x argument types): {len({(n, sig) for _, n, sig, _ in loops})}.\n",
-             "| test | compile CPU s |", "|---|---|"]
+             ]
+    # Each worker's share: its tests' wall seconds and its compile CPU seconds; the run
+    # lasts as long as the busier worker.
+    worker_of = {test: w for w, test, *_ in timeline}
+    lines += ["| worker | tests | files | tests' wall s | compile CPU s | last test ended (s after the first start) |",
+              "|---|---|---|---|---|---|"]
+    t_first = min((t for *_, t, _ in timeline), default=0.0)
+    for w in sorted({w for w, *_ in timeline}):
+        mine = [t for t in timeline if t[0] == w]
+        comp = sum(s for k in kernels if k[0] == w for s in [k[-1]])
+        lines.append(f"| {w.removeprefix('tests-')} | {len(mine)} | {len({t[1].split('::')[0] for t in mine})} | "
+                     f"{sum(t[3] for t in mine):.0f} | {comp:.0f} | {max(t[2] + t[3] for t in mine) - t_first:.0f} |")
+    lines += ["", "| test | worker | compile CPU s |", "|---|---|---|"]
     for k, v in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
-        lines.append(f"| `{k}` | {v:.1f} |")
+        lines.append(f"| `{k}` | {worker_of.get(k, '?').removeprefix('tests-')} | {v:.1f} |")
     by_file = defaultdict(float)
     for k, v in own.items():
         by_file[k.split("::")[0]] += v
-    lines += ["", "| test file | compile CPU s |", "|---|---|"]
+    file_wall = defaultdict(float)
+    for _w, test, _t, s in timeline:
+        file_wall[test.split("::")[0]] += s
+    worker_of_file = {test.split("::")[0]: w.removeprefix("tests-") for w, test, *_ in timeline}
+    lines += ["", "| test file | worker | compile CPU s | wall s |", "|---|---|---|---|"]
     for k, v in sorted(by_file.items(), key=lambda kv: -kv[1])[:top]:
-        lines.append(f"| `{k}` | {v:.1f} |")
+        lines.append(f"| `{k}` | {worker_of_file.get(k, '?')} | {v:.1f} | {file_wall.get(k, 0.0):.0f} |")
     # Which loops, and which tests first asked for each: a loop one test alone compiles is
     # a specialisation that test could perhaps avoid; one compiled twice was compiled by
     # both workers (nothing shares a compile between them unless under the cache's lock).
@@ -516,7 +541,7 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
                      f"{sum(s for *_, s in got):.1f} |")
     if os.environ.get("COMPILE_COST_LOOPS_JSON"):
         Path(os.environ["COMPILE_COST_LOOPS_JSON"]).write_text(json.dumps({"own": own, "loops": loops,
-                                                                            "kernels": kernels}))
+                                                                            "kernels": kernels, "tests": timeline}))
     lines += ["", "pytest --durations:", "```", *durations[:15], "```"]
     return "\n".join(lines)
 

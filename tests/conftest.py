@@ -17,14 +17,31 @@ settings.register_profile("schedbench-ci", parent=settings.get_profile("schedben
 settings.load_profile("schedbench-ci" if os.environ.get("CI") else "schedbench")
 
 
-# Replay loops that tests in several files need, compiled once at the start of a
-# parallel run (pytest -n 2 or more, as make test): without this the two workers each met
-# the conservative loops in a file of their own at the same moment (tests/plan/test_site.py
-# and tests/test_docs.py) and both compiled them and their kernels, about 50 CPU s twice
-# on a cold cache (bench/compile_cost.py --tests tests).  Each worker walks the list from
-# its own end, each loop under numba's cache lock (schedbench.engine.warm.ready): one
-# compiles it, the other waits and loads it.  A warm cache loads them in a second.
-SHARED_LOOPS = [("conservative", "pool"), ("conservative", "nodes")]
+# Replay loops compiled once at the start of a parallel run of the whole suite (pytest -n 2
+# or more, as make test), each worker walking the list from its own end, each loop under a
+# lock of numba's cache folder (schedbench.engine.warm.ready): one worker compiles it, the
+# other waits and loads it.  Two kinds (bench/compile_cost.py --tests tests; the figures are
+# in docs/internals/performance.md):
+# * loops that test files which may run in different workers need: both workers met them
+#   at about the same moment and both compiled them (conservative pool and nodes:
+#   tests/plan/test_site.py, tests/io/test_sacct.py, tests/io/test_slurm_conf.py and
+#   tests/test_docs.py; slurm: tests/engine/test_dependencies.py and test_docs.py;
+#   easy and easy-sjbf with a packed predictor: tests/test_predictors.py and
+#   tests/schedulers/test_easy_sjbf.py), 10 to 60 CPU s each time;
+# * the two nodes loops of tests/schedulers/test_fairshare.py's Eurora test, which was
+#   otherwise the slowest test of a cold run (55 CPU s of compiling in one test), so that
+#   both workers share that compile from the start.
+# (scheduler, mode, predictor): the mode's tiny workload takes the same loop types as the
+# tests' workloads (a loop a test compiles again shows in compile_cost's table).
+SHARED_LOOPS = [
+    ("conservative", "pool", "requested"),
+    ("easy-sjbf", "pool", "tsafrir"),
+    ("easy", "nodes", "requested"),
+    ("slurm", "pool", "requested"),
+    ("priority", "nodes", "requested"),
+    ("easy", "pool", "user-profile"),
+    ("conservative", "nodes", "requested"),
+]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,9 +54,9 @@ def _shared_loops_compiled_once(request, worker_id):
     from schedbench.engine.warm import mode_input, ready
 
     order = SHARED_LOOPS if int(worker_id.removeprefix("gw") or 0) % 2 == 0 else SHARED_LOOPS[::-1]
-    for scheduler, mode in order:
+    for scheduler, mode, predictor in order:
         table, machine, meta = mode_input(mode)
-        ready(table, machine, scheduler, "ff", meta=meta)
+        ready(table, machine, scheduler, "ff", predictor, meta=meta)
 
 
 @pytest.fixture(scope="session")

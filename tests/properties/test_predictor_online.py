@@ -76,8 +76,13 @@ def violations(t, start, end, pred, learn_at="end") -> list[tuple[int, int, set[
     ]
 
 
+# Two schedules (EASY in arrival order, EASY-SJBF backfilling the shortest first) give the
+# predictor different orders of ends and arrivals; fcfs and sjf gave a third and fourth, but
+# a packed predictor compiles a loop per scheduler class, and the InOrder one (10-14 CPU s
+# cold) no other test needed: the two EASY loops with a packed predictor are compiled for
+# tests/test_predictors.py and tests/schedulers/test_easy_sjbf.py anyway.
 @settings(max_examples=200)
-@given(tables(), st.sampled_from(["easy", "fcfs", "sjf"]))
+@given(tables(), st.sampled_from(["easy", "easy-sjbf"]))
 def test_user_profile_replay_only_uses_ended_jobs(t, scheduler):
     result = replay(t, from_spec(MACHINE), scheduler, "ff", "user-profile")
     assert (result.status == Status.REPLAYED).all()
