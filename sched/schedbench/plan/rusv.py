@@ -641,16 +641,23 @@ def _threshold(k):
 
 
 @inline_kernel
-def _block_of(index, t):
-    """The block (1..m) that holds time t: the last whose start is <= t."""
-    lo, hi = 2, index[0, 0] + 1
+def _last_at_most(row, n, x):
+    """The last position p in 1..n of the ascending ``row`` (int64, positions 1..n used)
+    with row[p] <= x, or 1 when none (position 1 is where the blocks and groups start)."""
+    lo, hi = 2, n + 1
     while lo < hi:
         mid = (lo + hi) >> 1
-        if index[X_START, mid] <= t:
+        if row[mid] <= x:
             lo = mid + 1
         else:
             hi = mid
     return lo - 1
+
+
+@inline_kernel
+def _block_of(index, t):
+    """The block (1..m) that holds time t: the last whose start is <= t."""
+    return _last_at_most(index[X_START], index[0, 0], t)
 
 
 @inline_kernel
@@ -779,14 +786,7 @@ def _group_end(index, g):
 @inline_kernel
 def _group_of(index, b):
     """The group (1..groups) that holds block b."""
-    lo, hi = 2, index[X_GROUPS, 0] + 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if index[X_GFIRST, mid] <= b:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo - 1
+    return _last_at_most(index[X_GFIRST], index[X_GROUPS, 0], b)
 
 
 @inline_kernel
