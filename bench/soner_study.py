@@ -185,7 +185,7 @@ def measures(rundir: Path) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seeds", type=int, default=2, help="seeds per workload (default 2)")
+    ap.add_argument("--seeds", type=int, default=3, help="seeds per workload (default 3, as the study files)")
     ap.add_argument("--jobs", type=int, default=200, help="jobs per Soner workload (default 200)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help=f"comma-separated subset of {','.join(WORKLOADS)}")
     ap.add_argument("--z-times", choices=("esp2", "doubled"), default="esp2",
