@@ -27,6 +27,7 @@ import numpy as np
 
 from .._jit import kernel
 from ..core.api import place, plan_order
+from ..core.layout import N_RES
 from ..errors import UsageError
 from . import window as win
 from .window import blocked_nodes
@@ -102,7 +103,7 @@ class Placer:
         self.alloc = context.allocator_state
         self.name = context.allocator
         self.order, self.tmp = np.zeros(m, np.int64), np.zeros(m, np.int64)
-        self.ordered = None  # the free amounts self.order was computed for (see _refresh_order)
+        self.ordered = np.full((m, N_RES), -1, np.int64)  # the free amounts self.order is for (_refresh_order)
         self.key = np.zeros(m)
         self.out_node, self.out_count = np.zeros(m, np.int64), np.zeros(m, np.int64)
 
@@ -113,8 +114,6 @@ class Placer:
         if down is not None and down.any():
             free = free.copy()
             free[down] = 0
-        if self.ordered is None:
-            self.ordered = np.full_like(free, -1)
         used = _allocator_place(self.alloc, free, self.ordered, view.units[j], view.request[j], view.req_nodes[j],
                                 self.order, self.key, self.tmp, self.out_node, self.out_count,
                                 view.eligible[view.node_class[j]].view(np.uint8))
@@ -129,8 +128,6 @@ class Placer:
         (spot as :meth:`__call__` gives it), or (jobs.size, None).  ``plain`` (uint8, one
         per job) marks the jobs that need no free state or nodes of their own (see
         :func:`plain_jobs`); the others are placed one by one."""
-        if self.ordered is None:
-            self.ordered = np.full_like(free, -1)
         while p < jobs.size:
             if not plain[p]:
                 spot = self(view, int(jobs[p]), free)

@@ -16,6 +16,7 @@ from .state import (
     S_LIVE,
     S_NOW,
     S_SITE,
+    S_WDROP,
     ConservativeNodes,
     ConservativePool,
     _pool_pmf,
@@ -31,14 +32,6 @@ def _most_arrivals(J: np.ndarray) -> int:
     return int(np.unique(live, return_counts=True)[1].max())
 
 
-def _wake_heap(n: int) -> np.ndarray:
-    """The wake heap's array for n jobs: 2n + 16 rows of heap and a last row holding the
-    size at which its stale entries are dropped (:func:`.wake._wake_push`)."""
-    wake = np.zeros((2 * n + 17, 2), dtype=np.int64)
-    wake[-1, 0] = min(2 * n + 16, WAKE_SLACK)
-    return wake
-
-
 def conservative(setup) -> JittedScheduler:
     J = setup.jobs
     n = J.shape[0]
@@ -51,12 +44,13 @@ def conservative(setup) -> JittedScheduler:
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
     scal[S_FULL_AT] = -1
+    scal[S_WDROP] = min(2 * n + 16, WAKE_SLACK)
     scal[S_AMAX] = _most_arrivals(J)
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
         book=np.full((n, 5), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
-        size=J[:, J_UNITS].copy(), wake=_wake_heap(n),
+        size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
     )

@@ -38,7 +38,8 @@ S_ENDS_ADDED = 18  # nodes: booking ends ever written to sched.ends_log (the nex
 S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: every node is live)
 S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
 S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
-N_SCAL = 22
+S_WDROP = 22  # wake-heap entries at which its stale ones are dropped next (see wake._wake_push)
+N_SCAL = 23
 
 # Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), and the number of booking

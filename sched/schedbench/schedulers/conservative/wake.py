@@ -2,14 +2,14 @@
 pass although no job ends or arrives then (planned starts, expiring bookings).  Entries
 are (time, code), code j >= 0 the planned start of job j, -(j + 1) the expiry of job j's
 booking; an entry whose booking moved since is stale and dropped when met, or all at once
-when they have grown many (:func:`_wake_push`).  The array's last row is not part of the
-heap: its first entry is the heap size at which the stale entries are dropped next."""
+when they have grown many (:func:`_wake_push`; the entry count that triggers it is
+scal[S_WDROP])."""
 
 from __future__ import annotations
 
 from ..._jit import inline_kernel, internal_kernel
 from ...core.layout import J_STATE, JobState
-from .state import B_BEGIN, B_END, S_WN
+from .state import B_BEGIN, B_END, S_WDROP, S_WN
 
 
 @inline_kernel
@@ -57,12 +57,12 @@ def _wake_pop(wake, scal):
 
 WAKE_SLACK = 4096
 """Stale entries the wake heap may gather beyond twice its standing ones before it drops
-them (the heap's last row keeps the entry count that triggers the next drop)."""
+them (scal[S_WDROP] keeps the entry count that triggers the next drop)."""
 
 
 @internal_kernel
 def _wake_push(jobs, book, wake, scal, t, code):
-    """Push (t, code); when the heap is full, or past its last row's threshold (twice the
+    """Push (t, code); when the heap is full, or past scal[S_WDROP] (twice the
     entries that stood at the last drop, plus WAKE_SLACK), drop its stale entries first.
     (At most one entry per job stands, so the heap of 2n rows has room then.)  Every move
     of a booking pushes an entry and leaves the old one stale: dropping them only when
@@ -70,8 +70,8 @@ def _wake_push(jobs, book, wake, scal, t, code):
     through that many (on HPC2N, 405,758 rows for at most 2,501 jobs in the plan).
     Which entries stand, hence every pop's answer, does not depend on when they drop."""
     n = scal[S_WN]
-    cap = wake.shape[0] - 1
-    if n >= cap or n >= wake[cap, 0]:
+    cap = wake.shape[0]
+    if n >= cap or n >= scal[S_WDROP]:
         w = 0
         for r in range(n):
             if _wake_valid(jobs, book, wake[r, 0], wake[r, 1]):
@@ -81,7 +81,7 @@ def _wake_push(jobs, book, wake, scal, t, code):
         n = w
         for i in range(n // 2 - 1, -1, -1):
             _wake_sift_down(wake, n, i)
-        wake[cap, 0] = min(cap, 2 * n + WAKE_SLACK)
+        scal[S_WDROP] = min(cap, 2 * n + WAKE_SLACK)
     i = n
     wake[i, 0] = t
     wake[i, 1] = code
