@@ -262,11 +262,11 @@ def test_index_skips_blocks_with_no_long_enough_run():
     assert R.index_field(index, R.X_START)[1 : blocks + 1].tolist() == [-R.INF, 20, 40, 60, 80]
     k = 4  # level 4: 4 items (levels 1, 1, 2, 3, 4, ...)
     assert R._threshold.py_func(k) == 4
-    assert R.index_field(index, R.X_BEST + 3 * k)[2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
-    assert R.index_field(index, R.X_PRE + 3 * k)[2:blocks].tolist() == [0] * 3  # each block starts at 7 used
-    assert R.index_field(index, R.X_SUF + 3 * k)[2:blocks].tolist() == [4] * 3
-    assert R.index_field(index, R.X_BEST + 3 * 0)[2:blocks].tolist() == [20] * 3  # 1 item free throughout
-    assert R.index_field(index, R.X_BEST + 3 * k)[blocks] == R.INF  # the last block runs free for ever
+    assert R.index_field(index, R.X_BEST + R.X_LEVEL * k)[2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
+    assert R.index_field(index, R.X_PRE + R.X_LEVEL * k)[2:blocks].tolist() == [0] * 3  # each block starts at 7 used
+    assert R.index_field(index, R.X_SUF + R.X_LEVEL * k)[2:blocks].tolist() == [4] * 3
+    assert R.index_field(index, R.X_BEST)[2:blocks].tolist() == [20] * 3  # 1 item free throughout
+    assert R.index_field(index, R.X_BEST + R.X_LEVEL * k)[blocks] == R.INF  # the last block runs free for ever
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
     assert R.earliest_fit(r, 4, 4, 0, index=index) == 6
     assert R.earliest_fit(r, 1, 50, 0, index=index) == 0  # 1 item free throughout
@@ -291,7 +291,7 @@ def test_groups_keep_their_longest_run_and_are_skipped_whole():
     assert int(index[R.X_GROUPS, 0]) == 3
     assert R.index_field(index, R.X_GFIRST)[1:4].tolist() == [1, 3, 5]
     # level 4 (4 items): group 1 holds the run from -INF, group 2 only 4-second holes, group 3 the free end
-    assert R.index_field(index, R.X_GBOUND + 4)[1:4].tolist() == [R.INF, 4, R.INF]
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[1:4].tolist() == [R.INF, 4, R.INF]
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
 
 
@@ -303,18 +303,18 @@ def test_a_booking_leaves_runs_loose_and_a_removal_unknown():
     r, index = holes_plan()
     R.increment(r, 47, 48, 1, index=index)  # block 3, group 2
     assert R.index_field(index, R.X_LOOSE)[1:6].tolist() == [0, 0, 1, 0, 0]
-    assert R.index_field(index, R.X_GBOUND + 4)[2] == -(4 + 2)
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == -(4 + 2)
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
     R.decrement(r, 47, 48, 1, index=index)
-    assert R.index_field(index, R.X_LOOSE)[3] == 0 and R.index_field(index, R.X_GBOUND + 4)[2] == -1
+    assert R.index_field(index, R.X_LOOSE)[3] == 0 and R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == -1
     assert R.earliest_fit(r, 4, 5, 0, index=index) == 96
-    assert R.index_field(index, R.X_GBOUND + 4)[2] == 4
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == 4
     # fill both holes of block 2 ([20, 40)) to 3 free: its runs at level 4 say 4 s still
     R.increment(r, 26, 30, 5, index=index)
     R.increment(r, 36, 40, 5, index=index)
-    assert R.index_field(index, R.X_LOOSE)[2] == 1 and R.index_field(index, R.X_BEST + 3 * 4)[2] == 4
+    assert R.index_field(index, R.X_LOOSE)[2] == 1 and R.index_field(index, R.X_BEST + R.X_LEVEL * 4)[2] == 4
     assert R.earliest_fit(r, 4, 4, 17, index=index) == R.earliest_fit(r, 4, 4, 17) == 46
-    assert R.index_field(index, R.X_LOOSE)[2] == 0 and R.index_field(index, R.X_BEST + 3 * 4)[2] == 0  # scanned for nothing: exact
+    assert R.index_field(index, R.X_LOOSE)[2] == 0 and R.index_field(index, R.X_BEST + R.X_LEVEL * 4)[2] == 0  # scanned for nothing: exact
 
 
 def test_no_index_for_a_free_vector_or_min_dist():

@@ -600,26 +600,27 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # for nothing recomputes it, so that the next searches skip it again.
 # A block that grows past twice ``block_rows`` rows is split at its middle row.
 #
-# index int64 (X_WIDTH, cols): X_FIELDS fields, each a run of cols // X_PACK entries
-# (:func:`_x`; X_PACK fields side by side in each of the array's rows), so that a search
-# reading one level reads four contiguous runs.  Entry 0 of the fields is the header
-# (index[r, 0]: the count of blocks m, block_rows, ...: see X_ON, X_GROUPS), entries 1..m
-# the blocks: start s (field X_START), then per level pre, suf, best (s; INF for runs
-# without end).  Block b covers [index[_xi(index, X_START, b)], index[_xi(index, X_START, b + 1)]) (the
-# first from -INF, the last up to INF).  m = 0: no index (a free vector, or min_dist > 1,
-# where joins change values outside an operation's interval); the indexed kernels then
-# do what the plain ones do.
-# Why packed: a caller that keeps an index beside a vector of cap rows in an array of
-# cap columns (the conservative pool does, for 4 vectors) needs only about cap / 32
-# entries per field (blocks of 64 rows, room for as many splits), and one field a row
-# made that array 127 rows of cap columns per vector: on a 10,000-job array the pool
-# plan grew to 80,016 columns, 325 MB zero-filled by numpy's resize, most of the replay's
-# time while the index was never built (docs/studies/plan-cost-curve.md).
+# index int64 (X_WIDTH, cols): X_FIELDS fields of s = cols // X_PACK entries each, X_PACK
+# side by side in a row of the array (field f: row f // X_PACK from column (f % X_PACK) s;
+# :func:`_xi`, :func:`_x`).  Row k holds level k's fields: the blocks' pre, suf, best
+# (s; INF for runs without end) and the groups' bounds (:func:`_xk`); row LEVELS the
+# blocks' starts (X_START, s), their loose marks (X_LOOSE) and the groups' first blocks
+# (X_GFIRST).  Entries 1..m are the blocks' (or groups'); entry 0 of the array's rows is
+# the header (index[r, 0]: the count of blocks m, block_rows, X_ON, X_OFF, X_GROUPS,
+# X_GROUP_BLOCKS).  Block b covers [start b, start b + 1) (the first from -INF, the last
+# up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
+# outside an operation's interval); the indexed kernels then do what the plain ones do.
+# Why packed (it was a row per field, 127 rows): a caller that keeps an index beside a
+# vector of cap rows in an array of cap columns (the conservative pool does, for its 4
+# vectors) needs only about cap / 32 entries per field (blocks of 64 rows, room for as
+# many splits); a row per field made that array 4 x 127 rows of cap columns, and on a
+# 10,000-job array (cap 80,016) 325 MB that numpy's resize zero-fills, most of the
+# replay's time, while the index was never built (docs/studies/plan-cost-curve.md).
 #
 # Groups of blocks (a second level, so that a search skips many blocks at one read):
-# blocks [index[X_GFIRST, g], index[X_GFIRST, g + 1]) form group g (1..index[X_GROUPS,
+# blocks [first g, first g + 1) (field X_GFIRST) form group g (1..index[X_GROUPS,
 # 0]; the last group runs to block m), cut every GROUP_BLOCKS blocks when the index is
-# built, each group keeping per level an upper bound (X_GBOUND + k) of the longest run of
+# built, each group keeping per level an upper bound (X_GBOUND) of the longest run of
 # its span at that level: b >= 0 when computed since the group last changed, -(b + 2)
 # when it may since have shrunk, -1 when not known.  A booking (x > 0 on a used vector)
 # only shortens runs, so every bound stays an upper bound: the groups it meets are marked
@@ -629,12 +630,12 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # its group (the group's span, hence its runs, stay the same).  A group whose bound,
 # first run and carried run are all short of the job is skipped whole.
 LEVELS = 31
-X_START, X_PRE, X_SUF, X_BEST = range(4)
-X_LOOSE = 1 + 3 * LEVELS  # 1 when items were added in the block since its runs were computed
-X_BLOCK = X_LOOSE + 1  # a block's fields (rows [0, X_BLOCK))
-X_GFIRST = X_BLOCK  # a group's first block
-X_GBOUND = X_BLOCK + 1  # a group's bound per level (rows [X_GBOUND, X_GBOUND + LEVELS))
-X_FIELDS = X_GBOUND + LEVELS
+X_PRE, X_SUF, X_BEST, X_GBOUND = range(4)  # level k's fields: these + X_LEVEL * k (row k)
+X_LEVEL = 4
+X_START = X_LEVEL * LEVELS  # then one row: the blocks' starts,
+X_LOOSE = X_START + 1  # 1 when items were added in the block since its runs were computed,
+X_GFIRST = X_START + 2  # a group's first block
+X_FIELDS = X_START + 3
 X_PACK_SHIFT = 2
 X_PACK = 1 << X_PACK_SHIFT  # fields side by side in one row of the array
 X_WIDTH = (X_FIELDS + X_PACK - 1) // X_PACK  # the array's rows
@@ -656,6 +657,30 @@ def _x(index, f):
 def _xi(index, f, b):
     """Where entry b of field f of a slot index is: (row, column) of the array."""
     return f >> X_PACK_SHIFT, (f & (X_PACK - 1)) * (index.shape[1] >> X_PACK_SHIFT) + b
+
+
+@inline_kernel
+def _xk(index, f, k, b):
+    """Where entry b of level k's field f (X_PRE, X_SUF, X_BEST, X_GBOUND) is."""
+    return k, f * (index.shape[1] >> X_PACK_SHIFT) + b
+
+
+@inline_kernel
+def _move_block(index, dst, src):
+    """Block src's fields to entry dst (blocks shifted by a split or a trim)."""
+    for k in range(LEVELS):
+        for f in (X_PRE, X_SUF, X_BEST):
+            index[_xk(index, f, k, dst)] = index[_xk(index, f, k, src)]
+    for f in (X_START, X_LOOSE):
+        index[_xi(index, f, dst)] = index[_xi(index, f, src)]
+
+
+@inline_kernel
+def _move_group(index, dst, src):
+    """Group src's fields to entry dst (groups shifted by a trim)."""
+    for k in range(LEVELS):
+        index[_xk(index, X_GBOUND, k, dst)] = index[_xk(index, X_GBOUND, k, src)]
+    index[_xi(index, X_GFIRST, dst)] = index[_xi(index, X_GFIRST, src)]
 
 
 @inline_kernel
@@ -734,7 +759,7 @@ def _index_summarise(slots, meta, index, b):
     end = _block_end(index, b)
     index[_xi(index, X_LOOSE, b)] = 0
     for k in range(LEVELS):
-        index[_xi(index, X_BEST + 3 * k, b)] = 0
+        index[_xk(index, X_BEST, k, b)] = 0
     i = _first_stop_after(slots, n, t0)
     first = i
     a = 0
@@ -745,11 +770,11 @@ def _index_summarise(slots, meta, index, b):
         nxt = min(nxt, end)
         g = _levels_free(avl - v, a)
         for k in range(g, a):  # runs that end here
-            index[_xi(index, X_BEST + 3 * k, b)] = max(index[_xi(index, X_BEST + 3 * k, b)], _span(index[_xi(index, X_SUF + 3 * k, b)], t))
+            index[_xk(index, X_BEST, k, b)] = max(index[_xk(index, X_BEST, k, b)], _span(index[_xk(index, X_SUF, k, b)], t))
         for k in range(a, g):  # runs that start here
-            index[_xi(index, X_SUF + 3 * k, b)] = t
+            index[_xk(index, X_SUF, k, b)] = t
         for k in range(g, g0):  # first instant without the level's amount
-            index[_xi(index, X_PRE + 3 * k, b)] = _span(t0, t)
+            index[_xk(index, X_PRE, k, b)] = _span(t0, t)
         g0 = min(g0, g)
         a = g
         if i < n and slots[i, S_STOP] <= nxt:
@@ -757,13 +782,13 @@ def _index_summarise(slots, meta, index, b):
         t = nxt
     for k in range(LEVELS):
         if k < a:
-            run = _span(index[_xi(index, X_SUF + 3 * k, b)], end)
-            index[_xi(index, X_SUF + 3 * k, b)] = run
-            index[_xi(index, X_BEST + 3 * k, b)] = max(index[_xi(index, X_BEST + 3 * k, b)], run)
+            run = _span(index[_xk(index, X_SUF, k, b)], end)
+            index[_xk(index, X_SUF, k, b)] = run
+            index[_xk(index, X_BEST, k, b)] = max(index[_xk(index, X_BEST, k, b)], run)
         else:
-            index[_xi(index, X_SUF + 3 * k, b)] = 0
+            index[_xk(index, X_SUF, k, b)] = 0
         if k < g0:
-            index[_xi(index, X_PRE + 3 * k, b)] = _span(t0, end)
+            index[_xk(index, X_PRE, k, b)] = _span(t0, end)
     return first, i
 
 
@@ -777,8 +802,7 @@ def _index_recompute(slots, meta, index, b):
         cut = slots[(first + after) >> 1, S_START]
         if index[_xi(index, X_START, b)] < cut < _block_end(index, b):
             for k in range(m, b, -1):
-                for c in range(X_BLOCK):
-                    index[_xi(index, c, k + 1)] = index[_xi(index, c, k)]
+                _move_block(index, k + 1, k)
             for g in range(1, index[X_GROUPS, 0] + 1):  # the new block joins block b's group
                 if index[_xi(index, X_GFIRST, g)] > b:
                     index[_xi(index, X_GFIRST, g)] += 1
@@ -814,7 +838,7 @@ def _index_build(slots, meta, index, block_rows):
         index[_xi(index, X_GFIRST, g)] = 1 + (g - 1) * per
     for g in range(1, groups + 1):
         for k in range(LEVELS):
-            index[_xi(index, X_GBOUND + k, g)] = _group_best(index, g, k)[0]
+            index[_xk(index, X_GBOUND, k, g)] = _group_best(index, g, k)[0]
 
 
 @inline_kernel
@@ -838,7 +862,7 @@ def _group_best(index, g, k):
     loose = 0
     m = index[0, 0]
     starts = _x(index, X_START)
-    pres = _x(index, X_PRE + 3 * k)
+    pres = _x(index, X_PRE + X_LEVEL * k)
     loose_blocks = _x(index, X_LOOSE)
     for b in range(index[_xi(index, X_GFIRST, g)], _group_end(index, g)):
         loose |= loose_blocks[b]
@@ -847,8 +871,8 @@ def _group_best(index, g, k):
         if pre >= length:
             run = min(run + length, INF)
         else:
-            best = max(best, run + pre, index[_xi(index, X_BEST + 3 * k, b)])
-            run = index[_xi(index, X_SUF + 3 * k, b)]
+            best = max(best, run + pre, index[_xk(index, X_BEST, k, b)])
+            run = index[_xk(index, X_SUF, k, b)]
     return max(best, run), loose
 
 
@@ -897,8 +921,7 @@ def _index_keep(slots, meta, index, t):
     gone = _block_of(index, t) - 1
     if gone >= 32 or (gone > 0 and 2 * gone >= m):  # amortised, as the rows' trim
         for b in range(1, m - gone + 1):
-            for c in range(X_BLOCK):
-                index[_xi(index, c, b)] = index[_xi(index, c, b + gone)]
+            _move_block(index, b, b + gone)
         index[_xi(index, X_START, 1)] = -INF  # the first block from -INF: no rows before it are read
         index[0, 0] = m - gone
         groups = index[X_GROUPS, 0]
@@ -906,8 +929,7 @@ def _index_keep(slots, meta, index, t):
         while g0 < groups and index[_xi(index, X_GFIRST, g0 + 1)] - gone <= 1:
             g0 += 1
         for g in range(g0, groups + 1):
-            for c in range(X_GFIRST, X_FIELDS):
-                index[_xi(index, c, g - g0 + 1)] = index[_xi(index, c, g)]
+            _move_group(index, g - g0 + 1, g)
             index[_xi(index, X_GFIRST, g - g0 + 1)] -= gone
         index[_xi(index, X_GFIRST, 1)] = 1
         index[X_GROUPS, 0] = groups - g0 + 1
@@ -932,7 +954,7 @@ def _index_update(slots, meta, index, a, c, x):
         b += 1 + index[0, 0] - m  # past both halves of a split block
     for g in range(_group_of(index, first), _group_of(index, b - 1) + 1):
         for k in range(LEVELS):
-            at = _xi(index, X_GBOUND + k, g)
+            at = _xk(index, X_GBOUND, k, g)
             if x < 0:
                 index[at] = -1
             elif index[at] >= 0:
@@ -1043,11 +1065,11 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
     carried = 0
     # the fields the search reads, as views (read through their rows, not the whole index)
     starts = _x(index, X_START)
-    pres = _x(index, X_PRE + 3 * k)
-    sufs = _x(index, X_SUF + 3 * k)
-    bests = _x(index, X_BEST + 3 * k)
+    pres = _x(index, X_PRE + X_LEVEL * k)
+    sufs = _x(index, X_SUF + X_LEVEL * k)
+    bests = _x(index, X_BEST + X_LEVEL * k)
     gfirst = _x(index, X_GFIRST)
-    gbound = _x(index, X_GBOUND + k)
+    gbound = _x(index, X_GBOUND + X_LEVEL * k)
     b += 1
     g = _group_of(index, b) if b <= m else 0
     gnext = _group_end(index, g) if b <= m else m + 1
@@ -1170,7 +1192,7 @@ def index_columns(cap: int, block_rows: int = BLOCK_ROWS) -> int:
 
 
 def index_field(index: np.ndarray, f: int) -> np.ndarray:
-    """Field ``f`` of a slot index (``X_START``, ``X_PRE + 3 * k``, ``X_GFIRST``, ...): a
+    """Field ``f`` of a slot index (``X_START``, ``X_PRE + X_LEVEL * k``, ``X_GFIRST``, ...): a
     view, entry b for block (or group) b; entry 0 is not the field's."""
     s = index.shape[1] // X_PACK
     return index[f // X_PACK, (f % X_PACK) * s : (f % X_PACK + 1) * s]
