@@ -614,7 +614,7 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # vector of cap rows in an array of cap columns (the conservative pool does, for its 4
 # vectors) needs only about cap / 32 entries per field (blocks of 64 rows, room for as
 # many splits); a row per field made that array 4 x 127 rows of cap columns, and on a
-# 10,000-job array (cap 80,016) 325 MB that numpy's resize zero-fills, most of the
+# 10,000-job array (cap 80,016) 326 MB that numpy's resize zero-fills, most of the
 # replay's time, while the index was never built (docs/studies/plan-cost-curve.md).
 #
 # Groups of blocks (a second level, so that a search skips many blocks at one read):
