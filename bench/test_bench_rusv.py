@@ -152,7 +152,9 @@ def _array_table(n: int, chunk_cores: int = 1):
 
 @pytest.mark.benchmark(group="planning")
 def test_plan_array_10k(benchmark):
-    """The whole replay of a 10,000-job array on 616 16-core nodes (9,856 cores)."""
+    """The whole replay of a 10,000-job array on 616 16-core nodes (9,856 cores).  The plan
+    holds at most 2 rows (no slot index is built); most of the time is the pool plan's
+    arrays growing with the queue, the index's rows among them (plan-cost-curve.md)."""
     table, mach = _array_table(10_000), from_spec("616x(cores=16)")
     warm_up("conservative", "ff")
     res = benchmark.pedantic(_cpu_timed(lambda: replay(table, mach, "conservative", "ff"), benchmark),

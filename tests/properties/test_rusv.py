@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -258,14 +259,14 @@ def test_index_skips_blocks_with_no_long_enough_run():
         R.increment(r, t, t + 6, 7)
     index = R.build_index(r, 2)  # 10 rows, 2 a block: blocks from -INF, 20, 40, 60, 80
     blocks = int(index[0, 0])
-    assert index[R.X_START, 1 : blocks + 1].tolist() == [-R.INF, 20, 40, 60, 80]
+    assert R.index_field(index, R.X_START)[1 : blocks + 1].tolist() == [-R.INF, 20, 40, 60, 80]
     k = 4  # level 4: 4 items (levels 1, 1, 2, 3, 4, ...)
     assert R._threshold.py_func(k) == 4
-    assert index[R.X_BEST + 3 * k, 2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
-    assert index[R.X_PRE + 3 * k, 2:blocks].tolist() == [0] * 3  # each block starts at 7 used
-    assert index[R.X_SUF + 3 * k, 2:blocks].tolist() == [4] * 3
-    assert index[R.X_BEST + 3 * 0, 2:blocks].tolist() == [20] * 3  # 1 item free throughout
-    assert index[R.X_BEST + 3 * k, blocks] == R.INF  # the last block runs free for ever
+    assert R.index_field(index, R.X_BEST + R.X_LEVEL * k)[2:blocks].tolist() == [4] * 3  # the holes: 4 s with 8 free
+    assert R.index_field(index, R.X_PRE + R.X_LEVEL * k)[2:blocks].tolist() == [0] * 3  # each block starts at 7 used
+    assert R.index_field(index, R.X_SUF + R.X_LEVEL * k)[2:blocks].tolist() == [4] * 3
+    assert R.index_field(index, R.X_BEST)[2:blocks].tolist() == [20] * 3  # 1 item free throughout
+    assert R.index_field(index, R.X_BEST + R.X_LEVEL * k)[blocks] == R.INF  # the last block runs free for ever
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
     assert R.earliest_fit(r, 4, 4, 0, index=index) == 6
     assert R.earliest_fit(r, 1, 50, 0, index=index) == 0  # 1 item free throughout
@@ -288,9 +289,9 @@ def holes_plan():
 def test_groups_keep_their_longest_run_and_are_skipped_whole():
     r, index = holes_plan()
     assert int(index[R.X_GROUPS, 0]) == 3
-    assert index[R.X_GFIRST, 1:4].tolist() == [1, 3, 5]
+    assert R.index_field(index, R.X_GFIRST)[1:4].tolist() == [1, 3, 5]
     # level 4 (4 items): group 1 holds the run from -INF, group 2 only 4-second holes, group 3 the free end
-    assert index[R.X_GBOUND + 4, 1:4].tolist() == [R.INF, 4, R.INF]
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[1:4].tolist() == [R.INF, 4, R.INF]
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
 
 
@@ -301,19 +302,19 @@ def test_a_booking_leaves_runs_loose_and_a_removal_unknown():
     the next search that meets them makes exact again."""
     r, index = holes_plan()
     R.increment(r, 47, 48, 1, index=index)  # block 3, group 2
-    assert index[R.X_LOOSE, 1:6].tolist() == [0, 0, 1, 0, 0]
-    assert index[R.X_GBOUND + 4, 2] == -(4 + 2)
+    assert R.index_field(index, R.X_LOOSE)[1:6].tolist() == [0, 0, 1, 0, 0]
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == -(4 + 2)
     assert R.earliest_fit(r, 4, 5, 0, index=index) == R.earliest_fit(r, 4, 5, 0) == 96
     R.decrement(r, 47, 48, 1, index=index)
-    assert index[R.X_LOOSE, 3] == 0 and index[R.X_GBOUND + 4, 2] == -1
+    assert R.index_field(index, R.X_LOOSE)[3] == 0 and R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == -1
     assert R.earliest_fit(r, 4, 5, 0, index=index) == 96
-    assert index[R.X_GBOUND + 4, 2] == 4
+    assert R.index_field(index, R.X_GBOUND + R.X_LEVEL * 4)[2] == 4
     # fill both holes of block 2 ([20, 40)) to 3 free: its runs at level 4 say 4 s still
     R.increment(r, 26, 30, 5, index=index)
     R.increment(r, 36, 40, 5, index=index)
-    assert index[R.X_LOOSE, 2] == 1 and index[R.X_BEST + 3 * 4, 2] == 4
+    assert R.index_field(index, R.X_LOOSE)[2] == 1 and R.index_field(index, R.X_BEST + R.X_LEVEL * 4)[2] == 4
     assert R.earliest_fit(r, 4, 4, 17, index=index) == R.earliest_fit(r, 4, 4, 17) == 46
-    assert index[R.X_LOOSE, 2] == 0 and index[R.X_BEST + 3 * 4, 2] == 0  # scanned for nothing: exact
+    assert R.index_field(index, R.X_LOOSE)[2] == 0 and R.index_field(index, R.X_BEST + R.X_LEVEL * 4)[2] == 0  # scanned for nothing: exact
 
 
 def test_no_index_for_a_free_vector_or_min_dist():
@@ -330,7 +331,7 @@ def test_index_sync_builds_past_the_threshold_and_drops_below():
     and the searches agree; below INDEX_OFF_ROWS again, sync drops it."""
     rng = np.random.default_rng(3)
     r = R.new(64, cap=4 * R.INDEX_ON_ROWS + 64)
-    index = np.zeros((R.X_WIDTH, 2 * r.slots.shape[0] // R.BLOCK_ROWS + 16), dtype=np.int64)
+    index = np.zeros((R.X_WIDTH, R.index_columns(r.slots.shape[0])), dtype=np.int64)
     bookings = []
     t = 0
     while r.meta[R.M_N] <= R.INDEX_ON_ROWS:
@@ -347,3 +348,31 @@ def test_index_sync_builds_past_the_threshold_and_drops_below():
         R.kernel_index_sync(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
         assert R.earliest_fit(r, 40, 100, 0, index=index) == R.earliest_fit(r, 40, 100, 0)
     assert r.meta[R.M_N] == 0 and index[0, 0] == 0
+
+
+def test_index_fields_are_packed_apart_from_the_header():
+    """X_PACK fields share each row of the array: entries 1.. of every field are its own
+    (no two fields, and no header entry index[r, 0], share an element)."""
+    counts = np.zeros((R.X_WIDTH, R.index_columns(300)), dtype=np.int64)
+    for f in range(R.X_FIELDS):
+        R.index_field(counts, f)[1:] += 1
+    assert counts.max() == 1 and counts[:, 0].sum() == 0
+    assert R.X_WIDTH * R.X_PACK >= R.X_FIELDS and max(R.X_ON, R.X_OFF, R.X_GROUPS, R.X_GROUP_BLOCKS) < R.X_WIDTH
+
+
+@pytest.mark.parametrize("cap", [1_027, 4_096, 80_016])
+def test_an_index_fits_in_as_many_columns_as_its_vector_has_rows(cap):
+    """A caller that keeps an index beside a vector of cap rows in an array of cap columns
+    (the conservative pool) has room for every block of a build and as many splits, once
+    the vector is long enough to be indexed; the searches through such an index agree."""
+    assert cap >> R.X_PACK_SHIFT >= R.index_columns(cap) // R.X_PACK
+    rng = np.random.default_rng(cap)
+    r = R.new(64, cap=cap)
+    while r.meta[R.M_N] < min(cap // 2, 1_500):
+        t = int(rng.integers(0, 100_000))
+        R.increment(r, t, t + int(rng.integers(1, 500)), int(rng.integers(1, 64)))
+    index = np.zeros((R.X_WIDTH, cap), dtype=np.int64)
+    R.kernel_index_build(r.slots, r.meta, index, np.int64(R.BLOCK_ROWS))
+    assert index[0, 0] > 1
+    for size, d in [(1, 300), (32, 60), (63, 1000), (64, 5)]:
+        assert R.earliest_fit(r, size, d, 0, index=index) == R.earliest_fit(r, size, d, 0)

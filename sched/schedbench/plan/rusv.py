@@ -600,16 +600,27 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # for nothing recomputes it, so that the next searches skip it again.
 # A block that grows past twice ``block_rows`` rows is split at its middle row.
 #
-# index int64 (X_WIDTH, icap), one row per field so that a search reading one level reads
-# four contiguous rows: column 0 the header (count of blocks m, block_rows); columns
-# 1..m the blocks: start s, then per level pre, suf, best (s; INF for runs without end).
-# Block b covers [index[0, b], index[0, b + 1]) (the first from -INF, the last up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
+# index int64 (X_WIDTH, cols): X_FIELDS fields of s = cols // X_PACK entries each, X_PACK
+# side by side in a row of the array (field f: row f // X_PACK from column (f % X_PACK) s;
+# :func:`_xi`, :func:`_x`).  Row k holds level k's fields: the blocks' pre, suf, best
+# (s; INF for runs without end) and the groups' bounds (:func:`_xk`); row LEVELS the
+# blocks' starts (X_START, s), their loose marks (X_LOOSE) and the groups' first blocks
+# (X_GFIRST).  Entries 1..m are the blocks' (or groups'); entry 0 of the array's rows is
+# the header (index[r, 0]: the count of blocks m, block_rows, X_ON, X_OFF, X_GROUPS,
+# X_GROUP_BLOCKS).  Block b covers [start b, start b + 1) (the first from -INF, the last
+# up to INF).  m = 0: no index (a free vector, or min_dist > 1, where joins change values
 # outside an operation's interval); the indexed kernels then do what the plain ones do.
+# Why packed (it was a row per field, 127 rows): a caller that keeps an index beside a
+# vector of cap rows in an array of cap columns (the conservative pool does, for its 4
+# vectors) needs only about cap / 32 entries per field (blocks of 64 rows, room for as
+# many splits); a row per field made that array 4 x 127 rows of cap columns, and on a
+# 10,000-job array (cap 80,016) 326 MB that numpy's resize zero-fills, most of the
+# replay's time, while the index was never built (docs/studies/plan-cost-curve.md).
 #
 # Groups of blocks (a second level, so that a search skips many blocks at one read):
-# blocks [index[X_GFIRST, g], index[X_GFIRST, g + 1]) form group g (1..index[X_GROUPS,
+# blocks [first g, first g + 1) (field X_GFIRST) form group g (1..index[X_GROUPS,
 # 0]; the last group runs to block m), cut every GROUP_BLOCKS blocks when the index is
-# built, each group keeping per level an upper bound (X_GBOUND + k) of the longest run of
+# built, each group keeping per level an upper bound (X_GBOUND) of the longest run of
 # its span at that level: b >= 0 when computed since the group last changed, -(b + 2)
 # when it may since have shrunk, -1 when not known.  A booking (x > 0 on a used vector)
 # only shortens runs, so every bound stays an upper bound: the groups it meets are marked
@@ -619,15 +630,63 @@ def _combine(a_slots, a_meta, b_slots, b_meta, op, out, out_meta):
 # its group (the group's span, hence its runs, stay the same).  A group whose bound,
 # first run and carried run are all short of the job is skipped whole.
 LEVELS = 31
-X_START, X_PRE, X_SUF, X_BEST = range(4)
-X_LOOSE = 1 + 3 * LEVELS  # 1 when items were added in the block since its runs were computed
-X_BLOCK = X_LOOSE + 1  # a block's fields (rows [0, X_BLOCK))
-X_GFIRST = X_BLOCK  # a group's first block
-X_GBOUND = X_BLOCK + 1  # a group's bound per level (rows [X_GBOUND, X_GBOUND + LEVELS))
-X_WIDTH = X_GBOUND + LEVELS
+X_PRE, X_SUF, X_BEST, X_GBOUND = range(4)  # level k's fields: these + X_LEVEL * k (row k)
+X_LEVEL = 4
+X_START = X_LEVEL * LEVELS  # then one row: the blocks' starts,
+X_LOOSE = X_START + 1  # 1 when items were added in the block since its runs were computed,
+X_GFIRST = X_START + 2  # a group's first block
+X_FIELDS = X_START + 3
+X_PACK_SHIFT = 2
+X_PACK = 1 << X_PACK_SHIFT  # fields side by side in one row of the array
+X_WIDTH = (X_FIELDS + X_PACK - 1) // X_PACK  # the array's rows
 X_GROUPS = 4  # header row (column 0): the count of groups
 X_GROUP_BLOCKS = 5  # header row: blocks a group when built (0: GROUP_BLOCKS)
 GROUP_BLOCKS = 16
+
+
+@inline_kernel
+def _x(index, f):
+    """Field f of a slot index: a view of its cols // X_PACK entries (int64; entry b of a
+    block field is block b's, entry g of a group field group g's)."""
+    s = index.shape[1] >> X_PACK_SHIFT
+    c = (f & (X_PACK - 1)) * s
+    return index[f >> X_PACK_SHIFT, c : c + s]
+
+
+@inline_kernel
+def _xi(index, f, b):
+    """Where entry b of field f of a slot index is: (row, column) of the array."""
+    return f >> X_PACK_SHIFT, (f & (X_PACK - 1)) * (index.shape[1] >> X_PACK_SHIFT) + b
+
+
+@inline_kernel
+def _xk(index, f, k, b):
+    """Where entry b of level k's field f (X_PRE, X_SUF, X_BEST, X_GBOUND) is."""
+    return k, f * (index.shape[1] >> X_PACK_SHIFT) + b
+
+
+@inline_kernel
+def _move_block(index, dst, src):
+    """Block src's fields to entry dst (blocks shifted by a split or a trim)."""
+    for k in range(LEVELS):
+        for f in (X_PRE, X_SUF, X_BEST):
+            index[_xk(index, f, k, dst)] = index[_xk(index, f, k, src)]
+    for f in (X_START, X_LOOSE):
+        index[_xi(index, f, dst)] = index[_xi(index, f, src)]
+
+
+@inline_kernel
+def _move_group(index, dst, src):
+    """Group src's fields to entry dst (groups shifted by a trim)."""
+    for k in range(LEVELS):
+        index[_xk(index, X_GBOUND, k, dst)] = index[_xk(index, X_GBOUND, k, src)]
+    index[_xi(index, X_GFIRST, dst)] = index[_xi(index, X_GFIRST, src)]
+
+
+@inline_kernel
+def _x_room(index):
+    """Entries per field of a slot index: blocks and groups it can hold, plus the header."""
+    return index.shape[1] >> X_PACK_SHIFT
 
 
 @inline_kernel
@@ -657,12 +716,18 @@ def _last_at_most(row, n, x):
 @inline_kernel
 def _block_of(index, t):
     """The block (1..m) that holds time t: the last whose start is <= t."""
-    return _last_at_most(index[X_START], index[0, 0], t)
+    return _last_at_most(_x(index, X_START), index[0, 0], t)
+
+
+@inline_kernel
+def _end_of(starts, m, b):
+    """The end of block b of m, ``starts`` the X_START field."""
+    return starts[b + 1] if b < m else INF
 
 
 @inline_kernel
 def _block_end(index, b):
-    return index[X_START, b + 1] if b < index[0, 0] else INF
+    return _end_of(_x(index, X_START), index[0, 0], b)
 
 
 @inline_kernel
@@ -690,11 +755,11 @@ def _index_summarise(slots, meta, index, b):
     meanwhile), levels [g0, LEVELS) have met an instant without their amount free."""
     n = meta[M_N]
     avl = meta[M_AVL]
-    t0 = index[X_START, b]
+    t0 = index[_xi(index, X_START, b)]
     end = _block_end(index, b)
-    index[X_LOOSE, b] = 0
+    index[_xi(index, X_LOOSE, b)] = 0
     for k in range(LEVELS):
-        index[X_BEST + 3 * k, b] = 0
+        index[_xk(index, X_BEST, k, b)] = 0
     i = _first_stop_after(slots, n, t0)
     first = i
     a = 0
@@ -705,11 +770,11 @@ def _index_summarise(slots, meta, index, b):
         nxt = min(nxt, end)
         g = _levels_free(avl - v, a)
         for k in range(g, a):  # runs that end here
-            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], _span(index[X_SUF + 3 * k, b], t))
+            index[_xk(index, X_BEST, k, b)] = max(index[_xk(index, X_BEST, k, b)], _span(index[_xk(index, X_SUF, k, b)], t))
         for k in range(a, g):  # runs that start here
-            index[X_SUF + 3 * k, b] = t
+            index[_xk(index, X_SUF, k, b)] = t
         for k in range(g, g0):  # first instant without the level's amount
-            index[X_PRE + 3 * k, b] = _span(t0, t)
+            index[_xk(index, X_PRE, k, b)] = _span(t0, t)
         g0 = min(g0, g)
         a = g
         if i < n and slots[i, S_STOP] <= nxt:
@@ -717,13 +782,13 @@ def _index_summarise(slots, meta, index, b):
         t = nxt
     for k in range(LEVELS):
         if k < a:
-            run = _span(index[X_SUF + 3 * k, b], end)
-            index[X_SUF + 3 * k, b] = run
-            index[X_BEST + 3 * k, b] = max(index[X_BEST + 3 * k, b], run)
+            run = _span(index[_xk(index, X_SUF, k, b)], end)
+            index[_xk(index, X_SUF, k, b)] = run
+            index[_xk(index, X_BEST, k, b)] = max(index[_xk(index, X_BEST, k, b)], run)
         else:
-            index[X_SUF + 3 * k, b] = 0
+            index[_xk(index, X_SUF, k, b)] = 0
         if k < g0:
-            index[X_PRE + 3 * k, b] = _span(t0, end)
+            index[_xk(index, X_PRE, k, b)] = _span(t0, end)
     return first, i
 
 
@@ -733,16 +798,15 @@ def _index_recompute(slots, meta, index, b):
     twice block_rows rows and the index has room.  Changes index."""
     first, after = _index_summarise(slots, meta, index, b)
     m = index[0, 0]
-    if after - first > 2 * index[1, 0] and m + 2 <= index.shape[1]:
+    if after - first > 2 * index[1, 0] and m + 2 <= _x_room(index):
         cut = slots[(first + after) >> 1, S_START]
-        if index[X_START, b] < cut < _block_end(index, b):
+        if index[_xi(index, X_START, b)] < cut < _block_end(index, b):
             for k in range(m, b, -1):
-                for c in range(X_BLOCK):
-                    index[c, k + 1] = index[c, k]
+                _move_block(index, k + 1, k)
             for g in range(1, index[X_GROUPS, 0] + 1):  # the new block joins block b's group
-                if index[X_GFIRST, g] > b:
-                    index[X_GFIRST, g] += 1
-            index[X_START, b + 1] = cut
+                if index[_xi(index, X_GFIRST, g)] > b:
+                    index[_xi(index, X_GFIRST, g)] += 1
+            index[_xi(index, X_START, b + 1)] = cut
             index[0, 0] = m + 1
             _index_summarise(slots, meta, index, b)
             _index_summarise(slots, meta, index, b + 1)
@@ -756,37 +820,37 @@ def _index_build(slots, meta, index, block_rows):
     n = meta[M_N]
     m = 1 + (n - 1) // block_rows if block_rows > 0 and n > 0 else 1  # block b starts at row (b - 1) block_rows
     index[1, 0] = block_rows
-    if (meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or block_rows < 1 or m + 1 > index.shape[1]
+    if (meta[M_KIND] != Kind.USED or meta[M_MIN_DIST] != 1 or block_rows < 1 or m + 1 > _x_room(index)
             or index.shape[0] != X_WIDTH):
         index[0, 0] = 0
         index[X_GROUPS, 0] = 0
         return
     index[0, 0] = m
-    index[X_START, 1] = -INF
+    index[_xi(index, X_START, 1)] = -INF
     for b in range(2, m + 1):
-        index[X_START, b] = slots[(b - 1) * block_rows, S_START]
+        index[_xi(index, X_START, b)] = slots[(b - 1) * block_rows, S_START]
     for b in range(1, m + 1):
         _index_summarise(slots, meta, index, b)
     per = index[X_GROUP_BLOCKS, 0] if index[X_GROUP_BLOCKS, 0] > 0 else GROUP_BLOCKS
     groups = 1 + (m - 1) // per
     index[X_GROUPS, 0] = groups
     for g in range(1, groups + 1):
-        index[X_GFIRST, g] = 1 + (g - 1) * per
+        index[_xi(index, X_GFIRST, g)] = 1 + (g - 1) * per
     for g in range(1, groups + 1):
         for k in range(LEVELS):
-            index[X_GBOUND + k, g] = _group_best(index, g, k)[0]
+            index[_xk(index, X_GBOUND, k, g)] = _group_best(index, g, k)[0]
 
 
 @inline_kernel
 def _group_end(index, g):
     """The block after group g's last."""
-    return index[X_GFIRST, g + 1] if g < index[X_GROUPS, 0] else index[0, 0] + 1
+    return index[_xi(index, X_GFIRST, g + 1)] if g < index[X_GROUPS, 0] else index[0, 0] + 1
 
 
 @inline_kernel
 def _group_of(index, b):
     """The group (1..groups) that holds block b."""
-    return _last_at_most(index[X_GFIRST], index[X_GROUPS, 0], b)
+    return _last_at_most(_x(index, X_GFIRST), index[X_GROUPS, 0], b)
 
 
 @inline_kernel
@@ -796,15 +860,19 @@ def _group_best(index, g, k):
     run = 0
     best = 0
     loose = 0
-    for b in range(index[X_GFIRST, g], _group_end(index, g)):
-        loose |= index[X_LOOSE, b]
-        length = _span(index[X_START, b], _block_end(index, b))
-        pre = index[X_PRE + 3 * k, b]
+    m = index[0, 0]
+    starts = _x(index, X_START)
+    pres = _x(index, X_PRE + X_LEVEL * k)
+    loose_blocks = _x(index, X_LOOSE)
+    for b in range(index[_xi(index, X_GFIRST, g)], _group_end(index, g)):
+        loose |= loose_blocks[b]
+        length = _span(starts[b], _end_of(starts, m, b))
+        pre = pres[b]
         if pre >= length:
             run = min(run + length, INF)
         else:
-            best = max(best, run + pre, index[X_BEST + 3 * k, b])
-            run = index[X_SUF + 3 * k, b]
+            best = max(best, run + pre, index[_xk(index, X_BEST, k, b)])
+            run = index[_xk(index, X_SUF, k, b)]
     return max(best, run), loose
 
 
@@ -853,19 +921,17 @@ def _index_keep(slots, meta, index, t):
     gone = _block_of(index, t) - 1
     if gone >= 32 or (gone > 0 and 2 * gone >= m):  # amortised, as the rows' trim
         for b in range(1, m - gone + 1):
-            for c in range(X_BLOCK):
-                index[c, b] = index[c, b + gone]
-        index[X_START, 1] = -INF  # the first block from -INF: no rows before it are read
+            _move_block(index, b, b + gone)
+        index[_xi(index, X_START, 1)] = -INF  # the first block from -INF: no rows before it are read
         index[0, 0] = m - gone
         groups = index[X_GROUPS, 0]
         g0 = 1  # the group that holds the new first block; the ones before it go
-        while g0 < groups and index[X_GFIRST, g0 + 1] - gone <= 1:
+        while g0 < groups and index[_xi(index, X_GFIRST, g0 + 1)] - gone <= 1:
             g0 += 1
         for g in range(g0, groups + 1):
-            for c in range(X_GFIRST, X_WIDTH):
-                index[c, g - g0 + 1] = index[c, g]
-            index[X_GFIRST, g - g0 + 1] -= gone
-        index[X_GFIRST, 1] = 1
+            _move_group(index, g - g0 + 1, g)
+            index[_xi(index, X_GFIRST, g - g0 + 1)] -= gone
+        index[_xi(index, X_GFIRST, 1)] = 1
         index[X_GROUPS, 0] = groups - g0 + 1
 
 
@@ -877,20 +943,22 @@ def _index_update(slots, meta, index, a, c, x):
     b = _block_of(index, a)
     first = b
     n = meta[M_N]
-    while b <= index[0, 0] and index[X_START, b] < c:
+    starts = _x(index, X_START)
+    while b <= index[0, 0] and starts[b] < c:
         m = index[0, 0]
-        if x < 0 or (_first_start_at(slots, n, _block_end(index, b)) - _first_stop_after(slots, n, index[X_START, b])
-                     > 2 * index[1, 0]):
+        if x < 0 or _first_start_at(slots, n, _end_of(starts, m, b)) - _first_stop_after(slots, n, starts[b]) > \
+                2 * index[1, 0]:
             _index_recompute(slots, meta, index, b)  # runs may have grown, or a split is due
         else:
-            index[X_LOOSE, b] = 1  # runs only shrank: the block's stay upper bounds
+            index[_xi(index, X_LOOSE, b)] = 1  # runs only shrank: the block's stay upper bounds
         b += 1 + index[0, 0] - m  # past both halves of a split block
     for g in range(_group_of(index, first), _group_of(index, b - 1) + 1):
         for k in range(LEVELS):
+            at = _xk(index, X_GBOUND, k, g)
             if x < 0:
-                index[X_GBOUND + k, g] = -1
-            elif index[X_GBOUND + k, g] >= 0:
-                index[X_GBOUND + k, g] = -index[X_GBOUND + k, g] - 2
+                index[at] = -1
+            elif index[at] >= 0:
+                index[at] = -index[at] - 2
 
 
 @kernel
@@ -995,6 +1063,13 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
     if found >= 0 or limit <= end:
         return found
     carried = 0
+    # the fields the search reads, as views (read through their rows, not the whole index)
+    starts = _x(index, X_START)
+    pres = _x(index, X_PRE + X_LEVEL * k)
+    sufs = _x(index, X_SUF + X_LEVEL * k)
+    bests = _x(index, X_BEST + X_LEVEL * k)
+    gfirst = _x(index, X_GFIRST)
+    gbound = _x(index, X_GBOUND + X_LEVEL * k)
     b += 1
     g = _group_of(index, b) if b <= m else 0
     gnext = _group_end(index, g) if b <= m else m + 1
@@ -1002,42 +1077,42 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
         if b == gnext:
             g += 1
             gnext = _group_end(index, g)
-        start = index[X_START, b]
+        start = starts[b]
         if start - carried >= limit:
             return -1
-        if b == index[X_GFIRST, g] and gnext - b > 1:
+        if b == gfirst[g] and gnext - b > 1:
             # the whole group at once, when its runs at level k are all short of d
-            bound = index[X_GBOUND + k, g]
+            bound = gbound[g]
             if bound == -1 or bound <= -d - 2:  # not known, or loose and not short enough
                 bound, loose = _group_best(index, g, k)
-                index[X_GBOUND + k, g] = -bound - 2 if loose else bound
+                gbound[g] = -bound - 2 if loose else bound
             elif bound < -1:
                 bound = -bound - 2
             last = gnext - 1
-            gend = _block_end(index, last)
+            gend = _end_of(starts, m, last)
             if bound < d and not (ex_items != 0 and start < ex1 and gend > ex0):
-                pre = index[X_PRE + 3 * k, b]
-                if (pre < _span(start, _block_end(index, b)) and carried + pre < d
-                        and index[X_PRE + 3 * k, last] < _span(index[X_START, last], gend)):
-                    carried = index[X_SUF + 3 * k, last]
+                pre = pres[b]
+                if (pre < _span(start, _end_of(starts, m, b)) and carried + pre < d
+                        and pres[last] < _span(starts[last], gend)):
+                    carried = sufs[last]
                     b = gnext
                     continue
-        end = _block_end(index, b)
+        end = _end_of(starts, m, b)
         length = _span(start, end)
         if ex_items != 0 and start < ex1 and end > ex0:
             pre = length
             suf = length
             best = length
         else:
-            pre = index[X_PRE + 3 * k, b]
-            suf = index[X_SUF + 3 * k, b]
-            best = index[X_BEST + 3 * k, b]
+            pre = pres[b]
+            suf = sufs[b]
+            best = bests[b]
         if best >= d or carried + pre >= d:
             found = _exact_fit(slots, meta, size, d, start - carried, min(limit, end), ex0, ex1, ex_items)
             if found >= 0 or limit <= end:
                 return found
             carried = 0
-            if index[X_LOOSE, b]:  # searched for nothing on loose runs: exact for the next searches
+            if index[_xi(index, X_LOOSE, b)]:  # searched for nothing on loose runs: exact for the next searches
                 _index_recompute(slots, meta, index, b)
                 b += 1 + index[0, 0] - m  # past both halves of a split block
                 m = index[0, 0]
@@ -1094,7 +1169,7 @@ BLOCK_ROWS = 64
 
 
 def build_index(r: Rusv, block_rows: int = BLOCK_ROWS, group_blocks: int = GROUP_BLOCKS) -> np.ndarray:
-    """A slot index of ``r`` (int64 (X_WIDTH, icap), see ``X_*``) with room for the
+    """A slot index of ``r`` (int64 (X_WIDTH, cols), see ``X_*``) with room for the
     vector's capacity, blocks of ``block_rows`` rows in groups of ``group_blocks``; an
     index with no blocks (plain searches) for a free vector or min_dist > 1.  Keep it
     current by passing it to every operation on ``r`` (``index=``)."""
@@ -1111,9 +1186,16 @@ def _index_cap(r: Rusv, block_rows: int) -> int:
 
 
 def index_columns(cap: int, block_rows: int = BLOCK_ROWS) -> int:
-    """Columns of a slot index for a vector of ``cap`` rows: the header, every block of
-    a build, and room for as many splits."""
-    return 2 * (cap // block_rows) + 16
+    """Columns of a slot index for a vector of ``cap`` rows: entries per field for the
+    header, every block of a build, and room for as many splits, X_PACK fields a row."""
+    return X_PACK * (2 * (cap // block_rows) + 16)
+
+
+def index_field(index: np.ndarray, f: int) -> np.ndarray:
+    """Field ``f`` of a slot index (``X_START``, ``X_PRE + X_LEVEL * k``, ``X_GFIRST``, ...): a
+    view, entry b for block (or group) b; entry 0 is not the field's."""
+    s = index.shape[1] // X_PACK
+    return index[f // X_PACK, (f % X_PACK) * s : (f % X_PACK + 1) * s]
 
 
 def kept_index(cap: int, block_rows: int = BLOCK_ROWS, on_rows: int = INDEX_ON_ROWS,
