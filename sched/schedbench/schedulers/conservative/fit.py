@@ -31,7 +31,7 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _least_used_before, _most_free_before, _short_until
+from .pruning import _build_npmf, _cut_pmf, _least_used_before, _most_free_before, _short_until
 from .site import _constraints_fit
 from .state import (
     B_TRIED,
@@ -108,7 +108,9 @@ def _nodes_at(sched, core, alloc, j, t):
     stamp = sched.scal[S_STAMP]
     for node in range(wfree.shape[0]):
         down = window_meets(site.mspan, site.mwin, node, t, t + d)
-        computed = elig[node] != 0 and (every or sched.wvalid[node, 2] == stamp)
+        # (a live node full at t may not have been refreshed there, :func:`_live_sorted`:
+        # the search reset its exact-until to -1)
+        computed = elig[node] != 0 and (every or sched.wvalid[node, 2] == stamp) and sched.wvalid[node, 0] > t
         for k in range(N_RES):
             v = node * N_RES + k
             if computed and jobs[j, J_REQ + k] > 0:
@@ -193,42 +195,85 @@ def _live_node(sched, p):
     return sched.wvalid[p, 3] if sched.scal[S_LIVE] >= 0 else p
 
 
+@inline_kernel
+def _live_sorted(sched, jobs, j):
+    """Whether the nodes a search reads are compression's live nodes listed in order of
+    full-until instant (sched.wvalid column 4; :func:`_nodes_may_host_before` lists them
+    so when the job requests the first type and each node's share of it is at least one
+    unit).  A node whose first type is full until F hosts nothing of such a job in any
+    window starting before F: at a candidate t only the prefix of the list with F <= t
+    is read (:func:`_hosting_count`); the rest host nothing and are computed only when
+    :func:`_fails_until` needs their no-rise instants."""
+    req_nodes = jobs[j, J_REQ_NODES]
+    return sched.scal[S_LIVE] >= 0 and jobs[j, J_REQ] > 0 and (
+        req_nodes <= 0 or jobs[j, J_UNITS] // req_nodes >= 1)
+
+
+@inline_kernel
+def _hosting_count(sched, jobs, j, t):
+    """How many of the nodes a search reads (:func:`_live_count`, in their order) may host
+    some of job j at candidate t: with :func:`_live_sorted`, the live nodes whose first
+    type is not full at t (those full until after t come last); else all of them."""
+    count = _live_count(sched)
+    if not _live_sorted(sched, jobs, j):
+        return count
+    wvalid = sched.wvalid
+    lo, hi = 0, count
+    while lo < hi:  # first position full until after t
+        mid = (lo + hi) >> 1
+        if wvalid[wvalid[mid, 3], 4] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
+def _refresh_node(sched, core, j, node, t, d, keep):
+    """Compute wfree's row of one node for the candidate window [t, t + d) of job j (the
+    types it requests, as :func:`_nodes_at` computes them) and its exact-until and
+    no-rise instants (sched.wvalid columns 0 and 1)."""
+    jobs = core.jobs
+    wfree = sched.wfree
+    cap = core.cap
+    site = sched.site
+    down, until = _down_until(site.mspan, site.mwin, node, t, d)
+    # a node that is down can only rise when its window ends; one that is up only
+    # falls when it goes down
+    no_rise = until if down else INF
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] == 0:
+            continue
+        if cap[node, k] == 0 or down:
+            wfree[node, k] = 0
+        else:
+            v = node * N_RES + k
+            used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+            wfree[node, k] = cap[node, k] - used
+            until = min(until, exact)
+            no_rise = min(no_rise, rise)
+    if keep > 0 and cap[node, 1] > 0:
+        wfree[node, 0] = max(0, wfree[node, 0] - keep)
+    sched.wvalid[node, 0] = until
+    sched.wvalid[node, 1] = no_rise
+
+
 @internal_kernel
 def _refresh_nodes(sched, core, j, t, d):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
-    requests, on its eligible nodes, recomputing (as :func:`_nodes_at` computes them)
-    only the nodes whose exact-until (sched.wvalid column 0) has passed, or whose
-    no-rise instant has (its bound from t on is then tighter)."""
+    requests, on its eligible nodes that may host some of it at t
+    (:func:`_hosting_count`), recomputing only the nodes whose exact-until (sched.wvalid
+    column 0) has passed, or whose no-rise instant has (its bound from t on is then
+    tighter)."""
     jobs = core.jobs
-    wfree = sched.wfree
     wvalid = sched.wvalid
-    cap = core.cap
-    site = sched.site
     elig = core.elig[jobs[j, J_CLASS]]
-    keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
-    for p in range(_live_count(sched)):
+    keep = sched.site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
+    for p in range(_hosting_count(sched, jobs, j, t)):
         node = _live_node(sched, p)
         if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
             continue
-        down, until = _down_until(site.mspan, site.mwin, node, t, d)
-        # a node that is down can only rise when its window ends; one that is up only
-        # falls when it goes down
-        no_rise = until if down else INF
-        for k in range(N_RES):
-            if jobs[j, J_REQ + k] == 0:
-                continue
-            if cap[node, k] == 0 or down:
-                wfree[node, k] = 0
-            else:
-                v = node * N_RES + k
-                used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
-                wfree[node, k] = cap[node, k] - used
-                until = min(until, exact)
-                no_rise = min(no_rise, rise)
-        if keep > 0 and cap[node, 1] > 0:
-            wfree[node, 0] = max(0, wfree[node, 0] - keep)
-        wvalid[node, 0] = until
-        wvalid[node, 1] = no_rise
+        _refresh_node(sched, core, j, node, t, d, keep)
 
 
 @inline_kernel
@@ -255,17 +300,24 @@ def _last_end_before(sched, t):
 
 
 @internal_kernel
-def _fails_until(sched, core, j):
-    """After a failed placement test on wfree (every eligible node computed): an instant
-    before which every candidate fails too.  Until a node's no-rise instant (sched.wvalid
-    column 1) it hosts at most the units it hosts now, after it at most what its whole
-    capacity hosts; the job fails while those bounds, summed (or, for an exact node
-    count, the nodes that can each host its share), stay short of it: the nodes taken in
-    order of no-rise instant, the first at which they no longer do.  INF when never.
+def _fails_until(sched, core, j, t, d, limit):
+    """After a failed placement test at candidate t on wfree (the nodes that may host
+    some of the job there computed, :func:`_hosting_count`): an instant before which
+    every candidate fails too; any instant >= ``limit`` means that none before it fits.
+    Until a node's no-rise instant (sched.wvalid column 1) it hosts at most the units it
+    hosts now, after it at most what its whole capacity hosts; the job fails while those
+    bounds, summed (or, for an exact node count, the nodes that can each host its share),
+    stay short of it: the nodes taken in order of no-rise instant, the first at which
+    they no longer do.  INF when never.
 
     The nodes that could host more go to sched.order (their no-rise instants) and
     sched.tmp (how much more); the earliest are taken off until the job is covered (few
-    rounds: a node usually covers much of what is short)."""
+    rounds: a node usually covers much of what is short).  The live nodes full at t
+    (:func:`_live_sorted`) host nothing now and rise no earlier than their full-until
+    instant, in whose order they are listed: each is computed only once the earliest
+    no-rise instant in hand reaches that instant, so the rounds take off the same nodes
+    at the same instants as if all had been computed; those full until ``limit`` or
+    later are never needed."""
     jobs = core.jobs
     wfree = sched.wfree
     wvalid = sched.wvalid
@@ -282,7 +334,8 @@ def _fails_until(sched, core, j):
     n = 0
     # (the nodes compression's bound leaves out host nothing and may only rise at INF:
     # leaving them out changes neither the sum nor the first instant that covers it)
-    for p in range(_live_count(sched)):
+    hosting = _hosting_count(sched, jobs, j, t)
+    for p in range(hosting):
         node = _live_node(sched, p)
         if elig[node] == 0:
             continue
@@ -295,10 +348,27 @@ def _fails_until(sched, core, j):
             n += 1
     if short <= 0:
         return INF  # not reached: the test failed
-    while n > 0:
-        first = rise[0]
-        for i in range(1, n):
+    count = _live_count(sched)
+    s = hosting  # the next live node full at t, not yet computed
+    while True:
+        first = INF
+        for i in range(n):
             first = min(first, rise[i])
+        while s < count and wvalid[wvalid[s, 3], 4] <= first and wvalid[wvalid[s, 3], 4] < limit:
+            node = wvalid[s, 3]
+            s += 1
+            if wvalid[node, 0] <= t or wvalid[node, 1] <= t:
+                _refresh_node(sched, core, j, node, t, d, keep)
+            g = _gain(cap, node, req, keep, req_nodes, share, np.int64(0))
+            if g > 0:
+                rise[n] = wvalid[node, 1]
+                gain[n] = g
+                n += 1
+                first = min(first, wvalid[node, 1])
+        if n == 0:
+            return INF
+        if first >= limit:
+            return limit  # (the nodes not computed rise at limit or later)
         i = 0
         while i < n:  # take off every node rising at first
             if rise[i] == first:
@@ -310,7 +380,6 @@ def _fails_until(sched, core, j):
                 i += 1
         if short <= 0:
             return first
-    return INF
 
 
 @inline_kernel
@@ -326,10 +395,11 @@ def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
 
 
 @inline_kernel
-def _live_fits(sched, core, j, elig):
-    """Whether the nodes a search reads (:func:`_live_count`) take job j on wfree: the
-    allocation rule's answer, which does not depend on the order (all the nodes are
-    read outside compression; during it the others host nothing of the job)."""
+def _live_fits(sched, core, j, elig, t):
+    """Whether the nodes a search reads (:func:`_live_count`) take job j on wfree at
+    candidate t: the allocation rule's answer, which does not depend on the order (all
+    the nodes are read outside compression; during it the others host nothing of the
+    job, nor do the live ones full at t, :func:`_hosting_count`)."""
     jobs = core.jobs
     if sched.scal[S_LIVE] < 0:
         return place(sched.wfree, core.work[W_IDENT], np.int64(0), jobs[j, J_UNITS], jobs[j, J_REQ : J_REQ + N_RES],
@@ -339,7 +409,7 @@ def _live_fits(sched, core, j, elig):
     req_nodes = jobs[j, J_REQ_NODES]
     share = units // req_nodes if req_nodes > 0 else 0
     got = np.int64(0)
-    for p in range(sched.scal[S_LIVE]):
+    for p in range(_hosting_count(sched, jobs, j, t)):
         h = host(sched.wfree, sched.wvalid[p, 3], req)
         got += np.int64(h >= share) if req_nodes > 0 else h
     return got >= (req_nodes if req_nodes > 0 else units)
@@ -374,10 +444,12 @@ def _node_fit(sched, core, alloc, j, now, limit):
         # an instant the totals allow is a candidate: the totals only fall at booking ends
         if t >= fail_until:
             _refresh_nodes(sched, core, j, t, d)
-            if _live_fits(sched, core, j, elig):
+            if _live_fits(sched, core, j, elig, t):
                 ok = _nodes_at(sched, core, alloc, j, t)  # only fails for want of an order
                 return t if ok else -1
-            fail_until = _fails_until(sched, core, j)
+            fail_until = _fails_until(sched, core, j, t, d, limit)
+            if fail_until >= limit:
+                return -1
             # resume at the last candidate end before it: the totals' earliest fit from
             # there is the first candidate the search would test at or after fail_until,
             # or one before it (skipped)
@@ -610,8 +682,15 @@ def _new_end_from(sched, j, lo, hi):
     if since < 0 or added - since > ring:
         return np.int64(-1)
     first = INF
-    for i in range(since, added):
-        e = sched.ends_log[i % ring]
+    # the ring's entries since..added, as (at most) two runs: no division per entry
+    a = since % ring
+    b = a + (added - since)
+    for i in range(a, min(b, ring)):
+        e = sched.ends_log[i]
+        if lo <= e < hi and e < first:
+            first = e
+    for i in range(0, b - ring):
+        e = sched.ends_log[i]
         if lo <= e < hi and e < first:
             first = e
     return first
@@ -638,15 +717,30 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
     if limit <= now and resume >= b0:
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
-    if _totals_fit(sched, jobs, j, now, b0, b0, e0) < 0:
+    # the first instant the totals allow (its own booking left out): no candidate before
+    # it fits, and the search before limit starts there (its first step would find it
+    # again, with the booking taken off the plan).  As on a pool, the totals' prefix
+    # maxima of free cores (sched.pmf) rule out the jobs no instant before the booking
+    # has room for, and tell where that search may start.
+    t0 = now
+    cores = jobs[j, J_REQ] * jobs[j, J_UNITS]
+    if cores > 0:
+        if sc[S_PMF_TYPE] != 0:
+            sc[S_PMF_N] = 0
+            sc[S_PMF_TYPE] = 0
+        if _most_free_before(sched.slots[0], sched.meta[0], sched.pmf, sc, now, b0) < cores:
+            return -1
+        t0 = _short_until(sched.pmf, sc, now, cores)
+    first = _totals_fit(sched, jobs, j, t0, b0, b0, e0)
+    if first < 0 or (first >= limit and resume >= b0):
         return -1
     may = _nodes_may_host_before(sched, core, j, now, b0)
     t = np.int64(-1)
     if may:
         # the booking comes off and goes back as it was: the nodes' prefix minima still hold
         _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
-        if limit > now:
-            t = _fit_before(sched, core, alloc, j, now, limit)
+        if first < limit:
+            t = _fit_before(sched, core, alloc, j, first, limit)
         if t < 0 and resume < b0:
             c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
             if 0 <= c < b0:
@@ -656,6 +750,10 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
         _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
         if t >= 0:
             sched.scal[S_FULL_AT] = -1  # the move changes its nodes' full-until instants
+            # and the totals from t on (the prefix maxima are read only here, and the
+            # plan changes during compression only by its moves; each pass starts them
+            # again)
+            _cut_pmf(sched.pmf, sc, t)
     _clear_marks(sched)
     return t
 
