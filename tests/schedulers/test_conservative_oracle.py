@@ -227,14 +227,14 @@ def test_an_estimate_of_zero_books_the_run_time():
     assert r.start.tolist() == [0, 0, 0]
 
 
-def test_a_try_the_shortfall_memo_skips_ends_where_the_oracle_does():
-    """Eight two-core nodes.  A (one core on each of nodes 0-5, runs 3 of its 10) and B,
+def test_a_try_short_by_two_nodes_after_a_one_node_release_ends_where_the_oracle_does():
+    """A case for a shortfall memo (docs/internals/performance.md, conservative on
+    nodes: tried on branch skipfail, 1aeb17f, and reverted as slower).  Eight two-core nodes.  A (one core on each of nodes 0-5, runs 3 of its 10) and B,
     C (the other core of nodes 0 and 1, end at 1 and 2) leave two nodes wholly free;
     J asks for 4 nodes with two cores each, so it is booked at 10.  When B ends at 1
-    the compression's try finds at most 2 nodes hosting J before 10 (short by 2) and
-    keeps that as its memo; C's end at 2 frees one node's interval, which cannot make up
-    2 nodes, so the try at 2 is skipped (it fails: still 2 nodes); A's end at 3 frees six
-    and J moves to 3."""
+    the compression's try finds at most 2 nodes hosting J before 10 (short by 2); C's end
+    at 2 frees one node's interval, which cannot make up 2 nodes, so the try at 2 fails
+    (a memo would skip it); A's end at 3 frees six and J moves to 3."""
     n = 4
     table = jobs.from_columns(
         job_id=[1, 2, 3, 4], submit=[0] * n, run=[3, 1, 2, 5], estimate=[10, 10, 10, 5], units=[6, 1, 1, 8],
@@ -265,9 +265,9 @@ def _crowded_nodes(draw):
 
 @settings(max_examples=150)
 @given(_crowded_nodes(), st.sampled_from(["ff", "bf"]))
-def test_engine_equals_oracle_where_the_shortfall_memo_skips(trace, allocator):
-    """The crowded cases of the shortfall memo (fit._memo_skips): jobs short of several
-    nodes before their bookings while single nodes free up."""
+def test_engine_equals_oracle_on_crowded_nodes_freed_one_at_a_time(trace, allocator):
+    """Jobs short of several nodes before their bookings while single nodes free up (the
+    tries a shortfall memo would skip: docs/internals/performance.md)."""
     nodes, rows = trace
     table, mach = node_case(nodes, rows)
     _check_nodes(table, mach, allocator)

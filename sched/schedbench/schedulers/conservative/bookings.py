@@ -4,18 +4,11 @@ trimming the past off the vectors, and recording a booking."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..._jit import inline_kernel, internal_kernel
 from ...core.api import W_COUNT, W_NODE
 from ...core.layout import J_NODES, J_PTR, J_REQ, J_STATE, N_RES, JobState
 from ...plan.rusv import (
-    INF,
-    M_AVL,
     M_N,
-    S_ITEMS,
-    S_START,
-    S_STOP,
     kernel_add,
     kernel_add_indexed,
     kernel_add_two,
@@ -29,11 +22,9 @@ from .state import (
     B_COUNT,
     B_END,
     B_PTR,
-    B_SHORT,
     B_TRIED,
     S_BN,
     S_ENDS_ADDED,
-    S_ROOM,
     S_TRIM,
     S_USED,
     _by_state,
@@ -142,48 +133,6 @@ def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign, forget):
         _consumer_add(sched.site, j, k, lo, end, sign * total)
     if end >= sched.scal[S_TRIM]:
         kernel_add(sched.slots[N_RES], sched.meta[N_RES], end, end + 1, sign)
-    if sign < 0 and forget:  # room freed for good (a try's own booking comes back: forget False)
-        for u in range(p, p + count):
-            _log_freed(sched, rows[u, 0], lo, end)
-
-
-@inline_kernel
-def _log_freed(sched, node, a, e):
-    """Log the booking row [a, e) taken off ``node`` (sched.ends_log columns 1-5), with
-    the run around it without a full instant of the node's first type outside [a, e)."""
-    v = node * N_RES
-    slots = sched.nslots[v]
-    n = sched.nmeta[v, M_N]
-    cap = sched.nmeta[v, M_AVL]
-    r0 = np.int64(0)
-    r1 = INF
-    if cap <= 0:
-        r0, r1 = INF, np.int64(0)  # hosts nothing that needs that type
-    else:
-        i = kernel_first_stop_after(slots, n, a)  # rows before i stop at or before a
-        if i < n and slots[i, S_START] < a and slots[i, S_ITEMS] >= cap:
-            r0 = a
-        else:
-            k = i - 1
-            while k >= 0:
-                if slots[k, S_ITEMS] >= cap:
-                    r0 = slots[k, S_STOP]
-                    break
-                k -= 1
-        k = kernel_first_stop_after(slots, n, e)  # the row holding e, or the first after it
-        while k < n:
-            if slots[k, S_ITEMS] >= cap:
-                r1 = max(slots[k, S_START], e)
-                break
-            k += 1
-    sc = sched.scal
-    row = sched.ends_log[sc[S_ROOM] % sched.ends_log.shape[0]]
-    row[1] = node
-    row[2] = a
-    row[3] = e
-    row[4] = r0
-    row[5] = r1
-    sc[S_ROOM] += 1
 
 
 def _book(sched, core, j, begin, end, sign):
@@ -209,7 +158,7 @@ def _note_end(sched, end):
     """Remember a new booking end (nodes): the candidate instants compression must test
     again for a job are the ones added since its last try (:func:`fit._new_end_from`)."""
     sc = sched.scal
-    sched.ends_log[sc[S_ENDS_ADDED] % sched.ends_log.shape[0], 0] = end
+    sched.ends_log[sc[S_ENDS_ADDED] % sched.ends_log.shape[0]] = end
     sc[S_ENDS_ADDED] += 1
 
 
@@ -311,6 +260,5 @@ def _set_booking(jobs, sched, j, begin, end):
     old = book[j, B_BEGIN]
     book[j, B_BEGIN] = begin
     book[j, B_END] = end
-    book[j, B_SHORT] = 0  # a new booking: no shortfall memo (fit._memo_skips)
     if begin != old:
         _wake_push(jobs, book, sched.wake, sched.scal, begin, j)

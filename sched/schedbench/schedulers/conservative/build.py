@@ -10,10 +10,8 @@ from .growth import _grow
 from .site import _site_plan
 from .state import (
     ENDS_LOG,
-    N_BOOK,
     N_SCAL,
     S_AMAX,
-    S_CAPMAX,
     S_FULL_AT,
     S_LIVE,
     S_NOW,
@@ -51,7 +49,7 @@ def conservative(setup) -> JittedScheduler:
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
-        book=np.full((n, N_BOOK), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
+        book=np.full((n, 5), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
         size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
@@ -61,8 +59,6 @@ def conservative(setup) -> JittedScheduler:
         common["pmf"] = _pool_pmf(slots.shape[0], cap)  # with the slot indexes
         return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)
     m = capacity.shape[0]
-    if m > 0:
-        scal[S_CAPMAX : S_CAPMAX + N_RES] = capacity.max(axis=0)
     totals = np.concatenate([capacity.sum(axis=0), [np.iinfo(np.int64).max >> 2]])
     slots, meta = _vectors(totals, cap)
     nslots, nmeta = _vectors(capacity.reshape(-1), cap)
@@ -72,6 +68,6 @@ def conservative(setup) -> JittedScheduler:
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
         wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
-        ends_log=np.zeros((ENDS_LOG, 6), dtype=np.int64),
+        ends_log=np.zeros(ENDS_LOG, dtype=np.int64),
     )
     return JittedScheduler(state, grow=_grow)

@@ -19,7 +19,6 @@ from ...core.api import (
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
 from ...plan.rusv import (
     INF,
-    M_AVL,
     M_N,
     S_ITEMS,
     S_START,
@@ -35,12 +34,7 @@ from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
 from .pruning import _build_npmf, _cut_pmf, _least_used_before, _most_free_before, _short_until
 from .site import _constraints_fit
 from .state import (
-    B_COUNT,
-    B_PTR,
-    B_ROOM,
-    B_SHORT,
     B_TRIED,
-    S_CAPMAX,
     S_ENDS_ADDED,
     S_FREED,
     S_FULL_AT,
@@ -48,9 +42,6 @@ from .state import (
     S_LIVE,
     S_PMF_N,
     S_PMF_TYPE,
-    S_ROOM,
-    S_SHORT,
-    S_SHORT_FLOOR,
     S_STAMP,
     S_TRIM,
     S_USED,
@@ -375,12 +366,9 @@ def _fails_until(sched, core, j, t, d, limit):
                 n += 1
                 first = min(first, wvalid[node, 1])
         if n == 0:
-            _note_short(sched, short)
             return INF
         if first >= limit:
-            _note_short(sched, short)
             return limit  # (the nodes not computed rise at limit or later)
-        _note_short(sched, short)  # (every candidate before first falls short by this much)
         i = 0
         while i < n:  # take off every node rising at first
             if rise[i] == first:
@@ -427,137 +415,6 @@ def _live_fits(sched, core, j, elig, t):
     return got >= (req_nodes if req_nodes > 0 else units)
 
 
-# The shortfall memo (compression on nodes).  A try of job j that fails proves, for every
-# window [t, t + d) starting in [now, b0) (b0: its booking's begin; its own booking off
-# the plan), that the nodes host at most need - g of it (need: its node count, or its
-# units; what they host: the allocation rule's count, :func:`host` summed over nodes),
-# g >= 1 the least shortfall over the candidates (a window between two candidates hosts
-# no more than the one at the earlier: free amounts rise only at booking and window
-# ends).  Each candidate's shortfall is bounded where the search met it: a tested one
-# by the nodes' count; one :func:`_fails_until` skipped by its running shortfall (the
-# least over its rounds); one the totals ruled out, or one compression did not search
-# (S_FREED's argument), by the totals (:func:`_totals_short`); tracking stops at 1, the
-# least a failure proves.  Until the next try the plan changes by bookings added (they
-# only take room), by ``now`` passing (fewer windows) and by booking rows taken off for
-# good (releases, moves, rebooking), each logged (bookings._log_freed).  A freed row on
-# node n raises what n hosts of j in any window by at most 1 node (a node count) or the
-# most units one node's capacity hosts (:func:`_room_gain`); and it can raise it only in
-# windows it meets, inside its run (:func:`_memo_skips`).  So while the rows that count
-# for j times that gain stay below g, every window before b0 still falls short: the try
-# fails, and is skipped.  The memo goes with the booking (bookings._set_booking clears
-# it); jobs with site constraints (their limits may be why they wait) do not use it.
-
-
-@inline_kernel
-def _room_gain(sched, jobs, j):
-    """How much one freed booking row (one node's interval) may raise what the nodes host
-    of job j in a window: 1 node for a node count, else the most units one node's
-    capacity hosts (by the largest capacity of each type: kept cores ignored, an upper
-    bound), at least 1."""
-    if jobs[j, J_REQ_NODES] > 0:
-        return np.int64(1)
-    most = INF
-    for k in range(N_RES):
-        r = jobs[j, J_REQ + k]
-        if r > 0:
-            most = min(most, sched.scal[S_CAPMAX + k] // r)
-    return max(most, np.int64(1))
-
-
-@inline_kernel
-def _books_node(sched, j, node):
-    """Whether queued job j's booking holds ``node``."""
-    p = sched.book[j, B_PTR]
-    for u in range(p, p + sched.book[j, B_COUNT]):
-        if sched.bnodes[u, 0] == node:
-            return True
-    return False
-
-
-@inline_kernel
-def _memo_skips(sched, core, j, now, b0):
-    """Whether job j's shortfall memo proves that its try at ``now`` fails (see above):
-    the rows freed since that may raise what a node hosts of it in some window before b0
-    do not make up its shortfall.  A freed row [a, e) on node n counts when n is eligible
-    and some window [t, t + d), now <= t < b0, meets [a, e) and (for a job using the
-    first type) lies in the row's run [r0, r1): a window holding an instant at which
-    n's first type is full hosts nothing there, and the last row freed on n that meets a
-    window which gained, gained it: after it the window's amounts only rose, so it lay
-    in that row's run.  False when the log has lost some of the rows."""
-    book = sched.book
-    g = book[j, B_SHORT]
-    if g <= 0:
-        return False
-    since = book[j, B_ROOM]
-    added = sched.scal[S_ROOM]
-    log = sched.ends_log
-    ring = log.shape[0]
-    if added - since > ring:
-        return False
-    jobs = core.jobs
-    gain = _room_gain(sched, jobs, j)
-    d = _d(jobs, j)
-    elig = core.elig[jobs[j, J_CLASS]]
-    runs = jobs[j, J_REQ] > 0
-    made = np.int64(0)
-    for c in range(since, added):
-        row = log[c % ring]
-        if elig[row[1]] == 0:
-            continue
-        lo = max(now, row[2] - d + 1)
-        hi = min(b0 - 1, row[3] - 1)
-        if runs:
-            # (the run was taken with job j's own booking [b0, e0) on the plan, its
-            # search takes it off: on its nodes a full instant at or after b0 may be its own)
-            mine = (row[4] > b0 or row[5] >= b0) and _books_node(sched, j, row[1])
-            if row[4] <= b0 or not mine:
-                lo = max(lo, row[4])
-            if row[5] < b0 or not mine:
-                hi = min(hi, row[5] - d)
-        if lo <= hi:
-            made += gain
-            if made >= g:
-                return False
-    return True
-
-
-@inline_kernel
-def _note_short(sched, short):
-    """Take a proven shortfall into the try's least (while tracked: above the floor)."""
-    sc = sched.scal
-    if sc[S_SHORT] > sc[S_SHORT_FLOOR]:
-        sc[S_SHORT] = min(sc[S_SHORT], short)
-
-
-@inline_kernel
-def _totals_short(sched, jobs, j, t, d):
-    """A lower bound on job j's shortfall in the window [t, t + d) from the totals: the
-    nodes host at most the least free amount of a type over the window, divided by what
-    a unit (units) or a node's share (a node count) takes of it."""
-    req_nodes = jobs[j, J_REQ_NODES]
-    units = jobs[j, J_UNITS]
-    share = units // req_nodes if req_nodes > 0 else np.int64(1)
-    hosted = INF
-    for k in range(N_RES):
-        r = jobs[j, J_REQ + k]
-        if r == 0:
-            continue
-        free = sched.meta[k, M_AVL] - kernel_max_in(sched.slots[k], sched.meta[k], t, t + d)
-        hosted = min(hosted, max(free, np.int64(0)) // (r * share))
-    return (req_nodes if req_nodes > 0 else units) - hosted
-
-
-@internal_kernel
-def _short_between(sched, jobs, j, a, b, d):
-    """Take the totals' shortfall of job j at each candidate of [a, b) (a a candidate)
-    into the try's least, while tracked."""
-    sc = sched.scal
-    t = a
-    while 0 <= t < b and sc[S_SHORT] > sc[S_SHORT_FLOOR]:
-        _note_short(sched, _totals_short(sched, jobs, j, t, d))
-        t = _next_end_after(sched, t)
-
-
 @internal_kernel
 def _node_fit(sched, core, alloc, j, now, limit):
     """The spec's earliest fit on nodes: the first candidate (now, then each booking end)
@@ -581,10 +438,7 @@ def _node_fit(sched, core, alloc, j, now, limit):
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
-        t2 = _totals_fit(sched, jobs, j, t, limit, 0, 0)
-        if t2 != t:  # the totals rule out the candidates of [t, t2) (the memo's shortfall)
-            _short_between(sched, jobs, j, t, t2 if t2 >= 0 else limit, d)
-        t = t2
+        t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
         if t < 0:
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
@@ -716,11 +570,10 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
 
 @internal_kernel
 def _nodes_may_host_before(sched, core, j, now, b0):
-    """By how much job j falls short on the nodes at least, at every instant of [now, b0)
-    (b0 > now; its booking begins at b0, so is not in the way): each node hosts at most
-    what its most free amounts over [now, b0) host (their prefix minima, sched.npmf,
-    built as needed); > 0 means no window starting before b0 takes the job, <= 0 that
-    one may.  The others, the live
+    """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
+    booking begins at b0, so is not in the way): each node hosts at most what its most
+    free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
+    and false means no window starting before b0 takes the job.  The others, the live
     nodes, are listed in sched.wvalid column 3 (the search before b0 reads only them;
     the caller ends the list, :func:`_clear_marks`).  Uses sched.wfree."""
     jobs = core.jobs
@@ -781,7 +634,7 @@ def _nodes_may_host_before(sched, core, j, now, b0):
             live += 1
         short -= np.int64(h >= share) if req_nodes > 0 else h
     sched.scal[S_LIVE] = live
-    return short
+    return short <= 0
 
 
 @internal_kernel
@@ -833,36 +686,14 @@ def _new_end_from(sched, j, lo, hi):
     a = since % ring
     b = a + (added - since)
     for i in range(a, min(b, ring)):
-        e = sched.ends_log[i, 0]
+        e = sched.ends_log[i]
         if lo <= e < hi and e < first:
             first = e
     for i in range(0, b - ring):
-        e = sched.ends_log[i, 0]
+        e = sched.ends_log[i]
         if lo <= e < hi and e < first:
             first = e
     return first
-
-
-@internal_kernel
-def _remember_short(sched, core, j, now, first, lo, stop):
-    """After compression's failed search of job j (its booking off the plan): bound the
-    shortfall at the candidates the search did not meet, those of [now, first) (the
-    totals rule them out) and of [lo, stop) (not searched), and keep the least as its
-    memo."""
-    jobs = core.jobs
-    d = _d(jobs, j)
-    _short_between(sched, jobs, j, now, first, d)
-    _short_between(sched, jobs, j, lo, stop, d)
-    g = sched.scal[S_SHORT]
-    _keep_memo(sched, j, g if 1 <= g < INF else np.int64(1))
-
-
-@inline_kernel
-def _keep_memo(sched, j, g):
-    """Make shortfall g, proven now for every window of job j before its booking, its
-    memo (the rows freed from now on count against it)."""
-    sched.book[j, B_SHORT] = g
-    sched.book[j, B_ROOM] = sched.scal[S_ROOM]
 
 
 @inline_kernel
@@ -884,13 +715,7 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
             limit = b0
             resume = INF
     sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
-    memo = sched.site.cptr[j] == sched.site.cptr[j + 1] and (
-        jobs[j, J_REQ_NODES] <= 0 or jobs[j, J_UNITS] >= jobs[j, J_REQ_NODES])
-    if memo and _memo_skips(sched, core, j, now, b0):
-        return -1  # (proven to fail: as good as a try for B_TRIED and S_FREED too)
     if limit <= now and resume >= b0:
-        if memo:  # (a failed try: short by 1 at least)
-            _keep_memo(sched, j, np.int64(1))
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
     # the first instant the totals allow (its own booking left out): no candidate before
     # it fits, and the search before limit starts there (its first step would find it
@@ -904,40 +729,22 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
             sc[S_PMF_N] = 0
             sc[S_PMF_TYPE] = 0
         if _most_free_before(sched.slots[0], sched.meta[0], sched.pmf, sc, now, b0) < cores:
-            if memo:
-                _keep_memo(sched, j, np.int64(1))
             return -1
         t0 = _short_until(sched.pmf, sc, now, cores)
     first = _totals_fit(sched, jobs, j, t0, b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
-        if memo:
-            _keep_memo(sched, j, np.int64(1))
         return -1
-    short = _nodes_may_host_before(sched, core, j, now, b0)
+    may = _nodes_may_host_before(sched, core, j, now, b0)
     t = np.int64(-1)
-    if short > 0 and memo:  # (every window before b0 falls short by as much)
-        _keep_memo(sched, j, short)
-    if short <= 0:
+    if may:
         # the booking comes off and goes back as it was: the nodes' prefix minima still hold
         _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
-        if memo:  # track the least shortfall (until it is 1, the least a failure proves)
-            sc[S_SHORT] = INF
-            sc[S_SHORT_FLOOR] = 1
         if first < limit:
             t = _fit_before(sched, core, alloc, j, first, limit)
-        stop = b0  # the candidates of [limit, stop) are not searched
         if t < 0 and resume < b0:
             c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
             if 0 <= c < b0:
-                stop = c
                 t = _fit_before(sched, core, alloc, j, c, b0)
-        if t < 0 and memo:
-            if sc[S_SHORT] > sc[S_SHORT_FLOOR]:
-                _remember_short(sched, core, j, now, min(first, limit), max(limit, now), stop)
-            else:
-                _keep_memo(sched, j, np.int64(1))
-        sc[S_SHORT] = 0
-        sc[S_SHORT_FLOOR] = 0
         # put the booking back as it was (the caller moves it when t >= 0); the placement
         # found stays in core.work: booking rows come from bnodes, not from work
         _book_nodes_keeping(sched, core, j, b0, e0, 1, False)

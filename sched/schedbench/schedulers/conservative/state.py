@@ -11,7 +11,7 @@ import numpy as np
 from numba.extending import overload
 
 from ..._jit import inline_kernel
-from ...core.layout import J_PRED, N_RES
+from ...core.layout import J_PRED
 from ...plan import rusv
 from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, X_WIDTH, Kind
 
@@ -39,19 +39,12 @@ S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: eve
 S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
 S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
 S_WDROP = 22  # wake-heap entries at which its stale ones are dropped next (see wake._wake_push)
-S_ROOM = 23  # nodes: booking rows (node intervals) ever taken off the plan for good, logged in sched.ends_log columns 1-5
-S_SHORT = 24  # nodes: during compression's try, the least shortfall proven so far (0: not tracked)
-S_SHORT_FLOOR = 25  # nodes: the shortfall at or below which tracking stops (1 while tracked, else 0)
-S_CAPMAX = 26  # nodes: N_RES slots, the largest capacity of any node, per type
-N_SCAL = S_CAPMAX + N_RES
+N_SCAL = 23
 
-# Columns of sched.book, int64 (n, 7): booking begin and end (s; -1 when none), first row
-# and row count of the booked nodes in sched.bnodes (node mode), the number of booking
-# ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`),
-# and the job's shortfall memo (node mode; :func:`fit._memo_skips`): the shortfall proven
-# by a failed try (<= 0: none) and sched.scal[S_ROOM] at that try.
-B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED, B_SHORT, B_ROOM = range(7)
-N_BOOK = 7
+# Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
+# and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
+# ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`).
+B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED = range(5)
 
 # Booking ends remembered in sched.ends_log (a ring: older ones are overwritten)
 ENDS_LOG = 1 << 13
@@ -127,14 +120,10 @@ class ConservativeNodes(NamedTuple):
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount (:mod:`.pruning`; -1: not built since the vector or
-    the instant last changed); ends_log int64 (ENDS_LOG, 6): column 0 the end of every
-    booking added (new, moved, extended), end number i at row i % ENDS_LOG
-    (sched.scal[S_ENDS_ADDED] so far), so that compression knows which candidate instants
-    are new since a job's last try; columns 1-5 each booking row taken off the plan for
-    good (released, moved, rebooked), row number i at i % ENDS_LOG (sched.scal[S_ROOM] so
-    far): (node, begin, end, r0, r1), [r0, r1) the node's run around [begin, end) with
-    no instant at which its first type is full after the change (outside [begin, end):
-    :func:`fit._memo_skips`)."""
+    the instant last changed); ends_log int64 (ENDS_LOG,): the end of every booking added
+    (new, moved, extended), end number i at i % ENDS_LOG (sched.scal[S_ENDS_ADDED] so
+    far), so that compression knows which candidate instants are new since a job's last
+    try."""
 
     slots: np.ndarray
     meta: np.ndarray
