@@ -435,6 +435,37 @@ class _L(event.Listener):
 
 event.register("numba:compile", _L())
 
+# Every replay loop a test runs, compiled or loaded: the loop core.run (and the replay's
+# compile-ahead, and engine.warm) asks core.loop_for for, with the types of its call, so
+# that a loop's users are known, not only the test that happened to compile it.
+_calls = set()  # (test, loop, signature)
+import numba
+from schedbench import core as _core
+
+_loop_for = _core.loop_for
+
+class _Recorded:
+    def __init__(self, loop):
+        self._loop = loop
+    def __getattr__(self, name):
+        return getattr(self._loop, name)
+    def compile(self, sig):
+        _calls.add((_now["test"], self._loop.py_func.__qualname__, ", ".join(str(a) for a in sig)))
+        return self._loop.compile(sig)
+    def __call__(self, *args):
+        _calls.add((_now["test"], self._loop.py_func.__qualname__, ", ".join(str(numba.typeof(a)) for a in args)))
+        return self._loop(*args)
+
+_wrapped = {}  # one wrapper per loop: tests compare loops by identity
+
+def _recording_loop_for(*args, **kwargs):
+    loop = _loop_for(*args, **kwargs)
+    if id(loop) not in _wrapped:
+        _wrapped[id(loop)] = (loop, _Recorded(loop))
+    return _wrapped[id(loop)][1]
+
+_core.loop_for = _recording_loop_for
+
 def pytest_runtest_logstart(nodeid, location):
     _now["test"] = nodeid
     _tests.append([nodeid, time.time(), 0.0])
@@ -447,8 +478,15 @@ def pytest_sessionfinish(session):
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     out = os.environ["COMPILE_COST_OUT"]
     with open(os.path.join(out, f"tests-{worker}.json"), "w") as f:
-        json.dump({"own": _own, "loops": _loops, "kernels": _kernels, "tests": _tests}, f)
+        json.dump({"own": _own, "loops": _loops, "kernels": _kernels, "tests": _tests,
+                   "calls": sorted(_calls)}, f)
 '''
+
+
+def _short_types(sig: str) -> str:
+    """A loop's argument types with their field lists and module paths dropped."""
+    types = re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", sig)
+    return re.sub(r"\b\w+\.", "", types)
 
 
 def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
@@ -468,12 +506,14 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
     loops: list[list] = []
     kernels: list[list] = []
     timeline: list[list] = []  # [worker, test, start, wall s]
+    calls: set[tuple] = set()  # (test, loop, signature) of every loop a test ran, compiled or loaded
     for f in Path(cache).glob("tests-*.json"):
         got = json.loads(f.read_text())
         for k, v in got["own"].items():
             own[k] = own.get(k, 0.0) + v
         loops += got["loops"]
         kernels += [[f.stem, *k] for k in got["kernels"]]
+        calls |= {tuple(c) for c in got.get("calls", [])}
         if f.stem != "tests-main" or workers == "0":  # xdist's controller logs every test too
             timeline += [[f.stem, *t] for t in got.get("tests", [])]
     shutil.rmtree(cache, ignore_errors=True)
@@ -520,10 +560,28 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
               "| loop | argument types | times | CPU s | compiled during |", "|---|---|---|---|---|"]
     for (name, sig), got in sorted(by_loop.items(), key=lambda kv: -sum(s for _, s in kv[1])):
         short = re.sub(r"_run_for_schedbench_|_[0-9a-f]{8,}$", "", name)
-        types = re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", sig)  # drop the field lists
-        types = re.sub(r"\b\w+\.", "", types)
+        types = _short_types(sig)
         lines.append(f"| {short} | {types[:120]} | {len(got)} | {sum(s for _, s in got):.1f} | "
                      f"{'; '.join(sorted({t for t, _ in got}))[:200]} |")
+    # Every loop's users (compiled or loaded): a loop only one file runs costs that file its
+    # compile in every cold run, and is a candidate for a pair another test compiles anyway.
+    users: dict[tuple, set] = defaultdict(set)
+    for test, name, sig in calls:
+        if test != "(collection)":
+            users[(name, sig)].add(test)
+    cost = defaultdict(float)
+    for _test, name, sig, s in loops:
+        cost[(name, sig)] += s
+    lines += ["", f"Every replay loop the tests ran, compiled or loaded ({len(users)} distinct), with the files "
+              "that ran it, fewest users first:", "",
+              "| loop | argument types | compile CPU s | files (tests) |", "|---|---|---|---|"]
+    for (name, sig), tests in sorted(users.items(), key=lambda kv: (len({t.split('::')[0] for t in kv[1]}),
+                                                                       -cost[kv[0]])):
+        per_file = defaultdict(int)
+        for t in tests:
+            per_file[t.split("::")[0]] += 1
+        lines.append(f"| {re.sub(r'_run_for_schedbench_|_[0-9a-f]{8,}$', '', name)} | {_short_types(sig)[:120]} | "
+                     f"{cost[(name, sig)]:.1f} | {'; '.join(f'{k} ({v})' for k, v in sorted(per_file.items()))} |")
     # Every kernel (loops included), by its own compile seconds: the same kernel and
     # signature compiled by both workers counts twice; many signatures of one kernel are
     # the specialisations tests ask for by calling it with other types.
@@ -541,7 +599,8 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
                      f"{sum(s for *_, s in got):.1f} |")
     if os.environ.get("COMPILE_COST_LOOPS_JSON"):
         Path(os.environ["COMPILE_COST_LOOPS_JSON"]).write_text(json.dumps({"own": own, "loops": loops,
-                                                                            "kernels": kernels, "tests": timeline}))
+                                                                            "kernels": kernels, "tests": timeline,
+                                                                            "calls": sorted(calls)}))
     lines += ["", "pytest --durations:", "```", *durations[:15], "```"]
     return "\n".join(lines)
 

@@ -32,7 +32,9 @@ settings.load_profile("schedbench-ci" if os.environ.get("CI") else "schedbench")
 #   otherwise the slowest test of a cold run (55 CPU s of compiling in one test), so that
 #   both workers share that compile from the start.
 # (scheduler, mode, predictor): the mode's tiny workload takes the same loop types as the
-# tests' workloads (a loop a test compiles again shows in compile_cost's table).
+# tests' workloads (a loop a test compiles again shows in compile_cost's table).  Each of
+# the seven is run by three test files or more (compile_cost's table of every loop's
+# users), so none would be compiled once anyway by the one file that needs it.
 SHARED_LOOPS = [
     ("conservative", "pool", "requested"),
     ("easy-sjbf", "pool", "tsafrir"),

@@ -42,7 +42,9 @@ from schedbench.workloads import eurora_like
 
 
 class LargestFirst(NamedTuple):
-    """The toy scheduler's state: nothing to keep but a pass counter."""
+    """The toy scheduler's state: nothing to keep but a pass counter.  A plug-in's class
+    gets a replay loop of its own (:func:`schedbench.core.loop_for`), so this file compiles
+    one loop that no other test needs, on purpose: the plug-in path is what it checks."""
 
     passes: np.ndarray
 

@@ -98,7 +98,12 @@ def test_spread_bids_default_is_the_papers_bids_and_the_option_takes_the_old_boo
 
 
 def _kernel_bids(free, rows, max_bids, slurm, spread):
-    units, req, req_nodes, contiguous = (np.array([r[i] for r in rows], dtype=np.int64) for i in range(4))
+    units, req, req_nodes = (np.array([r[i] for r in rows], dtype=np.int64) for i in range(3))
+    # the types the policy passes (a bool contiguity flag, a read-only view of the free
+    # amounts): other types would compile the bid kernel a second time, for these tests alone
+    contiguous = np.array([r[3] for r in rows], dtype=bool)
+    free = free.view()
+    free.flags.writeable = False
     host = np.minimum(host_matrix(free, req), units[:, None])
     need = np.where(req_nodes > 0, units // np.maximum(req_nodes, 1), 1)
     host[host < need[:, None]] = 0

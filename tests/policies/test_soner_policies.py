@@ -114,13 +114,17 @@ def _kernel_bids(free, job_rows, max_bids, slurm, spread, allocator="bf"):
     units = np.array([r[0] for r in job_rows], dtype=np.int64)
     req = np.array([r[1] for r in job_rows], dtype=np.int64)
     req_nodes = np.array([r[2] for r in job_rows], dtype=np.int64)
-    contiguous = np.array([r[3] for r in job_rows], dtype=np.int64)
+    contiguous = np.array([r[3] for r in job_rows], dtype=bool)
     host = np.minimum(host_matrix(free, req), units[:, None])
     need = np.where(req_nodes > 0, units // np.maximum(req_nodes, 1), 1)
     host[host < need[:, None]] = 0
     table = jobs_mod.from_columns(submit=np.zeros(1, dtype=np.int64), run=np.ones(1, dtype=np.int64),
                                   procs_req=np.ones(1, dtype=np.int64))
     sim = Simulation(table, m, allocator=allocator)
+    # the types the policy passes (a bool contiguity flag, a read-only view of the free
+    # amounts): other types would compile the bid kernel a second time, for this test alone
+    free = free.view()
+    free.flags.writeable = False
     out = aucsched_bids.Bids(free.shape[0]).generate(host, units, req, req_nodes, contiguous, free, sim.alloc,
                                                      slurm, max_bids, spread)
     bid_job, kind, sets, ptr, node = out
