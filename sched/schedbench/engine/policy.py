@@ -49,7 +49,7 @@ class View(NamedTuple):
     free, capacity: int64 (n_nodes, 4) cores, GPUs, MICs, MiB.  submit (a queued job's
     arrival: its submit time, or with job dependencies the instant its predecessor's end
     released it), start, estimate, pred (s), units, req_nodes, user, group, queue_id, qwait (expected wait of the job's
-    queue, s): int64 (n,); request: int64 (n, 4) per unit; contiguous: int64 (n,), 1 when
+    queue, s): int64 (n,); request: int64 (n, 4) per unit; contiguous: bool (n,), true when
     the job asks for one block of consecutive nodes.  alloc_start, alloc_count int64 (n,) and alloc_log int32
     (rows, 2): a started job j ran or runs on the (node, units) rows
     ``alloc_log[alloc_start[j] : alloc_start[j] + alloc_count[j]]`` (:meth:`nodes_of`).

@@ -104,7 +104,8 @@ def _generate(host, units, req, req_nodes, contiguous, free, alloc, slurm, sprea
     """Bids of the window's jobs.
 
     host int64 (W, m): units node n can host for job a, 0 where it cannot take the job
-    (less than its share, or in maintenance); units, req_nodes, contiguous int64 (W,); req
+    (less than its share, or in maintenance); units, req_nodes int64 (W,); contiguous bool
+    (W,), true for a job that asks for consecutive nodes (View.contiguous); req
     int64 (W, 4); free int64 (m, 4): the free amounts; alloc: the run's allocator state
     (its ``plan_order`` gives the SLURM bids); slurm: 1 to make SLURM bids; spread: the
     spread bids of free-shape jobs (NO_SPREAD; NODESET_BIDS: a whole nodeset with room;
