@@ -40,7 +40,8 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
@@ -226,12 +227,7 @@ def main(argv=None) -> int:
 
     tasks.sort(key=slow_first)
     t0 = time.perf_counter()
-    if not args.report_only:
-        with ProcessPoolExecutor(max_workers=args.parallel) as pool:
-            for i, summary in enumerate(pool.map(run_one, tasks), 1):
-                st = summary["study"]
-                print(f"[{i}/{len(tasks)}] exp {st['experiment']} {st['workload']} seed {st['seed']}: "
-                      f"{st['wall_s']:.1f} s", file=sys.stderr, flush=True)
+    lost = [] if args.report_only else run_all(tasks, args.parallel)
     table = {}
     for n, w, _, _, _, path in tasks:
         if (Path(path) / "summary.json").exists():
@@ -240,7 +236,52 @@ def main(argv=None) -> int:
     (out / "soner-study.md").write_text(text)
     _figures(table, numbers, workloads, out)
     print(text)
-    return 0
+    for n, w, seed, *_ in lost:
+        print(f"soner_study: exp {n} {w} seed {seed} is not in the report: its worker died while it ran alone",
+              file=sys.stderr)
+    return 1 if lost else 0
+
+
+def run_all(tasks: list, parallel: int, run=run_one) -> list:
+    """Run every task (:func:`run_one`'s arguments) in ``parallel`` worker processes,
+    printing a line as each ends; returns the tasks whose worker died while running
+    them alone.
+
+    A worker that dies (the out-of-memory killer: one AUCSCHED window took CBC 20 GB,
+    docs/studies/soner-ozturan.md) breaks the whole pool, and which of its tasks killed
+    it is not known.  The pool hands tasks out in order, so the ones that may have been
+    running are the first ``parallel + 1`` unfinished ones: they are run again one at a
+    time, alone (a replay that died beside another may pass alone), and the others with
+    ``parallel`` workers again.  A task whose worker dies while alone is given up."""
+    lost, batches, done = [], [(list(tasks), parallel)], 0
+    while batches:
+        todo, workers = batches.pop(0)
+        ok = [False] * len(todo)
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(run, t): i for i, t in enumerate(todo)}
+            try:
+                for f in as_completed(futures):
+                    st = f.result()["study"]
+                    ok[futures[f]] = True
+                    done += 1
+                    print(f"[{done}/{len(tasks)}] exp {st['experiment']} {st['workload']} seed {st['seed']}: "
+                          f"{st['wall_s']:.1f} s", file=sys.stderr, flush=True)
+            except BrokenProcessPool:
+                pass
+        rest = [t for t, fine in zip(todo, ok, strict=True) if not fine]
+        if not rest:
+            continue
+        n, w, seed = rest[0][:3]
+        if workers == 1:  # it ran alone: it is what killed its worker
+            print(f"soner_study: the worker replaying exp {n} {w} seed {seed} alone died (out of memory?); "
+                  "given up", file=sys.stderr, flush=True)
+            lost.append(rest[0])
+            batches.insert(0, (rest[1:], 1))
+        else:
+            print(f"soner_study: a worker died; the {min(len(rest), workers + 1)} replays it may have been running "
+                  "are run again one at a time", file=sys.stderr, flush=True)
+            batches[:0] = [(rest[: workers + 1], 1), (rest[workers + 1 :], workers)]
+    return lost
 
 
 def _run_name(number: int, workload: str, seed: int, z_times: str) -> str:
