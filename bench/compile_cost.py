@@ -483,6 +483,11 @@ def pytest_sessionfinish(session):
 '''
 
 
+def _short_loop(name: str) -> str:
+    """A replay loop's name without its generated prefix and digest suffix."""
+    return re.sub(r"_run_for_schedbench_|_[0-9a-f]{8,}$", "", name)
+
+
 def _short_types(sig: str) -> str:
     """A loop's argument types with their field lists and module paths dropped."""
     types = re.sub(r"\((?:[^()]|\([^()]*\))*\)", "", sig)
@@ -559,7 +564,7 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
               "shortened to their class names):", "",
               "| loop | argument types | times | CPU s | compiled during |", "|---|---|---|---|---|"]
     for (name, sig), got in sorted(by_loop.items(), key=lambda kv: -sum(s for _, s in kv[1])):
-        short = re.sub(r"_run_for_schedbench_|_[0-9a-f]{8,}$", "", name)
+        short = _short_loop(name)
         types = _short_types(sig)
         lines.append(f"| {short} | {types[:120]} | {len(got)} | {sum(s for _, s in got):.1f} | "
                      f"{'; '.join(sorted({t for t, _ in got}))[:200]} |")
@@ -580,7 +585,7 @@ def tests_cost(paths: list[str], tmp: Path, workers: str, top: int) -> str:
         per_file = defaultdict(int)
         for t in tests:
             per_file[t.split("::")[0]] += 1
-        lines.append(f"| {re.sub(r'_run_for_schedbench_|_[0-9a-f]{8,}$', '', name)} | {_short_types(sig)[:120]} | "
+        lines.append(f"| {_short_loop(name)} | {_short_types(sig)[:120]} | "
                      f"{cost[(name, sig)]:.1f} | {'; '.join(f'{k} ({v})' for k, v in sorted(per_file.items()))} |")
     # Every kernel (loops included), by its own compile seconds: the same kernel and
     # signature compiled by both workers counts twice; many signatures of one kernel are

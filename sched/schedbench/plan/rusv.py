@@ -1193,9 +1193,9 @@ def index_columns(cap: int, block_rows: int = BLOCK_ROWS) -> int:
 
 def index_field(index: np.ndarray, f: int) -> np.ndarray:
     """Field ``f`` of a slot index (``X_START``, ``X_PRE + X_LEVEL * k``, ``X_GFIRST``, ...): a
-    view, entry b for block (or group) b; entry 0 is not the field's."""
-    s = index.shape[1] // X_PACK
-    return index[f // X_PACK, (f % X_PACK) * s : (f % X_PACK + 1) * s]
+    view, entry b for block (or group) b; entry 0 is not the field's (the kernels' own
+    accessor, run as Python)."""
+    return _x.py_func(index, f)
 
 
 def kept_index(cap: int, block_rows: int = BLOCK_ROWS, on_rows: int = INDEX_ON_ROWS,

@@ -44,13 +44,14 @@ def conservative(setup) -> JittedScheduler:
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
     scal[S_FULL_AT] = -1
-    scal[S_WDROP] = min(2 * n + 16, WAKE_SLACK)
+    wake = np.zeros((2 * n + 16, 2), dtype=np.int64)
+    scal[S_WDROP] = min(wake.shape[0], WAKE_SLACK)  # wake._wake_push's rule with no entries yet
     scal[S_AMAX] = _most_arrivals(J)
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
         book=np.full((n, 5), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
-        size=J[:, J_UNITS].copy(), wake=np.zeros((2 * n + 16, 2), dtype=np.int64),
+        size=J[:, J_UNITS].copy(), wake=wake,
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
     )

@@ -31,7 +31,7 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _cut_pmf, _least_used_before, _most_free_before, _short_until
+from .pruning import _build_npmf, _cut_pmf, _free_start, _least_used_before
 from .site import _constraints_fit
 from .state import (
     B_TRIED,
@@ -41,7 +41,6 @@ from .state import (
     S_GROW,
     S_LIVE,
     S_PMF_N,
-    S_PMF_TYPE,
     S_STAMP,
     S_TRIM,
     S_USED,
@@ -217,11 +216,18 @@ def _hosting_count(sched, jobs, j, t):
     count = _live_count(sched)
     if not _live_sorted(sched, jobs, j):
         return count
-    wvalid = sched.wvalid
+    return _first_full_after(sched.wvalid, 3, count, t)
+
+
+@inline_kernel
+def _first_full_after(wvalid, col, count, t):
+    """The first of positions 0..count - 1 of a full-until order (node p at wvalid[p,
+    col], ascending in its full-until instant wvalid[node, 4]) whose node is full until
+    after t; count when none."""
     lo, hi = 0, count
-    while lo < hi:  # first position full until after t
+    while lo < hi:
         mid = (lo + hi) >> 1
-        if wvalid[wvalid[mid, 3], 4] <= t:
+        if wvalid[wvalid[mid, col], 4] <= t:
             lo = mid + 1
         else:
             hi = mid
@@ -551,13 +557,11 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
         limit = b0
     if limit <= now:
         return -1
-    if sc[S_PMF_TYPE] != k:
-        sc[S_PMF_N] = 0
-        sc[S_PMF_TYPE] = k
-    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, limit) < sched.size[j]:
-        return -1  # no instant before its booking (or the freed room) has its size free
-    # nor has any before this one: the search starts there
-    t0 = _short_until(sched.pmf, sc, now, sched.size[j])
+    # -1: no instant before its booking (or the freed room) has its size free; else none
+    # has before t0, where the search starts
+    t0 = _free_start(sched, k, sched.size[j], now, limit)
+    if t0 < 0:
+        return -1
     if sched.site.cptr[j] == sched.site.cptr[j + 1]:
         return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0, sched.size[j])
     pmf_n = sc[S_PMF_N]
@@ -596,14 +600,7 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     if ordered:
         if sched.scal[S_FULL_AT] != now:
             _full_order(sched, core, now)
-        lo, hi = 0, m
-        while lo < hi:  # first position full until b0 or later
-            mid = (lo + hi) >> 1
-            if wvalid[wvalid[mid, 5], 4] < b0:
-                lo = mid + 1
-            else:
-                hi = mid
-        count = lo
+        count = _first_full_after(wvalid, 5, m, b0 - 1)  # the first full until b0 or later
     stamp = sched.scal[S_STAMP] + 1
     sched.scal[S_STAMP] = stamp
     live = 0
@@ -725,12 +722,9 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     t0 = now
     cores = jobs[j, J_REQ] * jobs[j, J_UNITS]
     if cores > 0:
-        if sc[S_PMF_TYPE] != 0:
-            sc[S_PMF_N] = 0
-            sc[S_PMF_TYPE] = 0
-        if _most_free_before(sched.slots[0], sched.meta[0], sched.pmf, sc, now, b0) < cores:
+        t0 = _free_start(sched, 0, cores, now, b0)
+        if t0 < 0:
             return -1
-        t0 = _short_until(sched.pmf, sc, now, cores)
     first = _totals_fit(sched, jobs, j, t0, b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1

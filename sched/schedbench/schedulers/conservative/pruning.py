@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
 from ...plan.rusv import INF, M_AVL, M_N, S_ITEMS, S_START, S_STOP, kernel_first_stop_after
-from .state import S_PMF_N
+from .state import S_PMF_N, S_PMF_TYPE
 
 
 @internal_kernel
@@ -100,6 +100,21 @@ def _short_until(pmf, scal, now, size):
         else:
             hi = mid
     return pmf[0, lo - 1] if lo > 0 else now
+
+
+@inline_kernel
+def _free_start(sched, k, size, now, limit):
+    """Where a search for ``size`` items of type k before ``limit`` (> now) may begin,
+    from the prefix maxima in sched.pmf (begun again when they were for another type):
+    -1 when no instant of [now, limit) has that many free, else the instant before which
+    none has (:func:`_short_until`).  Extends sched.pmf as needed."""
+    sc = sched.scal
+    if sc[S_PMF_TYPE] != k:
+        sc[S_PMF_N] = 0
+        sc[S_PMF_TYPE] = k
+    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, limit) < size:
+        return np.int64(-1)
+    return _short_until(sched.pmf, sc, now, size)
 
 
 @internal_kernel
