@@ -25,7 +25,8 @@ import numpy as np
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "traces"
 SWF = ["KTH-SP2-1996-2.1-cln.swf.gz", "SDSC-Par-1996-3.1-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz",
        "NASA-iPSC-1993-3.1-cln.swf.gz"]
-JITTED = ["fcfs", "sjf", "easy", "prb", "prb-blocking", "conservative", "priority", "sfs"]
+JITTED = ["fcfs", "sjf", "easy", "easy-sjbf", "prb", "prb-blocking", "ebf-accasim", "conservative", "priority", "sfs",
+          "slurm"]
 PYTHON = ["backfill", "ipsched", "aucsched"]
 ALLOCATORS = ["ff", "bf", "balanced", "weighted", "priority-weighted"]
 
@@ -67,6 +68,12 @@ def main() -> int:
     for s in JITTED:
         for a in ALLOCATORS:
             cases.append((f"eurora/{s}+{a}", table, mach, s, a, {"meta": meta}))
+    # per-node requests and GPU jobs sharing Machine-L's 1024 nodes (make bench's soner-V)
+    mach = machine.from_spec("1024x(cores=8,gpus=2)")
+    table = soner.generate("V", 500, mach, np.random.default_rng(2))
+    for s in JITTED:
+        for a in ("ff", "bf"):
+            cases.append((f"sonerV-500/{s}+{a}", table, mach, s, a, {}))
     mach = machine.from_spec("64x(cores=8,gpus=2)")
     table = soner.generate("IV", 80, mach, np.random.default_rng(1))
     for s in PYTHON:

@@ -44,6 +44,19 @@ def test_backfill_reservations(options, starts):
     assert r.start.tolist() == starts
 
 
+# The per-node plan (job 1 fixes its node count, so the plan is kept per node): job 1 holds
+# one of two 4-core nodes over [0, 10); job 2 needs both (as two whole nodes, or as 8 cores
+# spread) and is reserved from 10, the instant at which exactly enough is free; job 3 (one
+# node for 20 s at t=1) would enter that reservation, so it waits.  A fit test that wanted
+# more than enough at 10 would leave job 2 unreserved and let job 3 start at 1.
+@pytest.mark.parametrize(("units", "req_nodes"), [(2, 2), (8, -1)])
+def test_a_reservation_on_nodes_takes_exactly_what_is_free(units, req_nodes):
+    t = jobs.from_columns(job_id=np.arange(1, 4), submit=[0, 0, 1], run=[10, 5, 20], time_req=[10, 5, 20],
+                          units=[1, units, 1], unit_cores=[4, 8 // units, 4], req_nodes=[1, req_nodes, 1])
+    r = replay(t, machine.from_spec("2x(cores=4)"), "slurm", "ff", options={"bf_interval": 0, "bf_resolution": 1})
+    assert r.start.tolist() == [0, 10, 15]
+
+
 def test_a_job_that_delays_no_reservation_starts():
     t = _table([0, 0, 1, 2, 3], [10, 5, 5, 3, 2], [3, 4, 2, 1, 1], [10, 5, 5, 3, 2])
     r = replay(t, POOL4, "slurm", "ff", options={"bf_interval": 0, "bf_resolution": 1})

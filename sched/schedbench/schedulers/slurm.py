@@ -140,6 +140,7 @@ from ..core.api import (
     choose,
     commit,
     fits_now,
+    host,
     implements,
     place,
     sched_enqueued,
@@ -238,7 +239,8 @@ class Plan(NamedTuple):
     array); bt int64 (cap,): breakpoints; btot int64 (cap, 4): the free totals from each
     breakpoint; bavail int64 (cap, m, 4): the free resources of each node from each
     breakpoint (cap, 0, 4 on the aggregate plan, where btot is the plan); scratch int64
-    (mm, 4); ident, pnode, pcount int64 (mm,): node order and placement buffers."""
+    (mm, 4); ident, pnode, pcount int64 (mm,): node order and placement buffers; rowok int64
+    (cap,): the per-node search's verdict on each breakpoint (:func:`_earliest_on_nodes`)."""
 
     par: np.ndarray
     bt: np.ndarray
@@ -248,6 +250,7 @@ class Plan(NamedTuple):
     ident: np.ndarray
     pnode: np.ndarray
     pcount: np.ndarray
+    rowok: np.ndarray
 
 
 class Slurm(NamedTuple):
@@ -701,25 +704,89 @@ def _earliest(plan, jobs, elig, j, d, horizon):
     return -1
 
 
+@inline_kernel
+def _row_may_host(free, el, req, per, want):
+    """Whether the free amounts ``free`` (int64 (mm, 4): one breakpoint's row of the plan)
+    could host the job on its eligible nodes (el: uint8 (mm,)): ``want`` units when
+    ``per`` is -1 (a free spread), else ``want`` nodes hosting ``per`` units each (compared
+    without dividing).  Stops at the first node that makes it true, or once the nodes left
+    are too few."""
+    mm = free.shape[0]
+    got = 0
+    if per < 0:
+        for i in range(mm):
+            if el[i] != 0:
+                got += host(free, i, req)
+                if got >= want:
+                    return 1
+        return 0
+    n0, n1, n2, n3 = per * req[0], per * req[1], per * req[2], per * req[3]
+    for i in range(mm):
+        if (el[i] != 0 and free[i, 0] >= n0 and free[i, 1] >= n1 and free[i, 2] >= n2
+                and free[i, 3] >= n3):
+            got += 1
+            if got >= want:
+                return 1
+        elif got + (mm - 1 - i) < want:
+            return 0
+    return 0
+
+
 @internal_kernel
 def _earliest_on_nodes(plan, jobs, elig, j, d, horizon):
-    """:func:`_earliest` on the per-node plan."""
+    """:func:`_earliest` on the per-node plan.
+
+    A window's least free amounts are at most those of each of its breakpoints, so a
+    breakpoint that could not host the job alone (its totals short of the job's ask, or
+    its nodes: :func:`_row_may_host`) rules out every window that holds it, and the next
+    candidate follows it, as on the aggregate plan.  Each breakpoint is judged once per
+    call (plan.rowok), and only a window whose breakpoints all pass is computed per node
+    (its least free amounts, in scratch), for the job's eligible nodes and requested
+    types: the ones placement reads."""
     par = plan.par
-    bt, bav, scratch = plan.bt, plan.bavail, plan.scratch
+    bt, btot, bav, scratch, rowok = plan.bt, plan.btot, plan.bavail, plan.scratch, plan.rowok
     nb = par[P_NB]
     mm = bav.shape[1]
+    el = elig[jobs[j, J_CLASS]]
+    units = jobs[j, J_UNITS]
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    req_nodes = jobs[j, J_REQ_NODES]
+    per = units // req_nodes if req_nodes > 0 else -1
+    want = req_nodes if req_nodes > 0 else units
+    known = 0  # rowok[b:known] is this call's verdict on those breakpoints
     b = 0
     while b < nb and bt[b] <= horizon:
         end = bt[b] + d
+        known = max(known, b)
+        bad = -1
+        bb = b
+        while bad < 0 and bb < nb and (bb == b or bt[bb] < end):
+            if bb == known:
+                ok = 1
+                for k in range(N_RES):
+                    if btot[bb, k] < units * req[k]:
+                        ok = 0
+                if ok != 0:
+                    ok = _row_may_host(bav[bb], el, req, per, want)
+                rowok[bb] = ok
+                known += 1
+            if rowok[bb] == 0:
+                bad = bb
+            bb += 1
+        if bad >= 0:
+            b = bad + 1
+            continue
         for i in range(mm):
-            for k in range(N_RES):
-                scratch[i, k] = bav[b, i, k]
+            if el[i] != 0:
+                for k in range(N_RES):
+                    scratch[i, k] = bav[b, i, k]
         bb = b + 1
         while bb < nb and bt[bb] < end:
             for i in range(mm):
-                for k in range(N_RES):
-                    if bav[bb, i, k] < scratch[i, k]:
-                        scratch[i, k] = bav[bb, i, k]
+                if el[i] != 0:
+                    for k in range(N_RES):
+                        if req[k] > 0 and bav[bb, i, k] < scratch[i, k]:
+                            scratch[i, k] = bav[bb, i, k]
             bb += 1
         used = _fit_on(scratch, jobs, j, plan.ident, plan.pnode, plan.pcount, elig)
         if used >= 0:
@@ -1184,6 +1251,7 @@ def slurm(setup, **given) -> JittedScheduler:
             par=par, bt=np.zeros(rows, np.int64), btot=np.zeros((rows, N_RES), np.int64),
             bavail=np.zeros((rows, 0 if pool else m, N_RES), np.int64), scratch=np.zeros((mm, N_RES), np.int64),
             ident=np.arange(mm, dtype=np.int64), pnode=np.zeros(mm, np.int64), pcount=np.zeros(mm, np.int64),
+            rowok=np.zeros(rows, np.int64),
         ),
     )
     return JittedScheduler(state, options=opts)
