@@ -590,9 +590,9 @@ def _node_may_host_before(sched, cap, node, req, now, b0, d, own):
     < b0: one of the requested types is at capacity throughout [now, b0), or has no free
     run (:func:`_build_npmf`) of d seconds begun before b0 (a window that hosts a unit
     lies in one).  Else wfree's row gets the node's most free amount of each requested
-    type over [now, b0) (keeping not applied).  ``own``: the job is booked on the node
-    from b0 on, which the search does not count: its run holding b0 - 1, if any, may
-    last long enough.  Builds the node's prefix rows as needed."""
+    type over [now, b0) (GPU nodes' kept cores not yet taken off).  ``own``: the job is
+    booked on the node from b0 on, which the search does not count: its run holding b0 -
+    1, if any, may last long enough.  Builds the node's prefix rows as needed."""
     wfree = sched.wfree
     for k in range(N_RES):
         if req[k] == 0:
