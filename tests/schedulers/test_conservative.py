@@ -109,22 +109,31 @@ def test_compression_searches_the_nodes_that_differ_from_the_marked_ones():
 @functools.cache
 def _npmf_caller():
     """A jitted caller of _build_npmf (the kernel has no Python entry), compiled once: a
-    caller defined per call compiled 200 times in the random-vector test (15 s)."""
+    caller defined per call compiled 200 times in the random-vector test (15 s).  Returns
+    the full-until instant, and writes into ``runs`` the longest free run begun before
+    each instant of ``ts``."""
     import numba
 
-    from schedbench.schedulers.conservative.pruning import _build_npmf
+    from schedbench.schedulers.conservative.pruning import (
+        _build_npmf,
+        _first_row_reaching,
+        _full_until,
+        _longest_run_before,
+    )
 
     @numba.njit
-    def call(slots, meta, out, now, cap):
-        _build_npmf(slots, meta, out, now, cap)
-        return out[0, 2]
+    def call(slots, meta, out, now, cap, ts, runs):
+        m = _build_npmf(slots, meta, out, now, cap)
+        for i in range(ts.size):
+            runs[i] = _longest_run_before(out, m, _first_row_reaching(out, m, ts[i]))
+        return _full_until(out, now)
 
     return call
 
 
-def _full_until(rows, now, cap):
+def _npmf(rows, now, cap, ts=()):
     """_build_npmf's full-until instant of a used vector with ``rows`` (start, stop,
-    items)."""
+    items), and its longest free run begun before each instant of ``ts``."""
     from schedbench.plan.rusv import M_N
 
     call = _npmf_caller()
@@ -132,7 +141,13 @@ def _full_until(rows, now, cap):
     slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
     meta = np.zeros(5, dtype=np.int64)
     meta[M_N] = len(rows)
-    return call(slots, meta, np.zeros_like(slots), now, cap)
+    runs = np.zeros(len(ts), dtype=np.int64)
+    full = call(slots, meta, np.zeros_like(slots), now, cap, np.array(ts, dtype=np.int64), runs)
+    return full, runs.tolist()
+
+
+def _full_until(rows, now, cap):
+    return _npmf(rows, now, cap)[0]
 
 
 @pytest.mark.parametrize(("rows", "now", "expected"), [
@@ -163,3 +178,78 @@ def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
         while x < 41 and used[x] == 2:
             x += 1
         assert _full_until(rows, now, 2) == (x if x > now else now), (rows, now)
+
+
+INF = 1 << 62
+
+
+@pytest.mark.parametrize(("rows", "now", "ts", "expected"), [
+    # full [0, 10), free [10, 14) (a gap), full [14, 30), then free for ever
+    ([(0, 10, 2), (14, 30, 2)], 5, [6, 10, 11, 14, 30, 31], [0, 0, 4, 4, 4, INF]),
+    # below capacity at now: the run from now (counted from now) lasts until 8
+    ([(0, 8, 1), (8, 20, 2)], 3, [4, 8, 9, 20, 21], [5, 5, 5, 5, INF]),
+    # a row below capacity touching a full one opens a run at its stop: [10, 13) and then
+    # a gap [13, 15) make one run of 5
+    ([(0, 10, 2), (10, 13, 1), (15, 40, 2)], 0, [10, 11, 40, 41], [0, 5, 5, INF]),
+    # a run still open at the last row lasts for ever
+    ([(0, 10, 2), (10, 20, 1)], 0, [5, 11], [0, INF]),
+    ([], 7, [8], [INF]),  # no row: free for ever
+])
+def test_longest_free_run_begun_before(rows, now, ts, expected):
+    assert _npmf(rows, now, 2, ts)[1] == expected
+
+
+def test_longest_free_run_begun_before_on_random_vectors():
+    """Against the runs read instant by instant (each counted from now, the last one,
+    past every row, for ever)."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        stops = np.sort(rng.choice(np.arange(1, 40), size=rng.integers(1, 8), replace=False))
+        starts = np.concatenate([[0], stops[:-1]]) + rng.integers(0, 2, size=stops.size)
+        keep = starts < stops
+        rows = [(int(a), int(b), int(rng.integers(0, 3))) for a, b in zip(starts[keep], stops[keep], strict=True)]
+        rows = [r for r in rows if r[2] > 0]
+        now = int(rng.integers(0, 40))
+        used = np.zeros(41, dtype=np.int64)
+        for a, b, items in rows:
+            used[a:b] = items
+        runs = []  # (start, length)
+        x = now
+        while x < 41:
+            if used[x] < 2:
+                a = x
+                while x < 41 and used[x] < 2:
+                    x += 1
+                runs.append((a, INF if x == 41 else x - a))
+            else:
+                x += 1
+        ts = list(range(now + 1, 43))
+        expected = [max([length for a, length in runs if a < t], default=0) for t in ts]
+        assert _npmf(rows, now, 2, ts)[1] == expected, (rows, now)
+
+
+# The free-run bound (compression on nodes, pruning._build_npmf): a node hosts nothing of
+# a job before its booking when no free run of the job's length begins there before the
+# booking, though it may be free at some instant.  Two nodes of 2 cores, whole-node units.
+# A: node 0, booked [0, 40), ends at 10 (a release); B: node 1 [0, 40); Q (2 nodes, 50 s)
+# is booked [40, 90); J (1 node, d seconds) at 90 on node 0.  At 10 Q cannot move (node 1
+# is busy until 40); node 0 is free over [10, 40) only, 30 seconds.
+
+
+@pytest.mark.parametrize(("d", "j_start"), [
+    (30, 10),  # a run of exactly d: J moves into it (a bound pruning at run <= d fails here)
+    (31, 90),  # one second too long: node 0 hosts nothing before 90 (pruned), J stays
+])
+def test_compression_needs_a_free_run_of_the_jobs_length(d, j_start):
+    res = _nodes([(0, 1, 2, 0, 10, 40), (0, 1, 2, 0, 40, 40), (1, 2, 2, 0, 50, 50), (2, 1, 2, 0, d, d)],
+                 "2x(cores=2)")
+    assert res.start.tolist() == [0, 0, 40, j_start]
+
+
+def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
+    # A: node 0 [0, 40), ends at 10; B: node 1 [0, 100); J (1 node, 50 s) is booked [40,
+    # 90) on node 0.  At 10 node 0's run, with J's booking on, is [10, 40): 30 seconds,
+    # but the search takes J's own booking off, and node 0 is free from 10 on: J moves to
+    # 10 (a bound that did not let the run holding the booking's begin go on fails here).
+    res = _nodes([(0, 1, 2, 0, 10, 40), (0, 1, 2, 0, 100, 100), (1, 1, 2, 0, 50, 50)], "2x(cores=2)")
+    assert res.start.tolist() == [0, 0, 10]

@@ -31,9 +31,20 @@ from ...plan.rusv import (
     kernel_max_in,
 )
 from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
-from .pruning import _build_npmf, _cut_pmf, _free_start, _least_used_before
+from .pruning import (
+    _below_cap_at,
+    _build_npmf,
+    _cut_pmf,
+    _first_row_reaching,
+    _free_start,
+    _full_until,
+    _least_used_before,
+    _longest_run_before,
+)
 from .site import _constraints_fit
 from .state import (
+    B_COUNT,
+    B_PTR,
     B_TRIED,
     S_ENDS_ADDED,
     S_FREED,
@@ -572,14 +583,47 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     return t
 
 
+@inline_kernel
+def _node_may_host_before(sched, cap, node, req, now, b0, d, own):
+    """For :func:`_nodes_may_host_before`: false when ``node`` hosts nothing of a job
+    (requesting ``req`` per unit, booked for d seconds) in any window [t, t + d), now <= t
+    < b0: one of the requested types is at capacity throughout [now, b0), or has no free
+    run (:func:`_build_npmf`) of d seconds begun before b0 (a window that hosts a unit
+    lies in one).  Else wfree's row gets the node's most free amount of each requested
+    type over [now, b0) (GPU nodes' kept cores not yet taken off).  ``own``: the job is
+    booked on the node from b0 on, which the search does not count: its run holding b0 -
+    1, if any, may last long enough.  Builds the node's prefix rows as needed."""
+    wfree = sched.wfree
+    for k in range(N_RES):
+        if req[k] == 0:
+            continue
+        if cap[node, k] == 0:
+            return False
+        v = node * N_RES + k
+        if sched.npmf_n[v] < 0:
+            sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
+        npmf = sched.npmf[v]
+        if _full_until(npmf, now) >= b0:  # full from now until b0 (most nodes): no search
+            return False
+        m = sched.npmf_n[v]
+        lo = _first_row_reaching(npmf, m, b0)
+        if _longest_run_before(npmf, m, lo) < d and not (
+                own and _below_cap_at(sched.nslots[v], sched.nmeta[v], b0 - 1, cap[node, k])):
+            return False
+        wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], npmf, lo, now, b0)
+    return True
+
+
 @internal_kernel
 def _nodes_may_host_before(sched, core, j, now, b0):
     """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
     booking begins at b0, so is not in the way): each node hosts at most what its most
     free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
-    and false means no window starting before b0 takes the job.  The others, the live
-    nodes, are listed in sched.wvalid column 3 (the search before b0 reads only them;
-    the caller ends the list, :func:`_clear_marks`).  Uses sched.wfree."""
+    and nothing when it has no free run of the job's length begun before b0
+    (:func:`_node_may_host_before`); false means no window starting before b0 takes the
+    job.  The nodes that may host some, the live ones, are listed in sched.wvalid column
+    3 (the search before b0 reads only them; the caller ends the list,
+    :func:`_clear_marks`).  Uses sched.wfree."""
     jobs = core.jobs
     cap = core.cap
     wfree = sched.wfree
@@ -603,28 +647,22 @@ def _nodes_may_host_before(sched, core, j, now, b0):
         count = _first_full_after(wvalid, 5, m, b0 - 1)  # the first full until b0 or later
     stamp = sched.scal[S_STAMP] + 1
     sched.scal[S_STAMP] = stamp
+    # the job's own nodes, marked -stamp: its booking is on their vectors from b0 on
+    # (the search takes it off), so a free run there that reaches b0 may go on
+    own_rows = sched.book[j, B_PTR]
+    for r in range(own_rows, own_rows + sched.book[j, B_COUNT]):
+        wvalid[sched.bnodes[r, 0], 2] = -stamp
+    d = _d(jobs, j)
     live = 0
     for p in range(count):
         node = wvalid[p, 5] if ordered else p
         if elig[node] == 0:
             continue
-        for k in range(N_RES):
-            if req[k] == 0:
-                continue
-            if cap[node, k] == 0:
-                wfree[node, k] = 0
-                continue
-            v = node * N_RES + k
-            if sched.npmf_n[v] < 0:
-                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
-            if sched.npmf[v, 0, 2] >= b0:  # full from now until b0 (most nodes): no search
-                wfree[node, k] = 0
-            else:
-                wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], sched.npmf[v],
-                                                                    sched.npmf_n[v], now, b0)
-        if keep > 0 and cap[node, 1] > 0:
-            wfree[node, 0] = max(0, wfree[node, 0] - keep)
-        h = host(wfree, node, req)
+        h = np.int64(0)
+        if _node_may_host_before(sched, cap, node, req, now, b0, d, wvalid[node, 2] == -stamp):
+            if keep > 0 and cap[node, 1] > 0:
+                wfree[node, 0] = max(0, wfree[node, 0] - keep)
+            h = host(wfree, node, req)
         if (h >= share) if req_nodes > 0 else (h > 0):
             wvalid[live, 3] = node
             wvalid[node, 2] = stamp
@@ -650,7 +688,7 @@ def _full_order(sched, core, now):
         v = node * N_RES
         if sched.npmf_n[v] < 0:
             sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, 0])
-        wvalid[node, 4] = sched.npmf[v, 0, 2]
+        wvalid[node, 4] = _full_until(sched.npmf[v], now)
     for p in range(1, m):
         node = wvalid[p, 5]
         key = wvalid[node, 4]

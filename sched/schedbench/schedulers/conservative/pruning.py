@@ -4,7 +4,9 @@ read from a prefix maximum of the plan (``sched.pmf``), built only as far as the
 asked about reach, and cut back only to the instant where a job's booking changed.
 On nodes the same holds per node: a node hosts at most what its most free amount before
 the booking hosts, read from a prefix minimum of its used vector (``sched.npmf``),
-rebuilt only after a booking on that node changed."""
+rebuilt only after a booking on that node changed; and nothing when none of its free runs
+begun before the booking lasts the job's length (on one-core nodes nearly every node is
+free at some instant before a booking, but seldom for long: HPC2N)."""
 
 from __future__ import annotations
 
@@ -119,43 +121,97 @@ def _free_start(sched, k, size, now, limit):
 
 @internal_kernel
 def _build_npmf(slots, meta, out, now, cap):
-    """out[i, 0], out[i, 1]: the stop of row i of a used vector (from the first row ending
-    after now) and the least amount used at any instant of [now, that stop) (gaps hold
-    0); out[0, 2]: the instant until which the vector is at ``cap`` (its capacity) from
-    now on (now when it is not at now), so that a node full before a booking is known
-    without a search; returns the rows written."""
+    """A node vector's prefix rows for compression, from its first row ending after now:
+    out[i, 0] the stop of row i, out[i, 1] the least amount used at any instant of [now,
+    that stop) (gaps hold 0), out[i, 2] (i >= 1) the longest *free run* begun before that
+    stop; returns the rows written.  A free run is a maximal stretch of instants at which
+    the vector is below ``cap`` (its capacity: some unit free), its length counted from
+    now if it began earlier; the run after the last row, and one still open there, last
+    for ever (INF).  Row 0's column 2 holds two answers in one (:func:`_full_until`,
+    :func:`_longest_run_before`): the vector is at cap from now until now + x when it is
+    x > 0; when it is -x <= 0 it is not at cap at now, and its run from now lasts x.
+
+    Runs begin at now or at the stop of a row at cap (each row's prefix maximum is
+    known only once the runs begun before its stop have ended: the rows of a run are
+    filled in when it ends)."""
     n = meta[M_N]
     least = INF
     covered = now
     full_until = now
+    begun = np.int64(-1)  # the open run's start (-1: none open, the vector at cap)
+    first = 0  # the first row whose stop is after the open run's start
+    longest = np.int64(0)  # the longest run ended so far
     m = 0
     for i in range(kernel_first_stop_after(slots, n, now), n):
-        if slots[i, S_START] > covered:
+        start = slots[i, S_START]
+        items = slots[i, S_ITEMS]
+        if start > covered:
             least = 0
-        least = min(least, slots[i, S_ITEMS])
+            if begun < 0:
+                begun, first = covered, m  # the gap opens a run
+        least = min(least, items)
+        if items >= cap:
+            if begun >= 0:  # this row ends the open run: the rows since its start hold it
+                longest = max(longest, start - begun)
+                out[first:m, 2] = longest
+                begun = -1
+        elif begun < 0:
+            begun, first = max(start, now), m
         covered = slots[i, S_STOP]
         if least >= cap:
             full_until = covered
         out[m, 0] = covered
         out[m, 1] = least
+        out[m, 2] = longest
         m += 1
-    out[0, 2] = full_until
+    if begun >= 0:
+        out[first:m, 2] = INF
+    if m == 0:
+        out[0, 2] = 0  # not at cap at now; its run lasts for ever (no row reaches any t)
+    else:
+        out[0, 2] = full_until - now if full_until > now else -out[0, 2]
     return m
 
 
 @inline_kernel
-def _least_used_before(slots, meta, npmf, m, now, t):
-    """The least amount a used vector holds at any instant of [now, t) (t > now), from its
-    m prefix-minimum rows.  Reads the vector itself only at the instant the rows stop
-    short of t: the rows stay right while the vector holds the same amounts, however it
-    is cut into rows."""
+def _full_until(npmf, now):
+    """The instant until which a node vector is at capacity from now on (now when it is
+    not at now), from its prefix rows (:func:`_build_npmf`, m > 0), or now when none."""
+    return now + max(npmf[0, 2], 0)
+
+
+@inline_kernel
+def _first_row_reaching(npmf, m, t):
+    """The first of a node vector's m prefix rows whose stop is >= t (m when none)."""
     lo, hi = 0, m
-    while lo < hi:  # first row whose stop is >= t
+    while lo < hi:
         mid = (lo + hi) >> 1
         if npmf[mid, 0] < t:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@inline_kernel
+def _longest_run_before(npmf, m, lo):
+    """The longest free run of a node vector begun before t (:func:`_build_npmf`, its m
+    prefix rows), lo the first row reaching t (:func:`_first_row_reaching`): a run begins
+    at now or at a row's stop, so those begun before t are those begun before row lo's
+    stop; INF when no row reaches t (the run after the last row begins before t)."""
+    if lo >= m:
+        return INF
+    if lo == 0:
+        return max(-npmf[0, 2], 0)
+    return npmf[lo, 2]
+
+
+@inline_kernel
+def _least_used_before(slots, meta, npmf, lo, now, t):
+    """The least amount a used vector holds at any instant of [now, t) (t > now), from its
+    prefix-minimum rows, lo the first reaching t (:func:`_first_row_reaching`).  Reads the
+    vector itself only at the instant the rows stop short of t: the rows stay right while
+    the vector holds the same amounts, however it is cut into rows."""
     least = npmf[lo - 1, 1] if lo > 0 else INF
     covered = npmf[lo - 1, 0] if lo > 0 else now
     if covered < t:
@@ -166,3 +222,11 @@ def _least_used_before(slots, meta, npmf, m, now, t):
             return np.int64(0)
         least = min(least, slots[i, S_ITEMS])
     return least
+
+
+@inline_kernel
+def _below_cap_at(slots, meta, t, cap):
+    """Whether a used vector holds less than ``cap`` at instant t."""
+    n = meta[M_N]
+    i = kernel_first_stop_after(slots, n, t)
+    return i >= n or slots[i, S_START] > t or slots[i, S_ITEMS] < cap

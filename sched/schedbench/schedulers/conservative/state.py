@@ -112,15 +112,16 @@ class ConservativeNodes(NamedTuple):
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
     during compression's search, column 3 lists the eligible nodes that may host some of
     the job before its booking (the live ones, sched.scal[S_LIVE] of them; the search
-    reads no other node), and column 2 holds sched.scal[S_STAMP] on them; column 4: the
+    reads no other node), and column 2 holds sched.scal[S_STAMP] on them (and minus it
+    on the job's own nodes that are not live); column 4: the
     instant until which a node's first type is at capacity from now on (INF without that
     type), and column 5 the nodes in that order (built at sched.scal[S_FULL_AT], once
     per compression and again after each move): the nodes full until a booking begins,
     a suffix of it, are left out of compression's bound without being read;
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
-    prefix minimum of the used amount (:mod:`.pruning`; -1: not built since the vector or
-    the instant last changed); ends_log int64 (ENDS_LOG,): the end of every booking added
+    prefix minimum of the used amount and longest free run (:func:`.pruning._build_npmf`;
+    -1: not built since the vector or the instant last changed); ends_log int64 (ENDS_LOG,): the end of every booking added
     (new, moved, extended), end number i at i % ENDS_LOG (sched.scal[S_ENDS_ADDED] so
     far), so that compression knows which candidate instants are new since a job's last
     try."""
