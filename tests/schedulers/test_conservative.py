@@ -253,3 +253,68 @@ def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
     # 10 (a bound that did not let the run holding the booking's begin go on fails here).
     res = _nodes([(0, 1, 2, 0, 10, 40), (0, 1, 2, 0, 100, 100), (1, 1, 2, 0, 50, 50)], "2x(cores=2)")
     assert res.start.tolist() == [0, 0, 10]
+
+
+# Booking searches on nodes (fit._refresh_node outside compression): a node with no free
+# run of the job's length d before an instant R (pruning._no_run_until, read from the
+# node's prefix rows) is full over every window [t, t + d) with t < R, so the search
+# takes it as hosting nothing until R without reading its window.
+
+
+@functools.cache
+def _no_run_caller():
+    import numba
+
+    from schedbench.schedulers.conservative.pruning import _build_npmf, _no_run_until
+
+    @numba.njit
+    def call(slots, meta, out, now, cap, d):
+        return _no_run_until(out, _build_npmf(slots, meta, out, now, cap), now, d)
+
+    return call
+
+
+def _no_run(rows, now, d, cap=1):
+    from schedbench.plan.rusv import M_N
+
+    slots = np.zeros((max(len(rows), 1) + 4, 3), dtype=np.int64)
+    slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    meta = np.zeros(5, dtype=np.int64)
+    meta[M_N] = len(rows)
+    return int(_no_run_caller()(slots, meta, np.zeros_like(slots), now, cap, d))
+
+
+@pytest.mark.parametrize(("rows", "now", "d", "expected"), [
+    # one core, from 10: free [20, 25) (5 s), [35, 55) (exactly 20 s), from 60 for ever
+    ([(0, 20, 1), (25, 35, 1), (55, 60, 1)], 10, 20, 35),
+    ([(0, 20, 1), (25, 35, 1), (55, 60, 1)], 10, 21, 60),  # one second short: from 60
+    ([(0, 20, 1), (25, 35, 1), (55, 60, 1)], 10, 5, 20),
+    # free at now for 30 s: no bound for 20 s; for 31 s none until 40
+    ([(30, 40, 1)], 0, 30, 0),
+    ([(30, 40, 1)], 0, 31, 40),
+    # two cores: a row below capacity is free, [10, 13) at 1 and the gap [13, 15) make 5 s
+    ([(0, 10, 2), (10, 13, 1), (15, 40, 2)], 0, 5, 10),
+    ([(0, 10, 2), (10, 13, 1), (15, 40, 2)], 0, 6, 40),
+    ([], 7, 100, 7),  # no row: free for ever
+])
+def test_no_free_run_of_the_jobs_length_until(rows, now, d, expected):
+    assert _no_run(rows, now, d, cap=2 if any(r[2] == 2 for r in rows) else 1) == expected
+
+
+def test_no_free_run_until_on_random_vectors():
+    """Against the first stretch of d instants below capacity from now, read instant by
+    instant (every instant past the vector's rows is free)."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        stops = np.sort(rng.choice(np.arange(1, 40), size=rng.integers(1, 8), replace=False))
+        starts = np.concatenate([[0], stops[:-1]]) + rng.integers(0, 2, size=stops.size)
+        keep = starts < stops
+        rows = [(int(a), int(b), int(rng.integers(0, 3))) for a, b in zip(starts[keep], stops[keep], strict=True)]
+        rows = [r for r in rows if r[2] > 0]
+        now, d = int(rng.integers(0, 40)), int(rng.integers(1, 12))
+        used = np.zeros(41 + d, dtype=np.int64)
+        for a, b, items in rows:
+            used[a:b] = items
+        first = next(t for t in range(now, 41) if (used[t : t + d] < 2).all())
+        # exact: a run begins at now or at a row's stop, which the prefix rows hold
+        assert _no_run(rows, now, d, cap=2) == first, (rows, now, d)
