@@ -40,7 +40,6 @@ from .pruning import (
     _full_until,
     _least_used_before,
     _longest_run_before,
-    _no_run_until,
 )
 from .site import _constraints_fit
 from .state import (
@@ -52,7 +51,6 @@ from .state import (
     S_FULL_AT,
     S_GROW,
     S_LIVE,
-    S_NOW,
     S_PMF_N,
     S_STAMP,
     S_TRIM,
@@ -260,31 +258,17 @@ def _refresh_node(sched, core, j, node, t, d, keep):
     # a node that is down can only rise when its window ends; one that is up only
     # falls when it goes down
     no_rise = until if down else INF
-    # outside compression the nodes' prefix rows describe the plan as it is (compression
-    # takes the job's own booking off without forgetting them): a node with no free run
-    # of d seconds before a later instant is full over the window until then
-    fresh = sched.scal[S_LIVE] < 0
     for k in range(N_RES):
         if jobs[j, J_REQ + k] == 0:
             continue
         if cap[node, k] == 0 or down:
             wfree[node, k] = 0
-            continue
-        v = node * N_RES + k
-        if fresh:
-            now = sched.scal[S_NOW]
-            if sched.npmf_n[v] < 0:
-                sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
-            full = _no_run_until(sched.npmf[v], sched.npmf_n[v], now, d)
-            if full > t:
-                wfree[node, k] = 0
-                until = min(until, full)
-                no_rise = min(no_rise, full)
-                continue
-        used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
-        wfree[node, k] = cap[node, k] - used
-        until = min(until, exact)
-        no_rise = min(no_rise, rise)
+        else:
+            v = node * N_RES + k
+            used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+            wfree[node, k] = cap[node, k] - used
+            until = min(until, exact)
+            no_rise = min(no_rise, rise)
     if keep > 0 and cap[node, 1] > 0:
         wfree[node, 0] = max(0, wfree[node, 0] - keep)
     sched.wvalid[node, 0] = until

@@ -207,24 +207,6 @@ def _longest_run_before(npmf, m, lo):
 
 
 @inline_kernel
-def _no_run_until(npmf, m, now, d):
-    """An instant before which a node vector has no free run of d seconds (counted from
-    now; :func:`_build_npmf`, its m prefix rows): every window [t, t + d), now <= t < it,
-    holds an instant at capacity.  now when the run from now lasts d; else the stop of
-    the last row before which no such run begins (runs begin at now or at row stops)."""
-    if m == 0 or -npmf[0, 2] >= d:
-        return now
-    lo, hi = 1, m
-    while lo < hi:  # first row before whose stop a run of d begins (column 2 never falls)
-        mid = (lo + hi) >> 1
-        if npmf[mid, 2] < d:
-            lo = mid + 1
-        else:
-            hi = mid
-    return npmf[lo - 1, 0]
-
-
-@inline_kernel
 def _least_used_before(slots, meta, npmf, lo, now, t):
     """The least amount a used vector holds at any instant of [now, t) (t > now), from its
     prefix-minimum rows, lo the first reaching t (:func:`_first_row_reaching`).  Reads the
