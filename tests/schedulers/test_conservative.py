@@ -11,6 +11,7 @@ import pytest
 from schedbench.engine.replay import replay
 from schedbench.errors import UsageError
 from schedbench.io import jobs, machine
+from schedbench.plan import rusv
 
 
 def _pool(rows, procs=10, predictor="requested"):
@@ -162,9 +163,11 @@ def test_full_until_of_a_node_vector(rows, now, expected):
     assert _full_until(rows, now, 2) == expected
 
 
-def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
-    rng = np.random.default_rng(5)
-    for _ in range(200):
+def _random_node_vectors(seed, n=200):
+    """n random used vectors of a 2-unit node over [0, 41): (rows (start, stop, items > 0)
+    with some gaps, now, the amount used at each instant)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
         stops = np.sort(rng.choice(np.arange(1, 40), size=rng.integers(1, 8), replace=False))
         starts = np.concatenate([[0], stops[:-1]]) + rng.integers(0, 2, size=stops.size)  # some gaps
         keep = starts < stops
@@ -174,13 +177,18 @@ def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
         used = np.zeros(41, dtype=np.int64)
         for a, b, items in rows:
             used[a:b] = items
+        yield rows, now, used
+
+
+def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
+    for rows, now, used in _random_node_vectors(5):
         x = now
         while x < 41 and used[x] == 2:
             x += 1
         assert _full_until(rows, now, 2) == (x if x > now else now), (rows, now)
 
 
-INF = 1 << 62
+INF = int(rusv.INF)  # what the prefix rows hold for a run without end
 
 
 @pytest.mark.parametrize(("rows", "now", "ts", "expected"), [
@@ -202,17 +210,7 @@ def test_longest_free_run_begun_before(rows, now, ts, expected):
 def test_longest_free_run_begun_before_on_random_vectors():
     """Against the runs read instant by instant (each counted from now, the last one,
     past every row, for ever)."""
-    rng = np.random.default_rng(7)
-    for _ in range(200):
-        stops = np.sort(rng.choice(np.arange(1, 40), size=rng.integers(1, 8), replace=False))
-        starts = np.concatenate([[0], stops[:-1]]) + rng.integers(0, 2, size=stops.size)
-        keep = starts < stops
-        rows = [(int(a), int(b), int(rng.integers(0, 3))) for a, b in zip(starts[keep], stops[keep], strict=True)]
-        rows = [r for r in rows if r[2] > 0]
-        now = int(rng.integers(0, 40))
-        used = np.zeros(41, dtype=np.int64)
-        for a, b, items in rows:
-            used[a:b] = items
+    for rows, now, used in _random_node_vectors(7):
         runs = []  # (start, length)
         x = now
         while x < 41:
