@@ -65,6 +65,45 @@ def test_slurm_equals_oracle_on_nodes(case, params):
     _check(table, mach, params)
 
 
+@st.composite
+def whole_node_traces(draw):
+    """(nodes, rows) as :func:`strategies.node_traces`, on 2-4 identical nodes of 1-4
+    cores: jobs take whole nodes (a fixed node count) or spread single cores, so that a
+    breakpoint of the backfill plan often holds exactly what a job needs (the per-node
+    search's edge case: generic heterogeneous traces seldom reach it)."""
+    m, c = draw(st.integers(2, 4)), draw(st.integers(1, 4))
+    rows = []
+    for _ in range(draw(st.integers(2, 20))):
+        if draw(st.booleans()):
+            k = draw(st.integers(1, m))
+            units, unit, req_nodes = k, (c, 0, 0, 0), k
+        else:
+            units, unit, req_nodes = draw(st.integers(1, m * c)), (1, 0, 0, 0), -1
+        rows.append((draw(st.integers(0, 30)), draw(st.integers(0, 30)), draw(st.integers(1, 30)), units, unit,
+                     req_nodes))
+    rows.sort(key=lambda r: r[0])
+    return [(c, 0, 0, 0)] * m, rows
+
+
+# backfill cycles that plan far and often: where the plan's breakpoints decide
+BACKFILLING = PARAMS | st.fixed_dictionaries({
+    **{k: st.just(v) for k, v in (("weight_age", 0.0), ("weight_jobsize", 0.0), ("weight_fairshare", 0.0),
+                                  ("favor_small", False), ("max_age", 20), ("calc_period", 5), ("decay_half_life", 0),
+                                  ("default_queue_depth", 100), ("bf_window", 86400), ("bf_max_job_user", 0))},
+    "bf_interval": st.sampled_from([0, 7]),
+    "bf_max_job_test": st.sampled_from([3, 500]),
+    "bf_resolution": st.sampled_from([1, 4]),
+})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=whole_node_traces(), params=BACKFILLING)
+def test_slurm_equals_oracle_with_whole_node_jobs(case, params):
+    nodes, rows = case
+    table, mach = node_case(nodes, rows)
+    _check(table, mach, params)
+
+
 FEATURES = ("a", "b")
 CONSTRAINTS = ["a", "b", "a|b", "a&b"]  # evaluated here on the nodes' feature sets (below)
 
