@@ -37,6 +37,8 @@ Kernels
     ``place_in_order(core, order, first, j) -> used``: :func:`place` job j on the free
     nodes into core.work (inline).
     ``host(free, node, req) -> units`` a node can host (inline).
+    ``totals_decide(units, req, req_nodes, free_total) -> 0 | 1 | -1``: whether free totals
+    alone prove a job does not fit (0), fits (1), or cannot tell (-1) (inline).
     ``queue_tidy(jobs, queue, scal) -> j or -1``: the queue's head, skipping started jobs
     (inline); ``queue_compact(jobs, queue, scal)``: drop the holes of started jobs.
     ``argsort_stable(key, order, tmp)``: a stable argsort that allocates nothing;
@@ -73,6 +75,7 @@ from .placement import _fits_now as fits_now
 from .placement import _host as host
 from .placement import _place as place
 from .placement import _place_in_order as place_in_order
+from .placement import _totals_decide as totals_decide
 from .queue import _queue_compact as queue_compact
 from .queue import _queue_tidy as queue_tidy
 from .sort import _argsort_stable as argsort_stable
@@ -115,5 +118,5 @@ __all__ = [
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
-    "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
+    "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "totals_decide", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

@@ -148,6 +148,7 @@ from ..core.api import (
     sched_started_outside,
     sched_wake,
     schedule,
+    totals_decide,
     try_start,
 )
 from ..core.layout import (
@@ -762,11 +763,8 @@ def _earliest_on_nodes(plan, jobs, elig, j, d, horizon):
         bb = b
         while bad < 0 and bb < nb and (bb == b or bt[bb] < end):
             if bb == known:
-                ok = 1
-                for k in range(N_RES):
-                    if btot[bb, k] < units * req[k]:
-                        ok = 0
-                if ok != 0:
+                ok = 0
+                if totals_decide(units, req, req_nodes, btot[bb]) != 0:
                     ok = _row_may_host(bav[bb], el, req, per, want)
                 rowok[bb] = ok
                 known += 1
