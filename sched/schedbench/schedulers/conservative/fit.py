@@ -141,13 +141,14 @@ def _nodes_at(sched, core, alloc, j, t):
 
 
 @inline_kernel
-def _window_max(slots, meta, t, d):
+def _window_max(slots, meta, t, d, limit):
     """(most used, exact until, no rise until) of a node's used vector over the window
     [t, t + d), d >= 1: its largest value; an instant > t before which the largest value
     over [t', t' + d) is the same for every t' >= t (the window's first row may only leave
     at the first change of value after t, and a new value may only enter when t' + d
-    passes the first change at or after t + d); and an instant > t before which that
-    largest value cannot fall (the window keeps the last instant where it is reached).
+    passes the first change at or after t + d); and the first instant t' > t whose window
+    [t', t' + d) holds no instant at that largest value or above (before it the largest
+    value cannot fall), or an instant >= ``limit`` when it is not before ``limit``.
     Where no row is stored the vector is 0 (used vectors)."""
     n = meta[M_N]
     i = kernel_first_stop_after(slots, n, t)
@@ -168,8 +169,18 @@ def _window_max(slots, meta, t, d):
         change_after = slots[i, S_START] if i < n else INF  # the next row starts at or after end
     else:
         change_after = covered  # the last row read reaches end: its stop is the next change
-    no_rise = INF if best == 0 else last_best + 1
-    return best, min(first_change, change_after - d + 1), no_rise
+    if best == 0:
+        return best, min(first_change, change_after - d + 1), INF
+    # every window starting at or before an instant holding best or more still holds it,
+    # and so does every window starting before such a row's stop and reaching its start
+    c = last_best + 1
+    if slots[i - 1, S_ITEMS] >= best and slots[i - 1, S_STOP] > end:
+        c = slots[i - 1, S_STOP]  # (the row holding last_best goes on past the window)
+    while i < n and slots[i, S_START] < c + d and c < limit:
+        if slots[i, S_ITEMS] >= best:
+            c = slots[i, S_STOP]
+        i += 1
+    return best, min(first_change, change_after - d + 1), c
 
 
 @inline_kernel
@@ -246,10 +257,11 @@ def _first_full_after(wvalid, col, count, t):
 
 
 @inline_kernel
-def _refresh_node(sched, core, j, node, t, d, keep):
+def _refresh_node(sched, core, j, node, t, d, keep, limit):
     """Compute wfree's row of one node for the candidate window [t, t + d) of job j (the
     types it requests, as :func:`_nodes_at` computes them) and its exact-until and
-    no-rise instants (sched.wvalid columns 0 and 1)."""
+    no-rise instants (sched.wvalid columns 0 and 1; the latter only known to be >=
+    ``limit``, the search's, when it is not before it)."""
     jobs = core.jobs
     wfree = sched.wfree
     cap = core.cap
@@ -265,7 +277,7 @@ def _refresh_node(sched, core, j, node, t, d, keep):
             wfree[node, k] = 0
         else:
             v = node * N_RES + k
-            used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+            used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d, limit)
             wfree[node, k] = cap[node, k] - used
             until = min(until, exact)
             no_rise = min(no_rise, rise)
@@ -276,7 +288,7 @@ def _refresh_node(sched, core, j, node, t, d, keep):
 
 
 @internal_kernel
-def _refresh_nodes(sched, core, j, t, d):
+def _refresh_nodes(sched, core, j, t, d, limit):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
     requests, on its eligible nodes that may host some of it at t
     (:func:`_hosting_count`), recomputing only the nodes whose exact-until (sched.wvalid
@@ -290,7 +302,7 @@ def _refresh_nodes(sched, core, j, t, d):
         node = _live_node(sched, p)
         if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
             continue
-        _refresh_node(sched, core, j, node, t, d, keep)
+        _refresh_node(sched, core, j, node, t, d, keep, limit)
 
 
 @inline_kernel
@@ -375,7 +387,7 @@ def _fails_until(sched, core, j, t, d, limit):
             node = wvalid[s, 3]
             s += 1
             if wvalid[node, 0] <= t or wvalid[node, 1] <= t:
-                _refresh_node(sched, core, j, node, t, d, keep)
+                _refresh_node(sched, core, j, node, t, d, keep, limit)
             g = _gain(cap, node, req, keep, req_nodes, share, np.int64(0))
             if g > 0:
                 rise[n] = wvalid[node, 1]
@@ -460,7 +472,7 @@ def _node_fit(sched, core, alloc, j, now, limit):
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
         if t >= fail_until:
-            _refresh_nodes(sched, core, j, t, d)
+            _refresh_nodes(sched, core, j, t, d, limit)
             if _live_fits(sched, core, j, elig, t):
                 ok = _nodes_at(sched, core, alloc, j, t)  # only fails for want of an order
                 return t if ok else -1
