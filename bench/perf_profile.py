@@ -57,12 +57,20 @@ def _child(args) -> None:
     from schedbench.engine.replay import replay
     from schedbench.io import load as workload_io
 
-    table, machine, meta, _ = workload_io.load(args.log)
-    replay(table.head(2000), machine, args.scheduler, args.allocator, meta=meta)
+    if args.case:  # one of conservative_nodes_speed.py's cases: its table, machine and site
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from conservative_nodes_speed import _load
+
+        table, machine, args.allocator, extra = _load(args.case)
+        meta = extra.pop("meta", None)
+    else:
+        table, machine, meta, _ = workload_io.load(args.log)
+        extra = {}
+    replay(table.head(2000), machine, args.scheduler, args.allocator, meta=meta, **extra)
     _write_perf_map()
     simulate = []
     for _ in range(args.rounds):
-        simulate.append(replay(table, machine, args.scheduler, args.allocator, meta=meta).simulate_s)
+        simulate.append(replay(table, machine, args.scheduler, args.allocator, meta=meta, **extra).simulate_s)
     print(f"{table.n_jobs} jobs, simulate_s min {min(simulate):.4f} median {sorted(simulate)[len(simulate) // 2]:.4f}")
 
 
@@ -109,6 +117,7 @@ def main() -> int:
     ap.add_argument("-s", "--scheduler", default="easy")
     ap.add_argument("-a", "--allocator", default="ff")
     ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--case", help="a case of conservative_nodes_speed.py (its log, machine, allocator and site) instead of LOG")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -118,7 +127,8 @@ def main() -> int:
         data = Path(tmp) / "perf.data"
         child = subprocess.run(
             ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ), "-o", str(data), sys.executable, __file__,
-             args.log, "-s", args.scheduler, "-a", args.allocator, "--rounds", str(args.rounds), "--child"],
+             args.log, "-s", args.scheduler, "-a", args.allocator, "--rounds", str(args.rounds), "--child",
+             *(["--case", args.case] if args.case else [])],
             capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},  # as the command
         )
         if child.returncode != 0:
@@ -126,7 +136,7 @@ def main() -> int:
             return 1
         print(child.stdout.strip())
         jobs = int(child.stdout.split()[0])
-        print(f"{args.scheduler}+{args.allocator}, {args.rounds} replays of {args.log}")
+        print(f"{args.scheduler}+{args.allocator}, {args.rounds} replays of {args.case or args.log}")
         print(report(data, jobs, args.rounds))
     return 0
 
