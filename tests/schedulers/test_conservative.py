@@ -251,3 +251,53 @@ def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
     # 10 (a bound that did not let the run holding the booking's begin go on fails here).
     res = _nodes([(0, 1, 2, 0, 10, 40), (0, 1, 2, 0, 100, 100), (1, 1, 2, 0, 50, 50)], "2x(cores=2)")
     assert res.start.tolist() == [0, 0, 10]
+
+
+def _window_max(rows, t, d, limit):
+    """fit._window_max on a used vector with ``rows`` (start, stop, items): (most used
+    over [t, t + d), exact until, no rise until)."""
+    from schedbench.plan.rusv import M_N
+    from schedbench.schedulers.conservative.fit import _window_max as kernel
+
+    slots = np.zeros((len(rows) + 1, 3), dtype=np.int64)
+    slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    meta = np.zeros(5, dtype=np.int64)
+    meta[M_N] = len(rows)
+    return tuple(int(x) for x in kernel(slots, meta, np.int64(t), np.int64(d), np.int64(limit)))
+
+
+@pytest.mark.parametrize(("rows", "t", "d", "expected"), [
+    # the largest value 2 fills the window [5, 8) and its row goes on to 10; the next row
+    # at 2 starts at 12: a window of 3 starting at 10 or 11 still meets it, one starting
+    # at 20 is the first without it
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 3, 20),
+    # a window of 2 fits in the gap [10, 12): it may rise at 10
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 2, 10),
+    # a lower row after the window does not keep the largest value
+    ([(0, 6, 2), (6, 30, 1)], 5, 3, 6),
+    ([(8, 9, 1)], 0, 3, INF),  # nothing used in the window: it cannot fall
+])
+def test_window_max_no_rise_is_the_first_window_without_the_largest_value(rows, t, d, expected):
+    assert _window_max(rows, t, d, INF)[2] == expected
+
+
+def test_window_max_no_rise_on_random_vectors():
+    """Against windows read instant by instant: the first start t' > t whose window holds
+    no instant at the largest value of [t, t + d); past the search's limit any instant >=
+    it that is not late (the vector is 0 from 41 on)."""
+    rng = np.random.default_rng(11)
+    for rows, now, used in _random_node_vectors(13):
+        padded = np.concatenate([used, np.zeros(60, dtype=np.int64)])
+        for d in (1, 2, 5, 13):
+            limit = int(rng.integers(now + 1, 60))
+            best = int(padded[now : now + d].max())
+            got = _window_max(rows, now, d, limit)
+            assert got[0] == best
+            if best == 0:
+                assert got[2] == INF
+                continue
+            first = next(x for x in range(now + 1, 100) if padded[x : x + d].max() < best)
+            if first < limit:
+                assert got[2] == first, (rows, now, d, limit)
+            else:
+                assert limit <= got[2] <= first, (rows, now, d, limit)
