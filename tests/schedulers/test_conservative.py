@@ -253,51 +253,60 @@ def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
     assert res.start.tolist() == [0, 0, 10]
 
 
-def _window_max(rows, t, d, limit):
-    """fit._window_max on a used vector with ``rows`` (start, stop, items): (most used
-    over [t, t + d), exact until, no rise until)."""
+
+def _first_window_below(rows, t, d, high, limit):
+    """fit._first_window_below on a used vector with ``rows`` (start, stop, items)."""
     from schedbench.plan.rusv import M_N
-    from schedbench.schedulers.conservative.fit import _window_max as kernel
+    from schedbench.schedulers.conservative.fit import _first_window_below as kernel
 
     slots = np.zeros((len(rows) + 1, 3), dtype=np.int64)
     slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
     meta = np.zeros(5, dtype=np.int64)
     meta[M_N] = len(rows)
-    return tuple(int(x) for x in kernel(slots, meta, np.int64(t), np.int64(d), np.int64(limit)))
+    return int(kernel(slots, meta, np.int64(t), np.int64(d), np.int64(high), np.int64(limit)))
 
 
-@pytest.mark.parametrize(("rows", "t", "d", "expected"), [
-    # the largest value 2 fills the window [5, 8) and its row goes on to 10; the next row
-    # at 2 starts at 12: a window of 3 starting at 10 or 11 still meets it, one starting
-    # at 20 is the first without it
-    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 3, 20),
-    # a window of 2 fits in the gap [10, 12): it may rise at 10
-    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 2, 10),
-    # a lower row after the window does not keep the largest value
-    ([(0, 6, 2), (6, 30, 1)], 5, 3, 6),
-    ([(8, 9, 1)], 0, 3, INF),  # nothing used in the window: it cannot fall
+@pytest.mark.parametrize(("rows", "t", "d", "high", "expected"), [
+    # 2 fills the window [5, 8) and its row goes on to 10; the next row at 2 starts at
+    # 12: a window of 3 starting at 10 or 11 still meets it, one starting at 20 is the
+    # first without it
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 3, 2, 20),
+    # a window of 2 fits in the gap [10, 12)
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 2, 2, 10),
+    # with 1 as the bar the row at 1 from 25 counts too: [20, 23) still fits before it
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 3, 1, 20),
+    ([(0, 10, 2), (12, 20, 2), (25, 30, 1)], 5, 6, 1, 30),
+    ([(0, 6, 2), (6, 30, 1)], 5, 3, 2, 6),  # a lower row after the window does not count
+    ([(8, 9, 1)], 0, 3, 2, 0),  # nothing at the bar: the window at t itself
 ])
-def test_window_max_no_rise_is_the_first_window_without_the_largest_value(rows, t, d, expected):
-    assert _window_max(rows, t, d, INF)[2] == expected
+def test_first_window_below_a_bar(rows, t, d, high, expected):
+    assert _first_window_below(rows, t, d, high, INF) == expected
 
 
-def test_window_max_no_rise_on_random_vectors():
-    """Against windows read instant by instant: the first start t' > t whose window holds
-    no instant at the largest value of [t, t + d); past the search's limit any instant >=
-    it that is not late (the vector is 0 from 41 on)."""
+def test_first_window_below_a_bar_on_random_vectors():
+    """Against windows read instant by instant: the first start t' >= t whose window
+    holds no instant at ``high`` or more; past the search's limit any instant >= it that
+    is not late (the vector is 0 from 41 on)."""
     rng = np.random.default_rng(11)
     for rows, now, used in _random_node_vectors(13):
         padded = np.concatenate([used, np.zeros(60, dtype=np.int64)])
         for d in (1, 2, 5, 13):
-            limit = int(rng.integers(now + 1, 60))
-            best = int(padded[now : now + d].max())
-            got = _window_max(rows, now, d, limit)
-            assert got[0] == best
-            if best == 0:
-                assert got[2] == INF
-                continue
-            first = next(x for x in range(now + 1, 100) if padded[x : x + d].max() < best)
-            if first < limit:
-                assert got[2] == first, (rows, now, d, limit)
-            else:
-                assert limit <= got[2] <= first, (rows, now, d, limit)
+            for high in (1, 2):
+                limit = int(rng.integers(now + 1, 60))
+                got = _first_window_below(rows, now, d, high, limit)
+                first = next(x for x in range(now, 100) if padded[x : x + d].max() < high)
+                if first < limit:
+                    assert got == first, (rows, now, d, high, limit)
+                else:
+                    assert limit <= got <= first, (rows, now, d, high, limit)
+
+
+def test_a_node_used_below_the_jobs_bar_takes_it_at_the_first_such_window():
+    # Node 0 (4 cores) runs A (2 cores, to 10), B (1 core, to 20) and C (1 core, to 30);
+    # node 1 runs D (2 cores, a GPU) until 100.  J (3 cores on one node) needs node 0 at
+    # 1 core used or less.  The totals allow 10 (4 cores free), where no node has 3: the
+    # search skips to 20, node 0's first window below that bar (a bar one lower skips 20
+    # too, and J starts at 30).
+    res = _nodes([(0, 1, 2, 0, 10, 10), (0, 1, 1, 0, 20, 20), (0, 1, 1, 0, 30, 30), (0, 1, 2, 1, 100, 100),
+                  (1, 1, 3, 0, 5, 5)], "2x(cores=4,gpus=1)")
+    assert res.start.tolist() == [0, 0, 0, 0, 20]

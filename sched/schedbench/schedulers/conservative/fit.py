@@ -141,46 +141,46 @@ def _nodes_at(sched, core, alloc, j, t):
 
 
 @inline_kernel
-def _window_max(slots, meta, t, d, limit):
-    """(most used, exact until, no rise until) of a node's used vector over the window
-    [t, t + d), d >= 1: its largest value; an instant > t before which the largest value
-    over [t', t' + d) is the same for every t' >= t (the window's first row may only leave
-    at the first change of value after t, and a new value may only enter when t' + d
-    passes the first change at or after t + d); and the first instant t' > t whose window
-    [t', t' + d) holds no instant at that largest value or above (before it the largest
-    value cannot fall), or an instant >= ``limit`` when it is not before ``limit``.
-    Where no row is stored the vector is 0 (used vectors)."""
+def _window_max(slots, meta, t, d):
+    """(most used, exact until) of a node's used vector over the window [t, t + d), d >=
+    1: its largest value, and an instant > t before which the largest value over [t', t'
+    + d) is the same for every t' >= t (the window's first row may only leave at the
+    first change of value after t, and a new value may only enter when t' + d passes the
+    first change at or after t + d).  Where no row is stored the vector is 0 (used
+    vectors)."""
     n = meta[M_N]
     i = kernel_first_stop_after(slots, n, t)
     if i >= n:
-        return np.int64(0), INF, INF
+        return np.int64(0), INF
     first_change = slots[i, S_STOP] if slots[i, S_START] <= t else slots[i, S_START]
     end = t + d
     best = np.int64(0)  # gaps hold 0, and 0 is the least value
-    last_best = INF  # the last instant holding best; none needed while best is 0 (it cannot fall)
     covered = t
     while i < n and slots[i, S_START] < end:
-        if slots[i, S_ITEMS] >= best:
-            best = slots[i, S_ITEMS]
-            last_best = min(slots[i, S_STOP], end) - 1
+        best = max(best, slots[i, S_ITEMS])
         covered = slots[i, S_STOP]
         i += 1
     if covered < end:
         change_after = slots[i, S_START] if i < n else INF  # the next row starts at or after end
     else:
         change_after = covered  # the last row read reaches end: its stop is the next change
-    if best == 0:
-        return best, min(first_change, change_after - d + 1), INF
-    # every window starting at or before an instant holding best or more still holds it,
-    # and so does every window starting before such a row's stop and reaching its start
-    c = last_best + 1
-    if slots[i - 1, S_ITEMS] >= best and slots[i - 1, S_STOP] > end:
-        c = slots[i - 1, S_STOP]  # (the row holding last_best goes on past the window)
+    return best, min(first_change, change_after - d + 1)
+
+
+@inline_kernel
+def _first_window_below(slots, meta, t, d, high, limit):
+    """The first t' >= t whose window [t', t' + d) holds no instant of a node's used
+    vector at ``high`` or more, or an instant >= ``limit`` when there is none before it.
+    A row at ``high`` or more meets every window starting before its stop that reaches
+    its start, so the answer is the stop of the last such row met, row by row."""
+    n = meta[M_N]
+    c = t
+    i = kernel_first_stop_after(slots, n, t)
     while i < n and slots[i, S_START] < c + d and c < limit:
-        if slots[i, S_ITEMS] >= best:
+        if slots[i, S_ITEMS] >= high:
             c = slots[i, S_STOP]
         i += 1
-    return best, min(first_change, change_after - d + 1), c
+    return c
 
 
 @inline_kernel
@@ -259,31 +259,48 @@ def _first_full_after(wvalid, col, count, t):
 @inline_kernel
 def _refresh_node(sched, core, j, node, t, d, keep, limit):
     """Compute wfree's row of one node for the candidate window [t, t + d) of job j (the
-    types it requests, as :func:`_nodes_at` computes them) and its exact-until and
-    no-rise instants (sched.wvalid columns 0 and 1; the latter only known to be >=
-    ``limit``, the search's, when it is not before it)."""
+    types it requests, as :func:`_nodes_at` computes them), its exact-until instant
+    (sched.wvalid column 0) and its no-rise instant (column 1): before it, no window
+    starting at t or later hosts more of the job on the node than this one (a unit more,
+    or for an exact node count its share when it hosts less), an instant >= ``limit``
+    (the search's) when that is not before it."""
     jobs = core.jobs
     wfree = sched.wfree
     cap = core.cap
     site = sched.site
+    req = jobs[j, J_REQ : J_REQ + N_RES]
     down, until = _down_until(site.mspan, site.mwin, node, t, d)
-    # a node that is down can only rise when its window ends; one that is up only
-    # falls when it goes down
-    no_rise = until if down else INF
     for k in range(N_RES):
-        if jobs[j, J_REQ + k] == 0:
+        if req[k] == 0:
             continue
         if cap[node, k] == 0 or down:
             wfree[node, k] = 0
         else:
             v = node * N_RES + k
-            used, exact, rise = _window_max(sched.nslots[v], sched.nmeta[v], t, d, limit)
+            used, exact = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
             wfree[node, k] = cap[node, k] - used
             until = min(until, exact)
-            no_rise = min(no_rise, rise)
-    if keep > 0 and cap[node, 1] > 0:
-        wfree[node, 0] = max(0, wfree[node, 0] - keep)
+    kept = keep if cap[node, 1] > 0 else 0
+    if kept > 0:
+        wfree[node, 0] = max(0, wfree[node, 0] - kept)
     sched.wvalid[node, 0] = until
+    # hosting ``want`` units needs every requested type at or below cap - kept - want x
+    # req throughout the window: no window starting before the first that keeps each
+    # type there does (and while down, none before the maintenance window's end)
+    req_nodes = jobs[j, J_REQ_NODES]
+    want = host(wfree, node, req) + 1
+    if req_nodes > 0:
+        want = max(want, jobs[j, J_UNITS] // req_nodes)
+    no_rise = until if down else t
+    for k in range(N_RES):
+        if req[k] == 0:
+            continue
+        room = cap[node, k] - (kept if k == 0 else 0) - want * req[k]
+        if room < 0:
+            no_rise = INF  # more than it holds
+            break
+        v = node * N_RES + k
+        no_rise = max(no_rise, _first_window_below(sched.nslots[v], sched.nmeta[v], t, d, room + 1, limit))
     sched.wvalid[node, 1] = no_rise
 
 
