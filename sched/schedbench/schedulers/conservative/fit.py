@@ -257,13 +257,11 @@ def _first_full_after(wvalid, col, count, t):
 
 
 @inline_kernel
-def _refresh_node(sched, core, j, node, t, d, keep, limit):
+def _refresh_node(sched, core, j, node, t, d, keep):
     """Compute wfree's row of one node for the candidate window [t, t + d) of job j (the
-    types it requests, as :func:`_nodes_at` computes them), its exact-until instant
-    (sched.wvalid column 0) and its no-rise instant (column 1): before it, no window
-    starting at t or later hosts more of the job on the node than this one (a unit more,
-    or for an exact node count its share when it hosts less), an instant >= ``limit``
-    (the search's) when that is not before it."""
+    types it requests, as :func:`_nodes_at` computes them) and its exact-until instant
+    (sched.wvalid column 0); its no-rise instant (column 1) is computed when a failed
+    test needs it (:func:`_no_rise`)."""
     jobs = core.jobs
     wfree = sched.wfree
     cap = core.cap
@@ -284,11 +282,26 @@ def _refresh_node(sched, core, j, node, t, d, keep, limit):
     if kept > 0:
         wfree[node, 0] = max(0, wfree[node, 0] - kept)
     sched.wvalid[node, 0] = until
+    sched.wvalid[node, 1] = -1
+
+
+@inline_kernel
+def _no_rise(sched, core, j, node, t, d, keep, limit):
+    """Set a node's no-rise instant (sched.wvalid column 1) from candidate t, where its
+    wfree row is exact: before it no window starting at t or later hosts more of job j on
+    the node (a unit more, or for an exact node count its share when it hosts less); an
+    instant >= ``limit`` (the search's) when that is not before it."""
+    jobs = core.jobs
+    cap = core.cap
+    site = sched.site
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    kept = keep if cap[node, 1] > 0 else 0
+    down, until = _down_until(site.mspan, site.mwin, node, t, d)
     # hosting ``want`` units needs every requested type at or below cap - kept - want x
     # req throughout the window: no window starting before the first that keeps each
     # type there does (and while down, none before the maintenance window's end)
     req_nodes = jobs[j, J_REQ_NODES]
-    want = host(wfree, node, req) + 1
+    want = host(sched.wfree, node, req) + 1
     if req_nodes > 0:
         want = max(want, jobs[j, J_UNITS] // req_nodes)
     no_rise = until if down else t
@@ -305,21 +318,20 @@ def _refresh_node(sched, core, j, node, t, d, keep, limit):
 
 
 @internal_kernel
-def _refresh_nodes(sched, core, j, t, d, limit):
+def _refresh_nodes(sched, core, j, t, d):
     """Bring wfree up to date for a candidate window [t, t + d) of job j: the types it
     requests, on its eligible nodes that may host some of it at t
     (:func:`_hosting_count`), recomputing only the nodes whose exact-until (sched.wvalid
-    column 0) has passed, or whose no-rise instant has (its bound from t on is then
-    tighter)."""
+    column 0) has passed."""
     jobs = core.jobs
     wvalid = sched.wvalid
     elig = core.elig[jobs[j, J_CLASS]]
     keep = sched.site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
     for p in range(_hosting_count(sched, jobs, j, t)):
         node = _live_node(sched, p)
-        if elig[node] == 0 or (wvalid[node, 0] > t and wvalid[node, 1] > t):
+        if elig[node] == 0 or wvalid[node, 0] > t:
             continue
-        _refresh_node(sched, core, j, node, t, d, keep, limit)
+        _refresh_node(sched, core, j, node, t, d, keep)
 
 
 @inline_kernel
@@ -389,6 +401,8 @@ def _fails_until(sched, core, j, t, d, limit):
         short -= np.int64(now_hosts >= share) if req_nodes > 0 else now_hosts
         g = _gain(cap, node, req, keep, req_nodes, share, now_hosts)
         if g > 0:
+            if wvalid[node, 1] <= t:  # not computed since its row was, or passed
+                _no_rise(sched, core, j, node, t, d, keep, limit)
             rise[n] = wvalid[node, 1]
             gain[n] = g
             n += 1
@@ -403,10 +417,12 @@ def _fails_until(sched, core, j, t, d, limit):
         while s < count and wvalid[wvalid[s, 3], 4] <= first and wvalid[wvalid[s, 3], 4] < limit:
             node = wvalid[s, 3]
             s += 1
-            if wvalid[node, 0] <= t or wvalid[node, 1] <= t:
-                _refresh_node(sched, core, j, node, t, d, keep, limit)
+            if wvalid[node, 0] <= t:
+                _refresh_node(sched, core, j, node, t, d, keep)
             g = _gain(cap, node, req, keep, req_nodes, share, np.int64(0))
             if g > 0:
+                if wvalid[node, 1] <= t:
+                    _no_rise(sched, core, j, node, t, d, keep, limit)
                 rise[n] = wvalid[node, 1]
                 gain[n] = g
                 n += 1
@@ -489,7 +505,7 @@ def _node_fit(sched, core, alloc, j, now, limit):
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
         if t >= fail_until:
-            _refresh_nodes(sched, core, j, t, d, limit)
+            _refresh_nodes(sched, core, j, t, d)
             if _live_fits(sched, core, j, elig, t):
                 ok = _nodes_at(sched, core, alloc, j, t)  # only fails for want of an order
                 return t if ok else -1
