@@ -18,7 +18,8 @@ at most 2).  The code profiled is whatever ``schedbench`` imports: point ``PYTHO
 at another checkout's ``sched/`` to profile it.
 
 Run: ``.venv/bin/python bench/perf_profile.py [LOG] [-s easy] [-a ff] [--rounds 10]``
-(default LOG: the shared HPC2N log).
+(default LOG: the shared HPC2N log), or ``--case burst-bf -s conservative`` for a case of
+``conservative_nodes_speed.py`` (its log, machine, site and allocator).
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ def main() -> int:
             return 1
         print(child.stdout.strip())
         jobs = int(child.stdout.split()[0])
-        print(f"{args.scheduler}+{args.allocator}, {args.rounds} replays of {args.case or args.log}")
+        what = f"case {args.case} (its allocator)" if args.case else f"+{args.allocator}, {args.log}"
+        print(f"{args.scheduler} {what}, {args.rounds} replays")
         print(report(data, jobs, args.rounds))
     return 0
 

@@ -629,15 +629,16 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
 
 
 @inline_kernel
-def _node_may_host_before(sched, cap, node, req, now, b0, d, own):
+def _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
     """For :func:`_nodes_may_host_before`: false when ``node`` hosts nothing of a job
     (requesting ``req`` per unit, booked for d seconds) in any window [t, t + d), now <= t
-    < b0: one of the requested types is at capacity throughout [now, b0), or has no free
-    run (:func:`_build_npmf`) of d seconds begun before b0 (a window that hosts a unit
-    lies in one).  Else wfree's row gets the node's most free amount of each requested
-    type over [now, b0) (GPU nodes' kept cores not yet taken off).  ``own``: the job is
-    booked on the node from b0 on, which the search does not count: its run holding b0 -
-    1, if any, may last long enough.  Builds the node's prefix rows as needed."""
+    < before: one of the requested types is at capacity throughout [now, before), or has
+    no free run (:func:`_build_npmf`) of d seconds begun before ``before`` (a window that
+    hosts a unit lies in one).  Else wfree's row gets the node's most free amount of each
+    requested type over [now, before) (GPU nodes' kept cores not yet taken off).
+    ``own``: the job is booked on the node from b0 (>= before) on, which the search does
+    not count: its run holding b0 - 1, if any, may last long enough.  Builds the node's
+    prefix rows as needed."""
     wfree = sched.wfree
     for k in range(N_RES):
         if req[k] == 0:
@@ -648,27 +649,27 @@ def _node_may_host_before(sched, cap, node, req, now, b0, d, own):
         if sched.npmf_n[v] < 0:
             sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
         npmf = sched.npmf[v]
-        if _full_until(npmf, now) >= b0:  # full from now until b0 (most nodes): no search
+        if _full_until(npmf, now) >= before:  # full from now until then (most nodes): no search
             return False
         m = sched.npmf_n[v]
-        lo = _first_row_reaching(npmf, m, b0)
+        lo = _first_row_reaching(npmf, m, before)
         if _longest_run_before(npmf, m, lo) < d and not (
                 own and _below_cap_at(sched.nslots[v], sched.nmeta[v], b0 - 1, cap[node, k])):
             return False
-        wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], npmf, lo, now, b0)
+        wfree[node, k] = cap[node, k] - _least_used_before(sched.nslots[v], sched.nmeta[v], npmf, lo, now, before)
     return True
 
 
 @internal_kernel
-def _nodes_may_host_before(sched, core, j, now, b0):
-    """Whether job j may fit on the nodes at some instant of [now, b0) (b0 > now; its
-    booking begins at b0, so is not in the way): each node hosts at most what its most
-    free amounts over [now, b0) host (their prefix minima, sched.npmf, built as needed),
-    and nothing when it has no free run of the job's length begun before b0
-    (:func:`_node_may_host_before`); false means no window starting before b0 takes the
-    job.  The nodes that may host some, the live ones, are listed in sched.wvalid column
-    3 (the search before b0 reads only them; the caller ends the list,
-    :func:`_clear_marks`).  Uses sched.wfree."""
+def _nodes_may_host_before(sched, core, j, now, before, b0):
+    """Whether job j may fit on the nodes at some instant of [now, before) (now < before
+    <= b0; its booking begins at b0, so is not in the way): each node hosts at most what
+    its most free amounts over [now, before) host (their prefix minima, sched.npmf, built
+    as needed), and nothing when it has no free run of the job's length begun before
+    ``before`` (:func:`_node_may_host_before`); false means no window starting before it
+    takes the job.  The nodes that may host some, the live ones, are listed in
+    sched.wvalid column 3 (the search before ``before`` reads only them; the caller ends
+    the list, :func:`_clear_marks`).  Uses sched.wfree."""
     jobs = core.jobs
     cap = core.cap
     wfree = sched.wfree
@@ -681,7 +682,7 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     short = req_nodes if req_nodes > 0 else units
     wvalid = sched.wvalid
     m = wfree.shape[0]
-    # the nodes whose first type is full from now until b0 host nothing: a suffix of the
+    # the nodes whose first type is full from now until ``before`` host nothing: a suffix of the
     # full-until order, never read (a job without that type, or one whose share per node
     # is 0, reads every node)
     ordered = req[0] > 0 and (req_nodes <= 0 or share >= 1)
@@ -689,7 +690,7 @@ def _nodes_may_host_before(sched, core, j, now, b0):
     if ordered:
         if sched.scal[S_FULL_AT] != now:
             _full_order(sched, core, now)
-        count = _first_full_after(wvalid, 5, m, b0 - 1)  # the first full until b0 or later
+        count = _first_full_after(wvalid, 5, m, before - 1)  # the first full until then or later
     stamp = sched.scal[S_STAMP] + 1
     sched.scal[S_STAMP] = stamp
     # the job's own nodes, marked -stamp: its booking is on their vectors from b0 on
@@ -704,7 +705,7 @@ def _nodes_may_host_before(sched, core, j, now, b0):
         if elig[node] == 0:
             continue
         h = np.int64(0)
-        if _node_may_host_before(sched, cap, node, req, now, b0, d, wvalid[node, 2] == -stamp):
+        if _node_may_host_before(sched, cap, node, req, now, before, b0, d, wvalid[node, 2] == -stamp):
             if keep > 0 and cap[node, 1] > 0:
                 wfree[node, 0] = max(0, wfree[node, 0] - keep)
             h = host(wfree, node, req)
@@ -801,17 +802,19 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     # it fits, and the search before limit starts there (its first step would find it
     # again, with the booking taken off the plan).  As on a pool, the totals' prefix
     # maxima of free cores (sched.pmf) rule out the jobs no instant before the booking
-    # has room for, and tell where that search may start.
+    # has room for, and tell where that search may start.  Every window the search
+    # tests starts before ``before``: the bounds need only hold for those.
+    before = limit if resume >= b0 else b0
     t0 = now
     cores = jobs[j, J_REQ] * jobs[j, J_UNITS]
     if cores > 0:
-        t0 = _free_start(sched, 0, cores, now, b0)
+        t0 = _free_start(sched, 0, cores, now, before)
         if t0 < 0:
             return -1
     first = _totals_fit(sched, jobs, j, t0, b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1
-    may = _nodes_may_host_before(sched, core, j, now, b0)
+    may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)
     if may:
         # the booking comes off and goes back as it was: the nodes' prefix minima still hold
