@@ -51,9 +51,17 @@ from .state import (
     S_FULL_AT,
     S_GROW,
     S_LIVE,
+    S_MEMO_CLASS,
+    S_MEMO_D,
+    S_MEMO_KEEP,
+    S_MEMO_LIMIT,
+    S_MEMO_REQ,
+    S_MEMO_RN,
+    S_MEMO_UNITS,
     S_PMF_N,
     S_STAMP,
     S_TRIM,
+    S_TRY_LIMIT,
     S_USED,
     _by_state,
     _d,
@@ -778,7 +786,69 @@ def _new_end_from(sched, j, lo, hi):
 
 
 @inline_kernel
+def _keeps(jobs, j):
+    """1 when GPU nodes keep cores from job j (it asks for cores and no GPU), else 0."""
+    return np.int64(jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0)
+
+
+@inline_kernel
+def _failed_like(sched, jobs, j, limit):
+    """Whether the try remembered in sched.scal (S_MEMO_*), made since the plan last
+    changed, found no window before its limit for a job that asked no more than job j
+    over windows starting before ``limit`` (<= that limit): same node class and node
+    count, the kept-cores rule alike, and units, booking length and each type's request
+    per unit no smaller.  Then no window starting before ``limit`` takes j: that try
+    searched the plan without its own booking, which has at least the room of j's plan
+    over j's windows when j's own booking lies past them; a window taking j takes the
+    smaller job too; and a window start taking it that is not a candidate there lies in
+    a run of such starts that begins at a candidate or at now, which that try tested."""
+    sc = sched.scal
+    if sc[S_MEMO_LIMIT] < 0 or limit > sc[S_MEMO_LIMIT]:
+        return False
+    if jobs[j, J_CLASS] != sc[S_MEMO_CLASS] or jobs[j, J_REQ_NODES] != sc[S_MEMO_RN]:
+        return False
+    if jobs[j, J_UNITS] < sc[S_MEMO_UNITS] or _d(jobs, j) < sc[S_MEMO_D]:
+        return False
+    if _keeps(jobs, j) != sc[S_MEMO_KEEP]:
+        return False
+    for k in range(N_RES):
+        if jobs[j, J_REQ + k] < sc[S_MEMO_REQ + k]:
+            return False
+    return True
+
+
+@inline_kernel
+def _remember_failure(sched, jobs, j):
+    """Remember the try of job j that just found nothing before its limit
+    (sched.scal[S_TRY_LIMIT], -1 when it is not one to remember), unless the remembered
+    one rules out every job this one would (it asked for no more, up to a later limit)."""
+    sc = sched.scal
+    limit = sc[S_TRY_LIMIT]
+    if limit < 0 or _failed_like(sched, jobs, j, limit):
+        return
+    sc[S_MEMO_LIMIT] = limit
+    sc[S_MEMO_CLASS] = jobs[j, J_CLASS]
+    sc[S_MEMO_UNITS] = jobs[j, J_UNITS]
+    sc[S_MEMO_D] = _d(jobs, j)
+    sc[S_MEMO_RN] = jobs[j, J_REQ_NODES]
+    sc[S_MEMO_KEEP] = _keeps(jobs, j)
+    for k in range(N_RES):
+        sc[S_MEMO_REQ + k] = jobs[j, J_REQ + k]
+
+
+@inline_kernel
 def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
+    sched.scal[S_TRY_LIMIT] = -1
+    t = _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0)
+    if t < 0:
+        _remember_failure(sched, core.jobs, j)
+    else:
+        sched.scal[S_MEMO_LIMIT] = -1  # the caller moves the job: the plan changes
+    return t
+
+
+@inline_kernel
+def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     # Which candidates to search (_earlier_fit's docstring): a candidate window that fits
     # now and did not at the job's last try holds room freed since (the plan only gained
     # room there, every other change took room), so starts before S_FREED; a candidate
@@ -798,6 +868,12 @@ def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
     if limit <= now and resume >= b0:
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
+    site_free = sched.site.cptr[j] == sched.site.cptr[j + 1]
+    sc[S_TRY_LIMIT] = limit if site_free else -1
+    # (a job asking for at least what an earlier try that found nothing asked; its own
+    # booking past every window it would test)
+    if site_free and resume >= b0 and b0 >= limit + _d(jobs, j) and _failed_like(sched, jobs, j, limit):
+        return -1
     # the first instant the totals allow (its own booking left out): no candidate before
     # it fits, and the search before limit starts there (its first step would find it
     # again, with the booking taken off the plan).  As on a pool, the totals' prefix

@@ -33,6 +33,7 @@ from .state import (
     S_FREED_NOW,
     S_FULL_AT,
     S_GROW,
+    S_MEMO_LIMIT,
     S_NARR,
     S_NSTART,
     S_PMF_N,
@@ -125,6 +126,7 @@ def _compress(sched, core, alloc, now):
     # kept in sched.scal, not in locals: a loop-carried local here made the compiled loop
     # about 3x slower (measured on KTH-SP2 and HPC2N, pool)
     sc[S_FREED] = max(sc[S_VACATED], sc[S_FREED_NOW])  # the last compression's moves, this instant's ends
+    sc[S_MEMO_LIMIT] = -1  # (nodes) tries of an earlier pass saw another plan
     sc[S_VACATED] = -1
     for r in range(qh, qh + span):
         j = queue[r]

@@ -39,7 +39,16 @@ S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: eve
 S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
 S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
 S_WDROP = 22  # wake-heap entries at which its stale ones are dropped next (see wake._wake_push)
-N_SCAL = 23
+# nodes, compression: the last try that found nothing since the plan last changed (fit._failed_like)
+S_MEMO_LIMIT = 23  # the instant before which it found no window (-1: none remembered)
+S_MEMO_CLASS = 24  # its job's node class, units, booking length, node count and kept-cores flag
+S_MEMO_UNITS = 25
+S_MEMO_D = 26
+S_MEMO_RN = 27
+S_MEMO_KEEP = 28
+S_MEMO_REQ = 29  # .. S_MEMO_REQ + N_RES - 1: its request per unit
+S_TRY_LIMIT = 33  # the running try's limit when it is one to remember (-1: not)
+N_SCAL = 34
 
 # Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
