@@ -785,6 +785,34 @@ def _new_end_from(sched, j, lo, hi):
     return first
 
 
+@internal_kernel
+def _own_nodes_may_host(sched, core, j, now, before, b0):
+    """Whether one of the nodes job j is booked on (from b0) may host a unit of it, or
+    its share for an exact node count, in a window starting in [now, before)
+    (:func:`_node_may_host_before`, with the own-booking allowance).  When the job fails
+    on the plan with its booking on (:func:`_failed_like`), a window that takes it once
+    the booking is off gained room only on those nodes, which then host more of it."""
+    jobs = core.jobs
+    cap = core.cap
+    wfree = sched.wfree
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    req_nodes = jobs[j, J_REQ_NODES]
+    need = jobs[j, J_UNITS] // req_nodes if req_nodes > 0 else 1
+    if need <= 0:
+        return True  # (every node counts for such a share)
+    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    d = _d(jobs, j)
+    p = sched.book[j, B_PTR]
+    for r in range(p, p + sched.book[j, B_COUNT]):
+        node = sched.bnodes[r, 0]
+        if _node_may_host_before(sched, cap, node, req, now, before, b0, d, True):
+            if keep > 0 and cap[node, 1] > 0:
+                wfree[node, 0] = max(0, wfree[node, 0] - keep)
+            if host(wfree, node, req) >= need:
+                return True
+    return False
+
+
 @inline_kernel
 def _keeps(jobs, j):
     """1 when GPU nodes keep cores from job j (it asks for cores and no GPU), else 0."""
@@ -870,10 +898,15 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
     site_free = sched.site.cptr[j] == sched.site.cptr[j + 1]
     sc[S_TRY_LIMIT] = limit if site_free else -1
-    # (a job asking for at least what an earlier try that found nothing asked; its own
-    # booking past every window it would test)
-    if site_free and resume >= b0 and b0 >= limit + _d(jobs, j) and _failed_like(sched, jobs, j, limit):
-        return -1
+    # A job asking for at least what an earlier try that found nothing asked fails on the
+    # plan with its own booking on: it finds nothing when that booking is past every
+    # window it would test, and else only in a window meeting it (starting at floor or
+    # later), on one of its own nodes.
+    floor = now
+    if site_free and resume >= b0 and _failed_like(sched, jobs, j, limit):
+        floor = b0 - _d(jobs, j) + 1
+        if floor >= limit or not _own_nodes_may_host(sched, core, j, now, limit, b0):
+            return -1
     # the first instant the totals allow (its own booking left out): no candidate before
     # it fits, and the search before limit starts there (its first step would find it
     # again, with the booking taken off the plan).  As on a pool, the totals' prefix
@@ -887,7 +920,7 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
         t0 = _free_start(sched, 0, cores, now, before)
         if t0 < 0:
             return -1
-    first = _totals_fit(sched, jobs, j, t0, b0, b0, e0)
+    first = _totals_fit(sched, jobs, j, max(t0, floor), b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1
     may = _nodes_may_host_before(sched, core, j, now, before, b0)
