@@ -107,6 +107,18 @@ def test_compression_searches_the_nodes_that_differ_from_the_marked_ones():
     assert nodes[3:] == [[1, 2, 3], [1, 2]]
 
 
+def _vector(rows):
+    """A used vector holding ``rows`` (start, stop, items): its slots (one spare row) and
+    meta."""
+    from schedbench.plan.rusv import M_N
+
+    slots = np.zeros((max(len(rows), 1) + 1, 3), dtype=np.int64)
+    slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    meta = np.zeros(5, dtype=np.int64)
+    meta[M_N] = len(rows)
+    return slots, meta
+
+
 @functools.cache
 def _npmf_caller():
     """A jitted caller of _build_npmf (the kernel has no Python entry), compiled once: a
@@ -135,13 +147,8 @@ def _npmf_caller():
 def _npmf(rows, now, cap, ts=()):
     """_build_npmf's full-until instant of a used vector with ``rows`` (start, stop,
     items), and its longest free run begun before each instant of ``ts``."""
-    from schedbench.plan.rusv import M_N
-
     call = _npmf_caller()
-    slots = np.zeros((max(len(rows), 1) + 1, 3), dtype=np.int64)
-    slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    meta = np.zeros(5, dtype=np.int64)
-    meta[M_N] = len(rows)
+    slots, meta = _vector(rows)
     runs = np.zeros(len(ts), dtype=np.int64)
     full = call(slots, meta, np.zeros_like(slots), now, cap, np.array(ts, dtype=np.int64), runs)
     return full, runs.tolist()
@@ -256,13 +263,9 @@ def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
 
 def _first_window_below(rows, t, d, high, limit):
     """fit._first_window_below on a used vector with ``rows`` (start, stop, items)."""
-    from schedbench.plan.rusv import M_N
     from schedbench.schedulers.conservative.fit import _first_window_below as kernel
 
-    slots = np.zeros((len(rows) + 1, 3), dtype=np.int64)
-    slots[: len(rows)] = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    meta = np.zeros(5, dtype=np.int64)
-    meta[M_N] = len(rows)
+    slots, meta = _vector(rows)
     return int(kernel(slots, meta, np.int64(t), np.int64(d), np.int64(high), np.int64(limit)))
 
 

@@ -334,7 +334,7 @@ def _refresh_nodes(sched, core, j, t, d):
     jobs = core.jobs
     wvalid = sched.wvalid
     elig = core.elig[jobs[j, J_CLASS]]
-    keep = sched.site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else 0
+    keep = _kept_cores(sched, jobs, j)
     for p in range(_hosting_count(sched, jobs, j, t)):
         node = _live_node(sched, p)
         if elig[node] == 0 or wvalid[node, 0] > t:
@@ -395,7 +395,7 @@ def _fails_until(sched, core, j, t, d, limit):
     units = jobs[j, J_UNITS]
     req_nodes = jobs[j, J_REQ_NODES]
     share = units // req_nodes if req_nodes > 0 else 0
-    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    keep = _kept_cores(sched, jobs, j)
     short = req_nodes if req_nodes > 0 else units
     n = 0
     # (the nodes compression's bound leaves out host nothing and may only rise at INF:
@@ -668,6 +668,20 @@ def _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
     return True
 
 
+@inline_kernel
+def _hosts_before(sched, cap, node, req, now, before, b0, d, own, keep):
+    """The most units of a job (``req`` per unit, d seconds, ``keep`` cores kept on GPU
+    nodes) ``node`` may host in a window starting in [now, before): 0 when
+    :func:`_node_may_host_before` rules it out, else what its most free amounts host
+    (left in wfree's row, kept cores taken off)."""
+    if not _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
+        return np.int64(0)
+    wfree = sched.wfree
+    if keep > 0 and cap[node, 1] > 0:
+        wfree[node, 0] = max(0, wfree[node, 0] - keep)
+    return np.int64(host(wfree, node, req))
+
+
 @internal_kernel
 def _nodes_may_host_before(sched, core, j, now, before, b0):
     """Whether job j may fit on the nodes at some instant of [now, before) (now < before
@@ -686,7 +700,7 @@ def _nodes_may_host_before(sched, core, j, now, before, b0):
     units = jobs[j, J_UNITS]
     req_nodes = jobs[j, J_REQ_NODES]
     share = units // req_nodes if req_nodes > 0 else 0
-    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    keep = _kept_cores(sched, jobs, j)
     short = req_nodes if req_nodes > 0 else units
     wvalid = sched.wvalid
     m = wfree.shape[0]
@@ -712,11 +726,7 @@ def _nodes_may_host_before(sched, core, j, now, before, b0):
         node = wvalid[p, 5] if ordered else p
         if elig[node] == 0:
             continue
-        h = np.int64(0)
-        if _node_may_host_before(sched, cap, node, req, now, before, b0, d, wvalid[node, 2] == -stamp):
-            if keep > 0 and cap[node, 1] > 0:
-                wfree[node, 0] = max(0, wfree[node, 0] - keep)
-            h = host(wfree, node, req)
+        h = _hosts_before(sched, cap, node, req, now, before, b0, d, wvalid[node, 2] == -stamp, keep)
         if (h >= share) if req_nodes > 0 else (h > 0):
             wvalid[live, 3] = node
             wvalid[node, 2] = stamp
@@ -794,29 +804,25 @@ def _own_nodes_may_host(sched, core, j, now, before, b0):
     the booking is off gained room only on those nodes, which then host more of it."""
     jobs = core.jobs
     cap = core.cap
-    wfree = sched.wfree
     req = jobs[j, J_REQ : J_REQ + N_RES]
     req_nodes = jobs[j, J_REQ_NODES]
     need = jobs[j, J_UNITS] // req_nodes if req_nodes > 0 else 1
     if need <= 0:
         return True  # (every node counts for such a share)
-    keep = sched.site.gpu[0] if req[1] == 0 and req[0] > 0 else 0
+    keep = _kept_cores(sched, jobs, j)
     d = _d(jobs, j)
     p = sched.book[j, B_PTR]
     for r in range(p, p + sched.book[j, B_COUNT]):
-        node = sched.bnodes[r, 0]
-        if _node_may_host_before(sched, cap, node, req, now, before, b0, d, True):
-            if keep > 0 and cap[node, 1] > 0:
-                wfree[node, 0] = max(0, wfree[node, 0] - keep)
-            if host(wfree, node, req) >= need:
-                return True
+        if _hosts_before(sched, cap, sched.bnodes[r, 0], req, now, before, b0, d, True, keep) >= need:
+            return True
     return False
 
 
 @inline_kernel
-def _keeps(jobs, j):
-    """1 when GPU nodes keep cores from job j (it asks for cores and no GPU), else 0."""
-    return np.int64(jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0)
+def _kept_cores(sched, jobs, j):
+    """The cores each GPU node keeps from job j (Keller's expensive resources, the site's
+    ``gpu_node_cores``): the site's number when it asks for cores and no GPU, else 0."""
+    return sched.site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else np.int64(0)
 
 
 @inline_kernel
@@ -837,7 +843,7 @@ def _failed_like(sched, jobs, j, limit):
         return False
     if jobs[j, J_UNITS] < sc[S_MEMO_UNITS] or _d(jobs, j) < sc[S_MEMO_D]:
         return False
-    if _keeps(jobs, j) != sc[S_MEMO_KEEP]:
+    if _kept_cores(sched, jobs, j) != sc[S_MEMO_KEEP]:
         return False
     for k in range(N_RES):
         if jobs[j, J_REQ + k] < sc[S_MEMO_REQ + k]:
@@ -859,7 +865,7 @@ def _remember_failure(sched, jobs, j):
     sc[S_MEMO_UNITS] = jobs[j, J_UNITS]
     sc[S_MEMO_D] = _d(jobs, j)
     sc[S_MEMO_RN] = jobs[j, J_REQ_NODES]
-    sc[S_MEMO_KEEP] = _keeps(jobs, j)
+    sc[S_MEMO_KEEP] = _kept_cores(sched, jobs, j)
     for k in range(N_RES):
         sc[S_MEMO_REQ + k] = jobs[j, J_REQ + k]
 

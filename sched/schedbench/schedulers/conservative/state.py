@@ -41,7 +41,7 @@ S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live
 S_WDROP = 22  # wake-heap entries at which its stale ones are dropped next (see wake._wake_push)
 # nodes, compression: the last try that found nothing since the plan last changed (fit._failed_like)
 S_MEMO_LIMIT = 23  # the instant before which it found no window (-1: none remembered)
-S_MEMO_CLASS = 24  # its job's node class, units, booking length, node count and kept-cores flag
+S_MEMO_CLASS = 24  # its job's node class, units, booking length, node count and cores kept on GPU nodes
 S_MEMO_UNITS = 25
 S_MEMO_D = 26
 S_MEMO_RN = 27
