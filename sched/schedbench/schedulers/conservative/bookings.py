@@ -250,7 +250,7 @@ def _move_nodes(sched, core, j, b0, e0, begin, end):
     _book_new_nodes(sched, core, j, begin, end)
 
 
-_by_state(_move, _move_pool, _move_nodes)
+_by_state(_move, _move_pool, _move_nodes, inline_pool=True)
 
 
 @inline_kernel

@@ -162,16 +162,28 @@ class ConservativeNodes(NamedTuple):
 _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-def _by_state(stub, pool_impl, node_impl):
+def _by_state(stub, pool_impl, node_impl, inline_pool=False):
     """Make ``stub`` callable from kernels: it compiles to ``pool_impl`` or ``node_impl``
-    by the class of its first argument (as the core's hooks do)."""
+    by the class of its first argument (as the core's hooks do).  ``inline_pool``: the
+    pool variant is inlined where it is called (a thin one on a hot path, where a call,
+    which passes every array of the states it takes, would cost more than its work); the
+    node variant stays a call."""
 
-    def typing(*args):
-        cls = getattr(args[0], "instance_class", None)
-        return (node_impl if cls is ConservativeNodes else pool_impl).py_func
+    def typing_for(*classes):
+        def typing(*args):
+            cls = getattr(args[0], "instance_class", None)
+            if cls not in classes:
+                return None
+            return (node_impl if cls is ConservativeNodes else pool_impl).py_func
 
-    typing.__signature__ = inspect.signature(stub)
-    overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing)
+        typing.__signature__ = inspect.signature(stub)
+        return typing
+
+    if inline_pool:
+        overload(stub, jit_options=_OVERLOAD_OPTIONS, inline="always")(typing_for(ConservativePool))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(ConservativeNodes))
+    else:
+        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(ConservativePool, ConservativeNodes))
     return stub
 
 
