@@ -4,6 +4,7 @@ hand from the spec's "Conservative backfilling" section (each case says how)."""
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -302,6 +303,61 @@ def test_first_window_below_a_bar_on_random_vectors():
                     assert got == first, (rows, now, d, high, limit)
                 else:
                     assert limit <= got <= first, (rows, now, d, high, limit)
+
+
+@functools.cache
+def _free_start_caller():
+    """A jitted caller of pruning._free_start on a pool plan of one type (the kernel
+    takes the scheduler's state; a namedtuple of the four arrays it reads stands in for
+    it): answers each query (size, limit, cut) in turn on the same prefix maxima, cut
+    back to ``cut`` first when it is >= 0, as a move would."""
+    import numba
+
+    from schedbench.schedulers.conservative.pruning import _cut_pmf, _free_start
+
+    @numba.njit
+    def call(state, now, queries, out):
+        for q in range(queries.shape[0]):
+            if queries[q, 2] >= 0:
+                _cut_pmf(state.pmf, state.scal, queries[q, 2])
+            out[q] = _free_start(state, 0, queries[q, 0], now, queries[q, 1])
+
+    return call
+
+
+class _PoolPlan(NamedTuple):
+    slots: np.ndarray
+    meta: np.ndarray
+    pmf: np.ndarray
+    scal: np.ndarray
+
+
+def test_free_start_is_the_first_instant_with_the_size_free_on_random_plans():
+    """Against the plan read instant by instant: the first instant of [now, limit) with
+    ``size`` items free (-1 when none), for queries in any order on the same prefix
+    maxima, extended and cut back between them."""
+    from schedbench.plan.rusv import M_AVL
+    from schedbench.schedulers.conservative.state import N_SCAL, S_PMF_TYPE
+
+    rng = np.random.default_rng(17)
+    avl = 4
+    for rows, now, used in _random_node_vectors(19, n=300):  # used 0-2 of 4 items
+        rows = [(a, b, items + int(rng.integers(0, 3))) for a, b, items in rows]  # up to 4
+        for a, b, items in rows:
+            used[a:b] = items
+        slots, meta = _vector(rows)
+        meta[M_AVL] = avl
+        scal = np.zeros(N_SCAL, dtype=np.int64)
+        scal[S_PMF_TYPE] = -1
+        plan = _PoolPlan(slots[None], meta[None], np.zeros((2, len(rows) + 2), dtype=np.int64), scal)
+        queries = np.column_stack([rng.integers(1, avl + 2, 12), rng.integers(now + 1, 50, 12),
+                                   np.where(rng.random(12) < 0.3, rng.integers(now, 45, 12), -1)])
+        out = np.zeros(12, dtype=np.int64)
+        _free_start_caller()(plan, now, queries, out)
+        free = avl - np.concatenate([used, np.zeros(20, dtype=np.int64)])
+        for (size, limit, _), got in zip(queries.tolist(), out.tolist(), strict=True):
+            first = next((x for x in range(now, limit) if free[x] >= size), -1)
+            assert got == first, (rows, now, size, limit)
 
 
 def test_a_node_used_below_the_jobs_bar_takes_it_at_the_first_such_window():

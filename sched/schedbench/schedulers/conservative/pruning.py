@@ -61,47 +61,17 @@ def _cut_pmf(pmf, scal, t):
 
 
 @inline_kernel
-def _most_free_before(slots, meta, pmf, scal, now, t):
-    """The most items free at any instant of [now, t) (t > now), from the prefix maxima,
-    extended first when they stop short of t."""
-    m = scal[S_PMF_N]
-    if m == 0 or pmf[0, m - 1] < t:
-        _extend_pmf(slots, meta, pmf, scal, now, t)
-        m = scal[S_PMF_N]
+def _first_row_reaching_size(pmf, m, size):
+    """The first of the m prefix-maximum rows whose maximum is at least ``size`` (m when
+    none; the maxima never fall)."""
     lo, hi = 0, m
-    while lo < hi:  # first row whose stop is >= t
-        mid = (lo + hi) >> 1
-        if pmf[0, mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    best = pmf[1, lo - 1] if lo > 0 else -1
-    covered = pmf[0, lo - 1] if lo > 0 else now
-    if covered < t:
-        # the part [covered, t): plan row lo (which reaches t) or a gap
-        n = meta[M_N]
-        i = kernel_first_stop_after(slots, n, covered)
-        if i >= n or slots[i, S_START] > covered:
-            return meta[M_AVL]
-        free = meta[M_AVL] - slots[i, S_ITEMS]
-        if free > best:
-            best = free
-    return best
-
-
-@inline_kernel
-def _short_until(pmf, scal, now, size):
-    """An instant before which fewer than ``size`` items are free at every instant from
-    now (the stop of the last prefix-maximum row below size; now when none): no window
-    starting before it takes a job of that size."""
-    lo, hi = 0, scal[S_PMF_N]
-    while lo < hi:  # first row whose maximum reaches size (the maxima never fall)
+    while lo < hi:
         mid = (lo + hi) >> 1
         if pmf[1, mid] < size:
             lo = mid + 1
         else:
             hi = mid
-    return pmf[0, lo - 1] if lo > 0 else now
+    return lo
 
 
 @inline_kernel
@@ -109,14 +79,39 @@ def _free_start(sched, k, size, now, limit):
     """Where a search for ``size`` items of type k before ``limit`` (> now) may begin,
     from the prefix maxima in sched.pmf (begun again when they were for another type):
     -1 when no instant of [now, limit) has that many free, else the instant before which
-    none has (:func:`_short_until`).  Extends sched.pmf as needed."""
+    none has.  Extends sched.pmf as needed.
+
+    One search: the first prefix-maximum row reaching ``size`` starts at that instant
+    (no instant before it has that much free) and holds an instant that has.  When the
+    row reaches past ``limit``, that instant is its start (a row is a gap, all free, then
+    a plan row, or only a plan row), so the amount there decides; so it does when the
+    rows end before ``limit`` (the plan does: all free after it)."""
     sc = sched.scal
     if sc[S_PMF_TYPE] != k:
         sc[S_PMF_N] = 0
         sc[S_PMF_TYPE] = k
-    if _most_free_before(sched.slots[k], sched.meta[k], sched.pmf, sc, now, limit) < size:
+    slots = sched.slots[k]
+    meta = sched.meta[k]
+    pmf = sched.pmf
+    m = sc[S_PMF_N]
+    if m == 0 or pmf[0, m - 1] < limit:
+        _extend_pmf(slots, meta, pmf, sc, now, limit)
+        m = sc[S_PMF_N]
+    lo = _first_row_reaching_size(pmf, m, size)
+    t0 = pmf[0, lo - 1] if lo > 0 else now
+    if t0 >= limit:
         return np.int64(-1)
-    return _short_until(sched.pmf, sc, now, size)
+    if lo < m and pmf[0, lo] <= limit:
+        return t0
+    # the row reaches past limit, or the rows end (the plan does, before limit): the
+    # amount free at t0
+    n = meta[M_N]
+    i = kernel_first_stop_after(slots, n, t0)
+    if i >= n or slots[i, S_START] > t0:
+        free = meta[M_AVL]
+    else:
+        free = meta[M_AVL] - slots[i, S_ITEMS]
+    return t0 if free >= size else np.int64(-1)
 
 
 @internal_kernel
