@@ -169,21 +169,22 @@ def _by_state(stub, pool_impl, node_impl, inline_pool=False):
     which passes every array of the states it takes, would cost more than its work); the
     node variant stays a call."""
 
-    def typing_for(*classes):
+    def typing_for(nodes):
+        # nodes: True (the node state only), False (any other), None (any)
         def typing(*args):
-            cls = getattr(args[0], "instance_class", None)
-            if cls not in classes:
+            on_nodes = getattr(args[0], "instance_class", None) is ConservativeNodes
+            if nodes is not None and on_nodes != nodes:
                 return None
-            return (node_impl if cls is ConservativeNodes else pool_impl).py_func
+            return (node_impl if on_nodes else pool_impl).py_func
 
         typing.__signature__ = inspect.signature(stub)
         return typing
 
     if inline_pool:
-        overload(stub, jit_options=_OVERLOAD_OPTIONS, inline="always")(typing_for(ConservativePool))
-        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(ConservativeNodes))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS, inline="always")(typing_for(False))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(True))
     else:
-        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(ConservativePool, ConservativeNodes))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(None))
     return stub
 
 
