@@ -115,12 +115,14 @@ def report(perf_data: Path, jobs: int, rounds: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log", nargs="?", default=str(HPC2N))
-    ap.add_argument("-s", "--scheduler", default="easy")
+    ap.add_argument("-s", "--scheduler", default=None, help="default: easy, or conservative with --case")
     ap.add_argument("-a", "--allocator", default="ff")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--case", help="a case of conservative_nodes_speed.py (its log, machine, allocator and site) instead of LOG")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.scheduler is None:  # a case is conservative's (its allocator and site are the case's)
+        args.scheduler = "conservative" if args.case else "easy"
     if args.child:
         _child(args)
         return 0
