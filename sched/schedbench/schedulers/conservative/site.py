@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._jit import inline_kernel
+from ..._jit import inline_kernel, internal_kernel
 from ...core.layout import J_REQ, J_UNITS
 from ...plan.rusv import kernel_add, kernel_earliest_fit_valid
 from .state import SitePlan, _d, _vectors
@@ -26,12 +26,20 @@ def _consumer_add(site, j, k, lo, end, amount):
 def _constraints_fit(sched, jobs, j, t, limit):
     """Earliest t' >= t at which job j's site constraints (limits, FreePools) all hold
     over [t', t' + d), or -1 when none before ``limit`` (each constraint gives its own
-    earliest instant; iterate to the first all agree on)."""
+    earliest instant; iterate to the first all agree on).  Inlined where a fit is
+    searched, which it is in several places, for the common answer (no constraints);
+    the search over the constraints' vectors is one kernel, compiled once."""
+    if sched.site.cptr[j] == sched.site.cptr[j + 1]:
+        return t
+    return _constrained_fit(sched, jobs, j, t, limit)
+
+
+@internal_kernel
+def _constrained_fit(sched, jobs, j, t, limit):
+    """:func:`_constraints_fit` for a job with constraints."""
     site = sched.site
     c0 = site.cptr[j]
     c1 = site.cptr[j + 1]
-    if c0 == c1:
-        return t
     d = _d(jobs, j)
     while True:
         moved = False
