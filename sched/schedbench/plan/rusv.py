@@ -1349,3 +1349,4 @@ kernel_index_keep = _index_keep
 kernel_add_indexed = _add_indexed
 kernel_add_two_indexed = _add_two_indexed
 kernel_earliest_fit_indexed = _earliest_fit_indexed
+kernel_earliest_fit_indexed_call = _earliest_fit_indexed_kernel  # the same, called rather than inlined

@@ -25,7 +25,7 @@ from ...plan.rusv import (
     S_STOP,
     X_ON,
     kernel_earliest_fit,
-    kernel_earliest_fit_indexed,
+    kernel_earliest_fit_indexed_call,
     kernel_first_stop_after,
     kernel_index_keep,
     kernel_max_in,
@@ -556,9 +556,11 @@ def _pool_fit(sched, k, size, d, t, limit, ex0, ex1, ex_items):
 
 @internal_kernel
 def _indexed_fit(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items, trim):
-    """:func:`_pool_fit` past the index's threshold."""
+    """:func:`_pool_fit` past the index's threshold.  The search is the RUSV module's own
+    kernel, called: compiled once, for this and for the module's Python entry, rather than
+    a copy inlined here."""
     kernel_index_keep(slots, meta, index, trim)
-    return kernel_earliest_fit_indexed(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items)
+    return kernel_earliest_fit_indexed_call(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items)
 
 
 @inline_kernel
