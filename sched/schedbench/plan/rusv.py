@@ -1341,6 +1341,7 @@ kernel_add_two = _add_two
 kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
 kernel_max_in = _max_in
+kernel_value_at = _value_at
 kernel_earliest_fit_valid = _earliest_fit_valid
 # the same with a slot index (pass the index to every operation on an indexed vector)
 kernel_index_build = _index_build

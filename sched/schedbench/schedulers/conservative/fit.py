@@ -137,8 +137,8 @@ def _nodes_at(sched, core, alloc, j, t):
                 wfree[node, k] = 0
             else:
                 wfree[node, k] = cap[node, k] - kernel_max_in(sched.nslots[v], sched.nmeta[v], t, t + d)
-        if keep > 0 and cap[node, 1] > 0 and not (computed and jobs[j, J_REQ] > 0):
-            wfree[node, 0] = max(0, wfree[node, 0] - keep)
+        if not (computed and jobs[j, J_REQ] > 0):
+            _take_kept(wfree, cap, node, keep)
     if plan_order(alloc, wfree, sched.order, sched.key, sched.tmp) < 0:
         sched.scal[S_GROW] = -2  # the allocator gives no planning order
         return False
@@ -286,9 +286,7 @@ def _refresh_node(sched, core, j, node, t, d, keep):
             used, exact = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
             wfree[node, k] = cap[node, k] - used
             until = min(until, exact)
-    kept = keep if cap[node, 1] > 0 else 0
-    if kept > 0:
-        wfree[node, 0] = max(0, wfree[node, 0] - kept)
+    _take_kept(wfree, cap, node, keep)
     sched.wvalid[node, 0] = until
     sched.wvalid[node, 1] = -1
 
@@ -303,7 +301,7 @@ def _no_rise(sched, core, j, node, t, d, keep, limit):
     cap = core.cap
     site = sched.site
     req = jobs[j, J_REQ : J_REQ + N_RES]
-    kept = keep if cap[node, 1] > 0 else 0
+    kept = _node_kept(cap, node, keep)
     down, until = _down_until(site.mspan, site.mwin, node, t, d)
     # hosting ``want`` units needs every requested type at or below cap - kept - want x
     # req throughout the window: no window starting before the first that keeps each
@@ -457,8 +455,9 @@ def _gain(cap, node, req, keep, req_nodes, share, now_hosts):
     """How much more of the job a node could host at most than it hosts now: units (a
     free spread), or 1 when it could take its share and does not (an exact node count)."""
     most = np.int64(host(cap, node, req))
-    if keep > 0 and cap[node, 1] > 0:
-        most = min(most, (cap[node, 0] - keep) // req[0] if cap[node, 0] > keep else 0)
+    kept = _node_kept(cap, node, keep)
+    if kept > 0:
+        most = min(most, (cap[node, 0] - kept) // req[0] if cap[node, 0] > kept else 0)
     if req_nodes > 0:
         return np.int64(1) if now_hosts < share <= most else np.int64(0)
     return max(most - now_hosts, np.int64(0))
@@ -690,10 +689,8 @@ def _hosts_before(sched, cap, node, req, now, before, b0, d, own, keep):
     (left in wfree's row, kept cores taken off)."""
     if not _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
         return np.int64(0)
-    wfree = sched.wfree
-    if keep > 0 and cap[node, 1] > 0:
-        wfree[node, 0] = max(0, wfree[node, 0] - keep)
-    return np.int64(host(wfree, node, req))
+    _take_kept(sched.wfree, cap, node, keep)
+    return np.int64(host(sched.wfree, node, req))
 
 
 @internal_kernel
@@ -837,6 +834,22 @@ def _kept_cores(sched, jobs, j):
     """The cores each GPU node keeps from job j (Keller's expensive resources, the site's
     ``gpu_node_cores``): the site's number when it asks for cores and no GPU, else 0."""
     return sched.site.gpu[0] if jobs[j, J_REQ + 1] == 0 and jobs[j, J_REQ] > 0 else np.int64(0)
+
+
+@inline_kernel
+def _node_kept(cap, node, keep):
+    """The cores ``node`` keeps from a job that GPU nodes keep ``keep`` cores from
+    (:func:`_kept_cores`): those on a GPU node, none elsewhere."""
+    return keep if cap[node, 1] > 0 else np.int64(0)
+
+
+@inline_kernel
+def _take_kept(wfree, cap, node, keep):
+    """Take the cores ``node`` keeps from the job (:func:`_node_kept`) off its free cores
+    in wfree."""
+    kept = _node_kept(cap, node, keep)
+    if kept > 0:
+        wfree[node, 0] = max(0, wfree[node, 0] - kept)
 
 
 @inline_kernel

@@ -13,7 +13,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
-from ...plan.rusv import INF, M_AVL, M_N, S_ITEMS, S_START, S_STOP, kernel_first_stop_after
+from ...plan.rusv import (
+    INF,
+    M_AVL,
+    M_N,
+    S_ITEMS,
+    S_START,
+    S_STOP,
+    kernel_first_stop_after,
+    kernel_value_at,
+)
 from .state import S_PMF_N, S_PMF_TYPE
 
 
@@ -105,13 +114,7 @@ def _free_start(sched, k, size, now, limit):
         return t0
     # the row reaches past limit, or the rows end (the plan does, before limit): the
     # amount free at t0
-    n = meta[M_N]
-    i = kernel_first_stop_after(slots, n, t0)
-    if i >= n or slots[i, S_START] > t0:
-        free = meta[M_AVL]
-    else:
-        free = meta[M_AVL] - slots[i, S_ITEMS]
-    return t0 if free >= size else np.int64(-1)
+    return t0 if meta[M_AVL] - kernel_value_at(slots, meta, t0) >= size else np.int64(-1)
 
 
 @internal_kernel
