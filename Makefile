@@ -71,8 +71,11 @@ bench-save: $(STAMP) ## run the hot-path timings and save them (with the machine
 compile-cost: $(STAMP) ## numba compile seconds from an empty cache: per kernel, per scheduler x allocator (ff, bf) x pool/nodes, repeated specialisations (two rounds, about 15 CPU minutes)
 	$(BIN)/python bench/compile_cost.py --rounds 2 -a ff -a bf --parallel 2
 
-study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/EBF-AccaSim/PRB/FCFS x five allocators on Eurora data, two generator loads and the paper's four months sliced from continuous calibrated runs, under three node orders, beside the paper's Tables 2-3
-	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md
+# NETTI: extra options of bench/netti_study.py, e.g. NETTI="--schedulers cph --months apr2015 --orders file
+# --loads '' --no-instances" for the paper's CPH rows of April 2015 (CP-SAT: about half an hour)
+NETTI ?=
+study: $(STAMP) ## Netti et al.'s allocation study: SJF/EASY/EBF-AccaSim/PRB/FCFS x five allocators on Eurora data, two generator loads and the paper's four months sliced from continuous calibrated runs, under three node orders, beside the paper's Tables 2-3 (NETTI="..." passes options)
+	$(BIN)/python bench/netti_study.py -o $(BENCH_RESULTS)/netti-study.md $(NETTI)
 
 # SONER: extra options of bench/soner_study.py, e.g. SONER="--workloads ESP,ESP-RS --experiments 1,2,7,8"
 # for the ESP columns alone (backfill and AUCSCHED: minutes), or SONER="--z-times doubled"

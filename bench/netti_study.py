@@ -63,16 +63,20 @@ MONTHS = ("apr2015", "apr2014", "sep2014", "aug2014")
 #: predictions; the paper's EBF is "easy" by its text and "ebf-accasim" by the authors' code, and
 #: its rows stand beside both).
 PAPER = {
-    "apr2015": {"sjf": ((16, 5), (16, 5), (10, 5), (10, 5), (10, 5)),
+    "apr2015": {"cph": ((10, 4), (10, 4), (7, 4), (8, 4), (7, 4)),
+                "sjf": ((16, 5), (16, 5), (10, 5), (10, 5), (10, 5)),
                 "easy": ((28, 5), (28, 5), (18, 4), (20, 4), (20, 4)),
                 "prb": ((28, 5), (28, 5), (21, 4), (22, 4), (22, 4))},
-    "apr2014": {"sjf": ((1269, 230), (1270, 229), (1266, 233), (1276, 218), (1253, 216)),
+    "apr2014": {"cph": ((251, 57), (271, 55), (238, 63), (315, 82), (254, 70)),
+                "sjf": ((1269, 230), (1270, 229), (1266, 233), (1276, 218), (1253, 216)),
                 "easy": ((3004, 697), (2563, 702), (2197, 619), (2378, 686), (2313, 674)),
                 "prb": ((1852, 615), (2023, 640), (1778, 594), (1829, 627), (1910, 599))},
-    "sep2014": {"sjf": ((34, 28), (29, 23), (19, 20), (23, 19), (14, 14)),
+    "sep2014": {"cph": ((41, 27), (42, 28), (11, 11), (10, 10), (8, 8)),
+                "sjf": ((34, 28), (29, 23), (19, 20), (23, 19), (14, 14)),
                 "easy": ((51, 33), (48, 34), (39, 19), (37, 20), (53, 37)),
                 "prb": ((43, 24), (47, 27), (30, 16), (36, 16), (40, 20))},
-    "aug2014": {"sjf": ((26, 17), (32, 22), (18, 14), (18, 13), (15, 11)),
+    "aug2014": {"cph": ((8, 7), (7, 6), (11, 7), (4, 4), (7, 6)),
+                "sjf": ((26, 17), (32, 22), (18, 14), (18, 13), (15, 11)),
                 "easy": ((22, 15), (26, 16), (21, 15), (14, 10), (18, 13)),
                 "prb": ((20, 13), (22, 14), (14, 10), (8, 6), (5, 3))},
 }
@@ -153,13 +157,13 @@ def continuous_cells(table, mach, meta, predictor, schedulers=SCHEDULERS, alloca
     return cells
 
 
-def study(workloads, predictor):
+def study(workloads, predictor, schedulers=SCHEDULERS):
     """{workload name: {(scheduler, allocator): (slowdown, queue)}}, averaged over the
     instances (seeds) given for each workload."""
     results = {}
     for name, instances in workloads.items():
         cells = {}
-        for scheduler in SCHEDULERS:
+        for scheduler in schedulers:
             for allocator in ALLOCATORS:
                 values = [_measure(t, m, meta, scheduler, allocator, predictor) for t, m, meta in instances]
                 cells[scheduler, allocator] = tuple(float(np.mean([v[i] for v in values])) for i in (0, 1))
@@ -179,12 +183,12 @@ def _aware_gain(s, q):
             f"{_gain(min(q['ff'], q['bf']), min(q[a] for a in aware))}")
 
 
-def table_md(name, cells, month=None):
+def table_md(name, cells, month=None, schedulers=SCHEDULERS):
     """One workload's table; ``month``: the preset month whose paper rows go beside ours."""
     head = "| scheduler | " + " | ".join(f"{SHORT[a]} s | {SHORT[a]} q" for a in ALLOCATORS)
     head += " | best gain vs FF s / q | vs BF s / q | vs better of FF, BF s / q |"
     rows = [f"**{name}**", "", head, "|" + "---|" * (2 * len(ALLOCATORS) + 4)]
-    for scheduler in SCHEDULERS:
+    for scheduler in schedulers:
         s = {a: cells[scheduler, a][0] for a in ALLOCATORS}
         q = {a: cells[scheduler, a][1] for a in ALLOCATORS}
         aware = ALLOCATORS[2:]
@@ -198,7 +202,7 @@ def table_md(name, cells, month=None):
             rows.append(_paper_row(month, PAPER_KEY.get(scheduler, scheduler)))
     if not month:
         rows += ["", "Paper (Tables 2-3), gain of the best aware allocator over the better of FF, BF, s / q: "
-                 + "; ".join(f"{m}: " + ", ".join(f"{sc.upper()} {_paper_gain(m, sc)}" for sc in ("sjf", "easy", "prb"))
+                 + "; ".join(f"{m}: " + ", ".join(f"{sc.upper()} {_paper_gain(m, sc)}" for sc in ("cph", "sjf", "easy", "prb"))
                              for m in MONTHS)]
     return "\n".join(rows)
 
@@ -238,7 +242,7 @@ def chains_of(months):
     return [chain for chain in CHAINS if chain[-1] in months or any(m in months for m in chain)]
 
 
-def continuous_md(months, seed, scale, calibrated, orders, predictor):
+def continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers=SCHEDULERS):
     """The continuous runs' tables: per node order and month, ours beside the paper's, and
     a count of where the aware allocators gain."""
     runs = []
@@ -257,22 +261,22 @@ def continuous_md(months, seed, scale, calibrated, orders, predictor):
     for order in orders:
         by_month = {}
         for _, table, meta in runs:
-            by_month.update(continuous_cells(table, reordered(mach, order), meta, predictor))
+            by_month.update(continuous_cells(table, reordered(mach, order), meta, predictor, schedulers))
         by_month = {m: by_month[m] for m in months if m in by_month}
         for month, cells in by_month.items():
             parts.append(table_md(f"{month}, continuous run; node order: {ORDER_NOTE[order]} ({order})",
-                                  cells, month if month in PAPER else None))
+                                  cells, month if month in PAPER else None, schedulers))
             if month in PAPER:
-                parts.append(residuals_md(month, cells))
-        parts.append(gains_summary(by_month, order))
+                parts.append(residuals_md(month, cells, schedulers))
+        parts.append(gains_summary(by_month, order, schedulers))
     return "\n\n".join(parts)
 
 
-def residuals_md(month, cells):
+def residuals_md(month, cells, schedulers=SCHEDULERS):
     """FF's and BF's s and q beside the paper's, as ours / paper - 1, and how many are
     within +-25 %."""
     res = []
-    for sc in SCHEDULERS:
+    for sc in schedulers:
         key = PAPER_KEY.get(sc, sc)
         if key not in PAPER[month]:
             continue
@@ -286,7 +290,7 @@ def residuals_md(month, cells):
         + f" ({ok} of {len(res)} within +-25 %).")
 
 
-def gains_summary(by_month, order):
+def gains_summary(by_month, order, schedulers=SCHEDULERS):
     """One paragraph: in how many (month, scheduler) rows the best aware allocator beats
     the better of FF and BF on slowdown, ours and the paper's."""
     ours = paper = total = 0
@@ -294,7 +298,7 @@ def gains_summary(by_month, order):
     for month, cells in by_month.items():
         if month not in PAPER:
             continue
-        for sc in SCHEDULERS:
+        for sc in schedulers:
             key = PAPER_KEY.get(sc, sc)
             if key not in PAPER[month]:
                 continue
@@ -335,9 +339,16 @@ def main(argv=None) -> int:
     ap.add_argument("--orders", default=",".join(ORDERS),
                     help=f"node orders to run, comma-separated (default {','.join(ORDERS)})")
     ap.add_argument("--no-instances", action="store_true", help="skip the real Eurora job instances")
+    ap.add_argument("--schedulers", default=",".join(SCHEDULERS),
+                    help=f"schedulers to run, comma-separated (default {','.join(SCHEDULERS)}; add cph for the "
+                    "paper's CPH rows: minutes of CP-SAT per replay, see docs/studies/netti-allocators.md)")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
     orders = tuple(o.strip() for o in args.orders.split(",") if o.strip())
+    schedulers = tuple(x.strip() for x in args.schedulers.split(",") if x.strip())
+    for x in schedulers:
+        if x not in registry.scheduler_names():
+            ap.error(f"unknown scheduler {x!r}")
     for o in orders:
         if o not in ORDERS:
             ap.error(f"unknown node order {o!r}; choose from {', '.join(ORDERS)}")
@@ -358,14 +369,16 @@ def main(argv=None) -> int:
             instances.append((table, machine.from_spec(meta["machine"]), meta))
         workloads[f"Eurora-like, load {load}, burstiness {args.burstiness} ({args.jobs} jobs x {args.seeds} seeds)"] = instances
     with_orders = _with_orders(workloads, orders)
-    results = study(with_orders, args.predictor)
-    text = "\n\n".join(table_md(name, cells, _month(with_orders[name])) for name, cells in results.items())
+    results = study(with_orders, args.predictor, schedulers)
+    text = "\n\n".join(table_md(name, cells, _month(with_orders[name]), schedulers)
+                       for name, cells in results.items())
     months = [m.strip() for m in args.months.split(",") if m.strip()]
     for m in months:
         if m not in MONTHS:
             ap.error(f"unknown month {m!r}; choose from {', '.join(MONTHS)}")
     if months:
-        text += "\n\n" + continuous_md(months, args.seed, args.scale, not args.uncalibrated, orders, args.predictor)
+        text += "\n\n" + continuous_md(months, args.seed, args.scale, not args.uncalibrated, orders, args.predictor,
+                                      schedulers)
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
         f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "

@@ -1,0 +1,46 @@
+"""bench/netti_study.py's tables: the schedulers a run chose, with the paper's rows
+(Tables 2-3, CPH included) beside ours."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from repo_paths import ROOT
+
+_spec = importlib.util.spec_from_file_location("netti_study", ROOT / "bench" / "netti_study.py")
+netti_study = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(netti_study)
+
+
+def _cells(schedulers, base):
+    """Made-up (s, q) per (scheduler, allocator): s = base + allocator index, q = 1."""
+    return {(sc, a): (float(base + i), 1.0) for sc in schedulers for i, a in enumerate(netti_study.ALLOCATORS)}
+
+
+def test_a_cph_run_gets_the_papers_cph_row_beside_it():
+    cells = _cells(("cph",), 10)
+    text = netti_study.table_md("apr2015", cells, "apr2015", ("cph",))
+    rows = [r for r in text.splitlines() if r.startswith("|")]
+    assert rows[2].startswith("| CPH | 10.0 | 1.0 | 11.0 | 1.0 | 12.0 |")
+    # Table 2(a)'s CPH row: FF 10/4, BF 10/4, B 7/4, W 8/4, P-W 7/4, gains 30 % / 0 %
+    assert rows[3] == "| *paper apr2015 CPH* | 10 | 4 | 10 | 4 | 7 | 4 | 8 | 4 | 7 | 4 | 30% / 0% | 30% / 0% | 30% / 0% |"
+    assert len(rows) == 4  # no other scheduler's rows
+
+
+@pytest.mark.parametrize("month, ff_bf", [("apr2014", ((251, 57), (271, 55))), ("sep2014", ((41, 27), (42, 28))),
+                                          ("aug2014", ((8, 7), (7, 6)))])
+def test_the_residuals_of_cph_are_against_its_own_row(month, ff_bf):
+    (s_ff, q_ff), (s_bf, q_bf) = ff_bf
+    cells = {("cph", a): (2.0 * s_ff, float(q_ff)) for a in netti_study.ALLOCATORS}
+    cells["cph", "bf"] = (float(s_bf), 1.25 * q_bf)
+    text = netti_study.residuals_md(month, cells, ("cph",))
+    assert "CPH FF s +100%, CPH FF q +0%, CPH BF s +0%, CPH BF q +25%" in text
+    assert "(3 of 4 within +-25 %)" in text
+
+
+def test_the_default_schedulers_leave_cph_out():
+    assert "cph" not in netti_study.SCHEDULERS
+    text = netti_study.residuals_md("apr2015", _cells(netti_study.SCHEDULERS, 5))
+    assert "CPH" not in text and "of 16 within +-25 %" in text
