@@ -130,18 +130,21 @@ def test_phase2_postpones_a_job_the_aggregated_schedule_cannot_place_on_nodes():
     # 2 nodes of 4 cores.  J0 holds one core on each node for 100 s.  At t=1 J1 (4 cores on
     # one node, 10 s) and J2 (2 one-core units, 20 s) arrive: 6 cores are free in all, so
     # phase 1 starts both now (J1 first: equal demand, lower index), but no node has 4 free
-    # cores.  J1 is postponed and J2, offered next, starts; at J2's end (t=21) J1 is
-    # planned now and postponed again; it starts when J0 ends.
+    # cores.  J1 is postponed and J2, offered next, starts; at J2's end (t=21) J1 still
+    # fits no node, so nothing can start and the solver is not asked ("no-fit"); it starts
+    # when J0 ends.
     t = core_gpu_table(submit=[0, 1, 1], run=[100, 10, 20], units=[2, 1, 2], unit_cores=[1, 4, 1],
                        unit_gpus=[0, 0, 0], req_nodes=[2, 1, -1], executable=[1, 1, 1])
     r = replay(t, from_spec("2x(cores=4)"), "cph", "ff")
     assert r.start.tolist() == [0, 100, 1]
     d = r.tables["decisions"]
     assert d["time"].to_list() == [0, 1, 21, 100]
-    assert d["planned_now"].to_list() == [1, 2, 1, 1]
+    assert d["status"].to_list() == ["optimal", "optimal", "no-fit", "optimal"]
+    assert d["planned_now"].to_list() == [1, 2, 0, 1]
     assert d["started"].to_list() == [1, 1, 0, 1]
-    assert d["postponed"].to_list() == [0, 1, 1, 0]
-    assert r.policy["postponed"] == 2
+    assert d["postponed"].to_list() == [0, 1, 0, 0]
+    assert d["objective"].null_count() == 1
+    assert r.policy["postponed"] == 1
 
 
 def test_the_window_limits_phase1_to_the_first_jobs_in_prb_order():
@@ -192,7 +195,7 @@ def test_eurora_runs_with_every_allocator(eurora_jobs, allocator):
     r = replay(table, mach, "cph", allocator, meta=meta)
     assert (r.start >= 0).all() and (r.end >= r.start).all()
     assert r.policy["decisions"] > 0
-    assert set(r.policy["statuses"]) <= {"optimal", "feasible", "heuristic"}
+    assert set(r.policy["statuses"]) <= {"optimal", "feasible", "heuristic", "no-fit"}
 
 
 def test_two_runs_are_byte_identical(shared_traces, tmp_path):

@@ -72,6 +72,11 @@ settles it):
   left) starts on the allocator's nodes, so every allocator works, including those
   without a node order; one that does not is postponed and the next is offered.
 * **Decision points**: every event instant (the period 0 default), as AccaSim dispatches.
+  At one where no window job fits on the free nodes, nothing can start whatever phase 1
+  plans, so the solver is not asked (ours: the same schedule for less time; status
+  "no-fit" in decisions.parquet, without objective values).  On the April 2015 chain of
+  ``make study`` (993 jobs, First-Fit) this skipped 167 of 937 decisions and cut CP-SAT's
+  time from 460 to 306 s, same starts and ends.
 """
 
 from __future__ import annotations
@@ -302,6 +307,11 @@ class CPH:
             return
         now = view.time
         jobs = prb_order(view, view.queue.astype(np.int64))[: self.window]
+        if not any(self.fits(int(j)) for j in jobs):
+            # nothing phase 1 plans now could be placed, and nothing else starts: the
+            # decision is empty whatever the solver says, so it is not asked
+            self.rows.append((now, int(view.queue.size), int(jobs.size), 0, "no-fit", None, None, 0, 0, 0, 0.0))
+            return
         running = view.running.astype(np.int64)
         held = view.units[running, None] * view.request[running]
         held_until = np.maximum(view.start[running] + view.pred[running] - now, 1)
