@@ -123,9 +123,7 @@ def test_easy_node_feasible_backfill_lowers_priority_weighted_priorities():
     m = machine.from_spec("3x(cores=8,gpus=3)")
     sim = Simulation(table, m, scheduler="easy", allocator="priority-weighted", weight_rule="text")
     for _ in range(2):
-        sim.advance()
-        sim.jitted_pass()
-        sim.end_pass()
+        sim.step()
     assert sim.core.jobs[:, layout.J_START].tolist() == [0, 0, -1, 1]
     assert sim.alloc.prio[1] == 1
 
@@ -144,9 +142,7 @@ def _passes(sim, k):
     after each."""
     out = []
     for _ in range(k):
-        sim.advance()
-        sim.jitted_pass()
-        sim.end_pass()
+        sim.step()
         out.append(int(sim.alloc.prio[1]))
     return out
 
@@ -230,9 +226,7 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
         # the priorities after every pass, stepped through the jitted scheduler
         sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, **_options(allocator, rule, window))
         trace = []
-        while sim.advance() is not None:
-            sim.jitted_pass()
-            sim.end_pass()
+        while sim.step() is not None:
             trace.append((sim.now, int(sim.alloc.prio[1]), int(sim.alloc.prio[2])))
         assert trace == nv.prio_trace
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from repo_paths import KTH
 from schedbench.analysis import results
 from schedbench.core import layout
+from schedbench.core.state import C_TL
 from schedbench.engine import replay
 from schedbench.engine.simulation import PolicyError, Simulation
 from schedbench.io import jobs, machine
@@ -82,11 +83,9 @@ def test_invariants_between_passes(trace, scheduler, allocator):
     start >= submit; end = start + run; the stepped replay equals the one-call replay."""
     table, mach = trace
     sim = Simulation(table, mach, allocator=allocator, scheduler=scheduler)
-    while sim.advance() is not None:
-        sim.jitted_pass()
+    while sim.step() is not None:
         free = sim.core.free
         assert (free >= 0).all() and (free <= sim.core.cap).all(), f"t={sim.now}"
-        sim.end_pass()
     stepped = sim.core.jobs[:, layout.J_START]
     r = replay.replay(table, mach, scheduler, allocator)
     np.testing.assert_array_equal(stepped, r.start)
@@ -97,6 +96,30 @@ def test_invariants_between_passes(trace, scheduler, allocator):
     frame = results.jobs_frame(r)
     assert frame.height == table.n_jobs
     np.testing.assert_array_equal(frame["job_id"].to_numpy(), table.job_id)
+
+
+def test_step_is_advance_pass_and_end_pass_in_one_call():
+    """Simulation.step (one pass of the compiled replay loop) and the three calls it
+    replaces reach the same decision points with the same starts and timeline rows; the
+    log and the scheduler's arrays grow on the way (400 Eurora-like jobs, 64 rows at
+    first)."""
+    table, mach = _eurora_like()
+    by_step = Simulation(table, mach, scheduler="fcfs", allocator="bf")
+    by_calls = Simulation(table, mach, scheduler="fcfs", allocator="bf")
+    times = []
+    while (t := by_step.step()) is not None:
+        assert by_calls.advance() == t
+        by_calls.jitted_pass()
+        assert by_step._started_in_pass == by_calls._started_in_pass
+        by_calls.end_pass()
+        times.append(t)
+    assert by_calls.advance() is None and by_step.step() is None
+    assert len(times) == by_step.passes == by_calls.passes > 100
+    np.testing.assert_array_equal(by_step.core.jobs[:, layout.J_START], by_calls.core.jobs[:, layout.J_START])
+    rows = int(by_step.core.scal[C_TL])
+    assert rows == int(by_calls.core.scal[C_TL]) > 100
+    np.testing.assert_array_equal(by_step.core.timeline[:, :rows], by_calls.core.timeline[:, :rows])
+    assert (by_step.core.jobs[:, layout.J_START] >= 0).all()
 
 
 @settings(max_examples=120)
@@ -117,12 +140,10 @@ def test_easy_head_never_starts_after_its_first_reservation(trace, allocator):
     table, mach = trace
     sim = Simulation(table, mach, allocator=allocator, predictor="actual", scheduler="easy")
     first = {}
-    while sim.advance() is not None:
-        sim.jitted_pass()
+    while sim.step() is not None:
         escal = sim.sched.scal
         if escal[E_STARTED] >= 0:  # a backfill pass has run
             first.setdefault(int(escal[E_HEAD]), int(escal[E_SHADOW]))
-        sim.end_pass()
     start = sim.core.jobs[:, layout.J_START]
     late = {j: (int(start[j]), s) for j, s in first.items() if start[j] > s}
     assert not late, f"heads started after their first shadow time: {late}"

@@ -81,9 +81,7 @@ def test_a_long_plan_builds_the_index_and_drops_it(monkeypatch):
     built = dropped = False
     rows = []
     most_blocks = 0
-    while sim.advance() is not None:
-        sim.jitted_pass()
-        sim.end_pass()
+    while sim.step() is not None:
         blocks = int(sim.sched.pmf[2, 0])  # the cores' slot index: its count of blocks
         rows.append(int(sim.sched.meta[0, rusv.M_N]))
         most_blocks = max(most_blocks, blocks)

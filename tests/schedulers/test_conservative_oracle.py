@@ -185,9 +185,8 @@ def test_stepped_conservative_equals_the_one_call_replay():
     table = table.head(2000)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
     sim = Simulation(table, mach, allocator="ff", scheduler="conservative")
-    while sim.advance() is not None:
-        sim.jitted_pass()
-        sim.end_pass()
+    while sim.step() is not None:
+        pass
     r = replay.replay(table, mach, "conservative", "ff")
     np.testing.assert_array_equal(sim.core.jobs[:, layout.J_START], r.start)
     assert sim.sched.slots.shape[1] > 64

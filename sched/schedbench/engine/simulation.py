@@ -66,7 +66,19 @@ from ..core.layout import (
     N_RES,
     JobState,
 )
-from ..core.state import C_FREE, C_HN, C_NEXT, C_QH, C_QN, C_RN, C_STARTED, W_COUNT, W_NODE
+from ..core.state import (
+    C_DONE,
+    C_FREE,
+    C_HN,
+    C_LAST_PASS,
+    C_NEXT,
+    C_QH,
+    C_QN,
+    C_RN,
+    C_STARTED,
+    W_COUNT,
+    W_NODE,
+)
 from ..errors import UsageError
 from ..io.jobs import JobTable, expected_queue_wait
 from ..io.machine import Machine
@@ -177,31 +189,75 @@ class Simulation:
     # -- stepping ---------------------------------------------------------------------
 
     def _bind(self) -> None:
-        """Bind the kernels called at every decision point to this run's types (see
-        :func:`schedbench._jit.bound`); again whenever ``self.core`` is replaced."""
-        C, i = self.core, np.int64(0)
-        self._advance = bound(api.advance, C, self.pred, self.sched, self.alloc)
-        self._start_from_policy = bound(api.start_from_policy, C, self.sched, self.alloc, i, i, i)
-        self._skip_idle_ticks = bound(api.skip_idle_ticks, C)
+        """Forget the kernels bound to this run's types (see :func:`schedbench._jit.bound`)
+        when ``self.core`` is replaced; :meth:`_kernel` binds each again when first used."""
+        C = self.core
+        self._bound: dict[str, object] = {}
         self._fit_work = (C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2])
         self._free_total = C.scal[C_FREE : C_FREE + N_RES]  # the core keeps the machine's free amounts
-        req = C.jobs[0, J_REQ : J_REQ + N_RES] if C.jobs.shape[0] else np.zeros(N_RES, np.int64)
-        self._fits = bound(api.fits, C.free, self._free_total, i, req, i, *self._fit_work, C.elig[0], False)
+
+    def _kernel(self, name: str):
+        """The kernel ``name`` (advance, start, skip or fits) bound to this run's types,
+        compiled (or loaded) when first asked for: a jitted scheduler stepped with
+        :meth:`step` needs none of them, and each costs seconds to compile per scheduler
+        state class."""
+        k = self._bound.get(name)
+        if k is None:
+            C, i = self.core, np.int64(0)
+            if name == "advance":
+                k = bound(api.advance, C, self.pred, self.sched, self.alloc)
+            elif name == "start":
+                k = bound(api.start_from_policy, C, self.sched, self.alloc, i, i, i)
+            elif name == "skip":
+                k = bound(api.skip_idle_ticks, C)
+            else:
+                req = C.jobs[0, J_REQ : J_REQ + N_RES] if C.jobs.shape[0] else np.zeros(N_RES, np.int64)
+                k = bound(api.fits, C.free, self._free_total, i, req, i, *self._fit_work, C.elig[0], False)
+            self._bound[name] = k
+        return k
 
     def _grow_log(self) -> None:
         self.core = core_mod.grow_log(self.core)
         self._bind()
 
-    def advance(self) -> int | None:
-        """Process events up to the next decision point; its time, or None at the end."""
+    def _make_room(self) -> None:
+        """Room for one more decision point: the allocation log's, and the scheduler's
+        arrays' (its ``grow``), as the replay loop's caller gives it (:func:`schedbench.core.run`)."""
         if not core_mod.log_room(self.core):
             self._grow_log()
         if self._grow is not None:
             self._grow(self.sched, self.core)
-        t = self._advance(self.core, self.pred, self.sched, self.alloc)
+
+    def advance(self) -> int | None:
+        """Process events up to the next decision point; its time, or None at the end."""
+        self._make_room()
+        t = self._kernel("advance")(self.core, self.pred, self.sched, self.alloc)
         self.now = None if t < 0 else int(t)
         self._started_in_pass = 0
         return self.now
+
+    def step(self) -> int | None:
+        """One whole decision point of the jitted scheduler this Simulation was built with
+        (``scheduler=NAME``): :meth:`advance`, :meth:`jitted_pass` and :meth:`end_pass` in
+        one call of its compiled replay loop, limited to one pass, so that stepping a
+        replay compiles nothing beyond the loop a one-call replay uses.  Returns the
+        decision point's time, or None at the end."""
+        if self.scheduler is None:
+            raise UsageError("create the Simulation with scheduler=NAME to step a jitted scheduler")
+        loop = core_mod.loop_for(self.sched, self.pred, self.alloc)
+        before = int(self.core.scal[C_STARTED])
+        while True:
+            self._make_room()
+            # 0 passes: the end, or the loop returned for room (given on the next turn)
+            if loop(self.core, self.pred, self.sched, self.alloc, 1, 0) == 1:
+                self.now = int(self.core.scal[C_LAST_PASS])
+                self.passes += 1
+                self._started_in_pass = int(self.core.scal[C_STARTED]) - before
+                return self.now
+            if self.core.scal[C_DONE]:
+                self.now = None
+                self._started_in_pass = 0
+                return None
 
     def queue(self) -> np.ndarray:
         C = self.core
@@ -237,7 +293,7 @@ class Simulation:
             self._grow_log()
             C = self.core
         used = -1 if nodes is None else self._check_placement(j, nodes, counts)
-        if not self._start_from_policy(C, self.sched, self.alloc, j, self.now, used):
+        if not self._kernel("start")(C, self.sched, self.alloc, j, self.now, used):
             raise PolicyError(f"job index {j} does not fit at time {self.now}")
         self._started_in_pass += 1
 
@@ -296,7 +352,7 @@ class Simulation:
                     free = free.copy()
                     free[down] = 0
                     total = None
-            test = self._fits
+            test = self._kernel("fits")
         else:  # the caller's array may differ in layout or flags: numba's dispatch decides
             free = np.ascontiguousarray(free, dtype=np.int64)
             test = api.fits
@@ -313,10 +369,7 @@ class Simulation:
         passes)."""
         if self.scheduler is None:
             raise UsageError("create the Simulation with scheduler=NAME to step a jitted scheduler")
-        if not core_mod.log_room(self.core):
-            self._grow_log()
-        if self._grow is not None:  # the scheduler's arrays get room as in a jitted replay
-            self._grow(self.sched, self.core)
+        self._make_room()  # the scheduler's arrays get room as in a jitted replay
         before = int(self.core.scal[C_STARTED])
         api.pass_at(self.core, self.pred, self.sched, self.alloc, self.now)
         self._started_in_pass += int(self.core.scal[C_STARTED]) - before
@@ -335,7 +388,7 @@ class Simulation:
         have started nothing.  Returns the next decision instant, or None when the tick was
         dropped because no event is left (the queued jobs would wait forever) or nothing
         moved."""
-        t = int(self._skip_idle_ticks(self.core))
+        t = int(self._kernel("skip")(self.core))
         return t if t >= 0 else None
 
     @property
