@@ -346,9 +346,7 @@ def replay_slots(path: Path) -> None:
     sim = Simulation(table, mach, scheduler="conservative", allocator="ff")
     jobs, slots = [], []
     t0 = time.perf_counter()
-    while sim.advance() is not None:
-        sim.jitted_pass()
-        sim.end_pass()
+    while sim.step() is not None:
         jobs.append(int(sim.core.scal[C_QN] + sim.core.scal[C_RN]))
         slots.append(int(sim.sched.meta[:, rusv.M_N].max()))  # the cores' vector: SWF jobs are pool jobs
     wall = time.perf_counter() - t0
