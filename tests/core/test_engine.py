@@ -100,9 +100,9 @@ def test_invariants_between_passes(trace, scheduler, allocator):
 
 def test_step_is_advance_pass_and_end_pass_in_one_call():
     """Simulation.step (one pass of the compiled replay loop) and the three calls it
-    replaces reach the same decision points with the same starts and timeline rows; the
-    log and the scheduler's arrays grow on the way (400 Eurora-like jobs, 64 rows at
-    first)."""
+    replaces reach the same decision points with the same starts and timeline rows (400
+    Eurora-like jobs; growth between steps is checked by the stepped conservative replay,
+    tests/schedulers/test_conservative_oracle.py)."""
     table, mach = _eurora_like()
     by_step = Simulation(table, mach, scheduler="fcfs", allocator="bf")
     by_calls = Simulation(table, mach, scheduler="fcfs", allocator="bf")
