@@ -41,7 +41,7 @@ from .pruning import (
     _least_used_before,
     _longest_run_before,
 )
-from .site import _constraints_fit
+from .site import _constraints_fit, _unconstrained
 from .state import (
     B_COUNT,
     B_PTR,
@@ -617,7 +617,7 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     # inlined into the compression's loop (_by_state's inline_pool), which tries every
     # queued job: a call would pass every array of the scheduler's, the core's and the
     # allocator's states, and cost about as much as the try (HPC2N: 8.9 M tries)
-    if sched.site.cptr[j] != sched.site.cptr[j + 1]:
+    if not _unconstrained(sched.site, j):
         return _earlier_fit_pool_site(sched, core, alloc, j, now, b0, e0)
     k = sched.ptype[j]
     limit = min(b0, sched.scal[S_FREED])
@@ -920,7 +920,8 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     sc = sched.scal
     limit = b0
     resume = INF
-    if sched.site.cptr[j] == sched.site.cptr[j + 1]:  # (site constraints: as the pool)
+    site_free = _unconstrained(sched.site, j)
+    if site_free:  # (site constraints: as the pool)
         limit = min(b0, sc[S_FREED])
         resume = _new_end_from(sched, j, max(limit, now + 1), b0)
         if resume < 0:  # lost track: search every candidate
@@ -929,7 +930,6 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
     if limit <= now and resume >= b0:
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
-    site_free = sched.site.cptr[j] == sched.site.cptr[j + 1]
     sc[S_TRY_LIMIT] = limit if site_free else -1
     # A job asking for at least what an earlier try that found nothing asked fails on the
     # plan with its own booking on: it finds nothing when that booking is past every

@@ -29,9 +29,15 @@ def _constraints_fit(sched, jobs, j, t, limit):
     earliest instant; iterate to the first all agree on).  Inlined where a fit is
     searched, which it is in several places, for the common answer (no constraints);
     the search over the constraints' vectors is one kernel, compiled once."""
-    if sched.site.cptr[j] == sched.site.cptr[j + 1]:
+    if _unconstrained(sched.site, j):
         return t
     return _constrained_fit(sched, jobs, j, t, limit)
+
+
+@inline_kernel
+def _unconstrained(site, j):
+    """Whether job j has no site constraint (limits, FreePools) to honour."""
+    return site.cptr[j] == site.cptr[j + 1]
 
 
 @internal_kernel
