@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 # numba's compiled kernels live in the user cache folder (~/.cache/schedbench on Linux, or
 # $NUMBA_CACHE_DIR), shared by make and the bare command line; schedbench keys a subfolder
-# on its own sources (see sched/schedbench/_jit.py).
+# on the sources its kernels depend on (see sched/schedbench/kernel_sources.py).
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test test-oracle-full report-check bench bench-perf bench-check bench-save compile-cost study study-sfs study-soner lint clean

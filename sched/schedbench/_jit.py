@@ -35,6 +35,7 @@ import itertools
 import os
 import pickle
 import sys
+import tempfile
 from pathlib import Path
 
 import numba
@@ -52,20 +53,37 @@ def cache_root() -> str:
     return root
 
 
-def _cache_dir() -> str:
-    """numba's cache folder for this exact package source.
+_PACKAGE_DIR = Path(__file__).resolve().parent
 
-    numba keys each cached function on its own file's timestamp, so a kernel that calls
+
+def _cache_dir() -> str:
+    """numba's cache folder for this package's kernel sources.
+
+    numba keys each cached function on its own file's content, so a kernel that calls
     into another module is served stale after that module alone changes (a ``git pull``,
-    an edit).  Keying the folder on a digest of every source file of the package rules
-    that out.
+    an edit).  Keying the folder on a digest of every file kernels can depend on
+    (:mod:`schedbench.kernel_sources`) rules that out, while an edit elsewhere (the
+    command line, reports, a Python policy) keeps every compiled kernel.  Which files
+    those are is found by parsing the package, once per digest of all its files: the
+    answer is kept in the cache root's ``numba-keys`` folder.
     """
-    digest = hashlib.sha1()
-    here = Path(__file__).resolve().parent
-    for path in sorted(here.rglob("*.py")):
-        digest.update(path.relative_to(here).as_posix().encode())
-        digest.update(path.read_bytes())
-    return os.path.join(cache_root(), f"numba-{digest.hexdigest()[:12]}")
+    from . import kernel_sources as sources
+
+    every = sources.digest(_PACKAGE_DIR, sorted(_PACKAGE_DIR.rglob("*.py")))
+    memo = Path(cache_root(), "numba-keys", every)
+    try:
+        key = memo.read_text()
+    except OSError:
+        key = ""
+    if len(key) != 40 or not all(c in "0123456789abcdef" for c in key):
+        key = sources.digest(_PACKAGE_DIR, sources.kernel_sources(_PACKAGE_DIR))
+        with contextlib.suppress(OSError):  # a read-only cache root: parse again next time
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=memo.parent, prefix=".tmp-")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(key)
+            os.replace(tmp, memo)
+    return os.path.join(cache_root(), f"numba-{key[:12]}")
 
 
 numba.config.CACHE_DIR = _cache_dir()
@@ -89,8 +107,6 @@ def _numba_typing_without_cffi() -> None:
 
 
 _numba_typing_without_cffi()
-
-_PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 class _PackageCacheLocator(caching.UserProvidedCacheLocator):
