@@ -46,6 +46,7 @@ def _policy(n_nodes, **flags):
     pol.n_nodes = n_nodes
     pol.kinds = np.zeros(6, dtype=np.int64)
     pol._finished = True
+    pol.cuts = "off-first"
     for name, value in flags.items():
         setattr(pol, name, value)
     return pol

@@ -34,6 +34,7 @@ class _Answer:
     """A model whose solve ends as CBC's did at t = 2645: status optimal, objective 1e50."""
 
     num_cols = num_rows = 1
+    cuts = -1  # python-mip's default
     objective_value = 1e50
 
     def optimize(self, max_nodes):

@@ -5,6 +5,7 @@ against the jitted EASY, contiguity, capacity and reproducibility."""
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -423,6 +424,7 @@ def test_ipsched_states_model_has_the_nodes_models_optimum_at_every_decision(cas
 @given(kind=st.sampled_from(["I", "II", "III", "IV", "V"]), seed=st.integers(0, 10_000),
        objective=st.sampled_from(["priority", "cores"]), gap=st.sampled_from([0.0, 10.0]))
 @example(kind="IV", seed=103, objective="priority", gap=0.0)
+@example(kind="V", seed=912, objective="priority", gap=0.0)
 def test_ipsched_states_model_keeps_every_optimum_on_soner_workloads(kind, seed, objective, gap):
     from schedbench.policies.ipsched import IPSched
 
@@ -442,7 +444,11 @@ def test_ipsched_states_model_keeps_every_optimum_on_soner_workloads(kind, seed,
             # the per-node model's interchangeable nodes can keep CBC from proving its
             # optimum within the node limit (workload IV seed 103: 100,000 nodes in 91 s,
             # 'feasible'); the states model's optimum is then at least its best answer
-            assert nodes.status == "feasible" and states.objective >= nodes.objective - 1e-9, states.time
+            # (within the same relative 1e-9 as above: workload V seed 912 gives 22548234221.9375
+            # against the per-node model's 22548234222.0, 0.0625 in 2.3e10, far less than CBC's
+            # integrality tolerance of 1e-6 allows on coefficients of about 4e9)
+            assert nodes.status == "feasible", states.time
+            assert states.objective >= nodes.objective - 1e-9 * max(1.0, abs(nodes.objective)), states.time
     assert np.all(r.start >= 0) and any(n.status == "optimal" for n, _ in checked)
     _check_capacity(r)
 
@@ -512,13 +518,18 @@ def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, j
 
     monkeypatch.setattr(IPSched, "use_start", False)
     paper = replay(table, m, scheduler, "bf", max_nodes=1, **model)
-    d = paper.tables["decisions"]
+    solves = paper.tables["decisions"]
+    # aucsched solves a window without cuts first, and again with CBC's cuts when the
+    # node limit stops that: the decision is the last solve's
+    first = solves.filter(pl.col("time") == 0)["cuts"].to_list()
+    assert first == ([0, -1] if scheduler == "aucsched" else [-1])
+    d = solves.unique("time", keep="last", maintain_order=True)
     assert d["status"][0] == "feasible" and d["window"][0] == jobs
     assert d["window"][1] == jobs // 2 and d["time"][1] == 5  # nothing started at 0, half the window at 5
     assert not np.any(paper.start == 0)
     assert np.all(paper.start >= 0)  # every job runs in the end
     kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent", **model)
-    assert kept.tables["decisions"]["status"][0] == "feasible"
+    assert kept.tables["decisions"].filter(pl.col("time") == 0)["status"].to_list() == ["feasible"] * len(first)
     assert np.any(kept.start == 0)
 
 

@@ -77,6 +77,18 @@ docs/reference/schedulers.md for the whole replay).  Among optima of equal
 value the answer can differ from CBC's: the greedy takes jobs in window order and, per
 job, the first of its most valuable bids.
 
+**Cut passes** (``cuts``; the paper is silent: it names no solver settings).  With CBC's
+automatic cut generation some windows of random-size ESP need 6-20 GB of memory while they
+are solved (experiment 8 on ESP-RS, seed 3, peaked at 20 GB) and a few CPU seconds, where
+the same model without cuts takes a fifth of a GB and a second and reaches the same
+optimum.  By default (``"off-first"``) a window's model is therefore solved without cuts
+first; only when the node limit stops that solve is the model built and solved again with
+CBC's automatic cuts, exactly as ``"auto"`` (the former behaviour) solves every window.  A
+window proved optimal without cuts has the same optimal value as with them, but where
+several optima exist CBC may return another of them, so a replay's schedule can differ
+from ``"auto"``'s.  Both solves are rows of decisions.parquet (column ``cuts``); the
+window rule (halving) follows the last.
+
 **Spread bids** (``spread_bids``, :mod:`~schedbench.policies.aucsched_bids`).  The
 model gives a job of free shape a load per node between 1 and what the node can host
 (r_jn of (14)), but the paper's A, B and C bids take the fewest nodes that hold the job,
@@ -114,6 +126,10 @@ from ..errors import UsageError
 from . import window as win
 from .aucsched_bids import SPREAD_SETS, Bids, preference
 
+CUT_STAGES = {"off-first": (0, -1), "auto": (-1,)}
+"""``cuts`` option -> python-mip's ``cuts`` value per solve of a window's model, in order
+(0: no cut passes; -1: CBC's automatic choice)."""
+
 
 class AucSched(win.WindowPolicy):
     """The AUCSCHED policy (see the module docstring); options as registered."""
@@ -139,8 +155,10 @@ class AucSched(win.WindowPolicy):
     """Add the valid knapsack rows on b to the model (see :meth:`_knapsack_rows`)."""
 
     def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
-                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids="none", priority_scale="rank"):
+                 solver_seed=0, max_bids=10, slurm_bids=True, spread_bids="none", priority_scale="rank",
+                 cuts="off-first"):
         super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed, priority_scale)
+        self.cuts = win.check_choice("cuts", cuts, tuple(CUT_STAGES))
         if max_bids <= 0:
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
@@ -161,7 +179,7 @@ class AucSched(win.WindowPolicy):
 
     def _settings(self) -> dict:
         return {**super()._settings(), "max_bids": self.max_bids, "slurm_bids": self.slurm_bids,
-                "spread_bids": self.spread_bids,
+                "spread_bids": self.spread_bids, "cuts": self.cuts,
                 "proved_by_job_set": sum(r.proof == "bound+set" for r in self.solver.rows),
                 "bids_won": dict(zip(("slurm", "A", "B", "C", "spread", "span"), (int(v) for v in self.kinds), strict=True))}
 
@@ -412,13 +430,23 @@ class AucSched(win.WindowPolicy):
     # ------------------------------------------------------------------ the model
 
     def _solve_model(self, view, jobs, need, cap, bids, worth, window_size, start, start_value):
+        """Solve the window's model (see ``cuts`` in the module docstring: with
+        "off-first", a first solve without cuts, and only if the node limit stops it the
+        same model built and solved again as "auto" solves it)."""
         bid_job, bid_kind = bids[0], bids[1]
-        m, b, load_of, rest = self._model(view, jobs, need, cap, bids, worth)
-        given = {}
-        if start:
-            given = {"start": self._mip_start(b, rest, bid_job, start), "start_objective": start_value}
-        if not self._solve(m, view.time, window_size, int(np.unique(bid_job).size), {"bids": bid_job.size},
-                           **given).use:
+        stages = CUT_STAGES[self.cuts] if self.solver.solver == "cbc" else (None,)
+        for stage, cuts in enumerate(stages):
+            m, b, load_of, rest = self._model(view, jobs, need, cap, bids, worth)
+            if cuts is not None:
+                m.cuts = cuts
+            given = {}
+            if start:
+                given = {"start": self._mip_start(b, rest, bid_job, start), "start_objective": start_value}
+            result = self._solve(m, view.time, window_size, int(np.unique(bid_job).size), {"bids": bid_job.size},
+                                 again=stage < len(stages) - 1, **given)
+            if result.finished:
+                break
+        if not result.use:
             return []
         return self._starts(jobs, bid_job, bid_kind, self._read(jobs, bids, b, load_of))
 

@@ -123,6 +123,7 @@ class SolveRow(NamedTuple):
     solve_s: float
     bids: int
     proof: str
+    cuts: int | None
 
 
 class Solver:
@@ -185,7 +186,8 @@ class Solver:
         use = status == mip.OptimizationStatus.OPTIMAL or (found and self.on_limit == "incumbent")
         objective = float(m.objective_value) if found else None
         self.rows.append(SolveRow(now, window, jobs, m.num_cols, m.num_rows, status.name.lower(), objective,
-                                  start_objective, solve_s, (extra or {}).get("bids", -1), "solver"))
+                                  start_objective, solve_s, (extra or {}).get("bids", -1), "solver",
+                                  int(m.cuts) if self.solver == "cbc" else None))
         return Solve(status.name.lower(), objective, use, finished)
 
     def proven(self, now: int, window: int, jobs: int, objective: float, solve_s: float) -> Solve:
@@ -193,7 +195,7 @@ class Solver:
         proved optimal without building a model (``proof`` "bound", no variables or
         constraints; ``solve_s``: the bound's seconds), and return it as an optimal
         solve."""
-        self.rows.append(SolveRow(now, window, jobs, 0, 0, "optimal", objective, objective, solve_s, -1, "bound"))
+        self.rows.append(SolveRow(now, window, jobs, 0, 0, "optimal", objective, objective, solve_s, -1, "bound", None))
         return Solve("optimal", objective, True, True)
 
     def table(self):
@@ -206,11 +208,15 @@ class Solver:
         first-fit placement), solve_s (wall-clock seconds, for
         information only: they decide nothing), bids (AUCSCHED; -1 for IPSCHED), proof
         ("solver": the solver's answer; "bound": the start reached an upper bound, so
-        no model was built or solved, and variables and constraints are 0)."""
+        no model was built or solved, and variables and constraints are 0), cuts (CBC's
+        cut setting for the solve: 0 none, -1 CBC's automatic choice; null for HiGHS and
+        for rows without a solve).  A decision point solved twice (AUCSCHED's
+        ``cuts="off-first"`` when the first solve stops at the node limit) has a row per
+        solve, the one that decided last."""
         import polars as pl
 
         types = {"status": pl.Utf8, "objective": pl.Float64, "start_objective": pl.Float64, "solve_s": pl.Float64,
-                 "proof": pl.Utf8}
+                 "proof": pl.Utf8, "cuts": pl.Int8}
         return pl.DataFrame(
             {name: pl.Series([getattr(r, name) for r in self.rows], dtype=types.get(name, pl.Int64))
              for name in SolveRow._fields}
@@ -478,10 +484,14 @@ class WindowPolicy:
             return []
         return self._allocate(view, *found)
 
-    def _solve(self, m, now: int, window_size: int, jobs: int, extra: dict | None = None, **start) -> Solve:
+    def _solve(self, m, now: int, window_size: int, jobs: int, extra: dict | None = None, *, again: bool = False,
+               **start) -> Solve:
         """Solve ``m`` and apply the window rule; ``start``: :meth:`Solver.solve`'s
-        start, start_objective and resolution."""
+        start, start_objective and resolution.  ``again``: the caller solves the decision
+        point again if the node limit stops this solve, so the rule waits for that one."""
         result = self.solver.solve(m, now, window_size, jobs, extra, **start)
+        if again and not result.finished:
+            return result
         self._finished = result.finished
         self.win.after(result.finished, self.solver.on_limit, window_size)
         return result
