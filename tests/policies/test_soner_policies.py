@@ -338,10 +338,11 @@ def test_aucsched_full_bid_substitution_keeps_every_optimum(kind, seed, gap, slu
 
 @settings(max_examples=10, deadline=None)
 @given(kind=st.sampled_from(["I", "III", "IV", "V"]), seed=st.integers(0, 10_000), gap=st.sampled_from([0.0, 20.0]),
-       priority=st.sampled_from(["basic", "multifactor"]))
-def test_aucsched_cuts_off_first_keeps_every_optimum(kind, seed, gap, priority):
-    """At every decision point of a run, solving the window's model without cut passes
-    first (cuts="off-first") reaches the optimal value CBC's automatic cuts reach."""
+       priority=st.sampled_from(["basic", "multifactor"]), cuts=st.sampled_from(["off", "off-first"]))
+def test_aucsched_cuts_off_keeps_every_optimum(kind, seed, gap, priority, cuts):
+    """At every decision point of a run, the window's model solved without cut passes
+    (cuts="off", or "off-first" with its second solve) has the optimal value CBC's automatic
+    cuts find, wherever both prove one."""
     from schedbench.policies.aucsched import AucSched
 
     m = from_spec("10x(cores=8,gpus=2)")
@@ -350,7 +351,7 @@ def test_aucsched_cuts_off_first_keeps_every_optimum(kind, seed, gap, priority):
         patch.setattr(AucSched, "use_bound", False)  # every decision point through the model
         r, checked = _solved_both_ways(AucSched, "_solve_model", "cuts",
                                        lambda: replay(table, m, "aucsched", "bf", options={"priority_type": priority}),
-                                       values=("auto", "off-first"))
+                                       values=("auto", cuts))
     assert checked and all(auto.cuts == -1 for auto, _ in checked)
     proved = [(a, o) for a, o in checked if (a.status, o.status) == ("optimal", "optimal")]
     for auto, first in proved:  # within python-mip's relative gap, which AUCSCHED's solves keep
@@ -541,17 +542,20 @@ def test_node_limit_halves_the_window_or_keeps_the_incumbent(scheduler, nodes, j
     monkeypatch.setattr(IPSched, "use_start", False)
     paper = replay(table, m, scheduler, "bf", max_nodes=1, **model)
     solves = paper.tables["decisions"]
-    # aucsched solves a window without cuts first, and again with CBC's cuts when the
-    # node limit stops that: the decision is the last solve's
+    # aucsched solves without cut passes (cuts="off"), ipsched with CBC's automatic ones
     first = solves.filter(pl.col("time") == 0)["cuts"].to_list()
-    assert first == ([0, -1] if scheduler == "aucsched" else [-1])
+    assert first == ([0] if scheduler == "aucsched" else [-1])
     d = solves.unique("time", keep="last", maintain_order=True)
     assert d["status"][0] == "feasible" and d["window"][0] == jobs
     assert d["window"][1] == jobs // 2 and d["time"][1] == 5  # nothing started at 0, half the window at 5
     assert not np.any(paper.start == 0)
     assert np.all(paper.start >= 0)  # every job runs in the end
     kept = replay(table, m, scheduler, "bf", max_nodes=1, on_limit="incumbent", **model)
-    assert kept.tables["decisions"].filter(pl.col("time") == 0)["status"].to_list() == ["feasible"] * len(first)
+    assert kept.tables["decisions"].filter(pl.col("time") == 0)["status"].to_list() == ["feasible"]
+    if scheduler == "aucsched":  # off-first: the same window again with CBC's cuts; the rule follows the last
+        again = replay(table, m, scheduler, "bf", max_nodes=1, cuts="off-first").tables["decisions"]
+        assert again.filter(pl.col("time") == 0).select("cuts", "status").rows() == [(0, "feasible"), (-1, "feasible")]
+        assert again.filter(pl.col("time") == 5)["window"].to_list()[0] == jobs // 2
     assert np.any(kept.start == 0)
 
 

@@ -53,10 +53,10 @@ DECLARATIONS: tuple[Entry, ...] = (
                   "paper's A, B, C bids), 'nodeset' (whole nodesets; reproduces Table 1) or 'span' (every node of "
                   "consecutive nodesets, loads left to the IP; reproduces Figures 4-5 and Table 1)",
                   choices=("none", "nodeset", "span")),
-           Option("cuts", "off-first", "aucsched: CBC's cut passes on a window's model: 'off-first' (solve without "
-                  "cuts; only if the node limit stops that, solve the model again with CBC's automatic cuts) or "
-                  "'auto' (automatic cuts at every solve; up to 20 GB of memory on some windows)",
-                  choices=("off-first", "auto"))), _IP),
+           Option("cuts", "off", "aucsched: CBC's cut passes on a window's model: 'off' (none), 'off-first' (none; "
+                  "if the node limit stops that solve, the model again with CBC's automatic cuts) or 'auto' "
+                  "(automatic cuts at every solve; up to 20 GB of memory on some windows)",
+                  choices=("off", "off-first", "auto"))), _IP),
     # It places every start in the allocator's planning order.
     Entry("backfill", Kind.PYTHON, "schedbench.policies.backfill:backfill",
           "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",

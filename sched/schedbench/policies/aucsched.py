@@ -77,17 +77,29 @@ docs/reference/schedulers.md for the whole replay).  Among optima of equal
 value the answer can differ from CBC's: the greedy takes jobs in window order and, per
 job, the first of its most valuable bids.
 
-**Cut passes** (``cuts``; the paper is silent: it names no solver settings).  With CBC's
-automatic cut generation some windows of random-size ESP need 6-20 GB of memory while they
-are solved (experiment 8 on ESP-RS, seed 3, peaked at 20 GB) and a few CPU seconds, where
-the same model without cuts takes a fifth of a GB and a second and reaches the same
-optimum.  By default (``"off-first"``) a window's model is therefore solved without cuts
-first; only when the node limit stops that solve is the model built and solved again with
-CBC's automatic cuts, exactly as ``"auto"`` (the former behaviour) solves every window.  A
-window proved optimal without cuts has the same optimal value as with them, but where
-several optima exist CBC may return another of them, so a replay's schedule can differ
-from ``"auto"``'s.  Both solves are rows of decisions.parquet (column ``cuts``); the
-window rule (halving) follows the last.
+**Cut passes** (``cuts``; the paper names no solver settings).  With CBC's automatic cut
+generation, some windows of random-size ESP held 5-20 GB of memory while they were solved
+(experiment 8 on ESP-RS, seed 3, peaked at 20 GB).  On one such window (6,962 columns,
+5.6 GB, 17 CPU s) CBC's log puts most of the time in clique strengthening and the conflict
+graph at the root; with both switched off it still held 4.8 GB, and switching off any
+single cut generator left 5.6 GB.  Without cuts the same model took 0.18 GB and 1.4 CPU s
+and the same optimum.  Three settings:
+
+* ``"off"`` (the default): no cut passes.  Same optimum wherever both prove one (a test
+  compares them at every decision point of generated runs); a window that CBC would prove
+  only with cuts stops at the node limit instead and the limit rule applies (in the
+  study's AUCSCHED replays on ESP-RS, 16 of 144 windows that stopped without cuts were
+  proved with them).
+* ``"off-first"``: no cuts; only when the node limit stops that solve is the model built
+  and solved again exactly as ``"auto"`` solves it, so every optimum ``"auto"`` proves is
+  proved; the failed first solves cost as much again (the study took 38 min instead of
+  29, with 4.7 GB at most).
+* ``"auto"``: CBC's automatic cuts at every solve (the behaviour before this option).
+
+Where several optima exist CBC may return another of them under another setting, so
+schedules can differ between the three.  Every solve is a row of decisions.parquet (column
+``cuts``); with ``"off-first"`` the window rule (halving) follows the last solve of a
+decision point.
 
 **Spread bids** (``spread_bids``, :mod:`~schedbench.policies.aucsched_bids`).  The
 model gives a job of free shape a load per node between 1 and what the node can host
@@ -126,7 +138,7 @@ from ..errors import UsageError
 from . import window as win
 from .aucsched_bids import SPREAD_SETS, Bids, preference
 
-CUT_STAGES = {"off-first": (0, -1), "auto": (-1,)}
+CUT_STAGES = {"off": (0,), "off-first": (0, -1), "auto": (-1,)}
 """``cuts`` option -> python-mip's ``cuts`` value per solve of a window's model, in order
 (0: no cut passes; -1: CBC's automatic choice)."""
 
@@ -156,7 +168,7 @@ class AucSched(win.WindowPolicy):
 
     def __init__(self, context, priority_type="basic", max_jobs=200, solver="cbc", max_nodes=200, on_limit="halve",
                  solver_seed=0, max_bids=10, slurm_bids=True, spread_bids="none", priority_scale="rank",
-                 cuts="off-first"):
+                 cuts="off"):
         super().__init__(context, priority_type, max_jobs, solver, max_nodes, on_limit, solver_seed, priority_scale)
         self.cuts = win.check_choice("cuts", cuts, tuple(CUT_STAGES))
         if max_bids <= 0:
