@@ -34,6 +34,7 @@ import hashlib
 import itertools
 import os
 import pickle
+import string
 import sys
 import tempfile
 from pathlib import Path
@@ -75,7 +76,7 @@ def _cache_dir() -> str:
         key = memo.read_text()
     except OSError:
         key = ""
-    if len(key) != 40 or not all(c in "0123456789abcdef" for c in key):
+    if len(key) != 40 or not set(key) <= set(string.hexdigits):
         key = sources.digest(_PACKAGE_DIR, sources.kernel_sources(_PACKAGE_DIR))
         with contextlib.suppress(OSError):  # a read-only cache root: parse again next time
             memo.parent.mkdir(parents=True, exist_ok=True)

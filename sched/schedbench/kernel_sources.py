@@ -32,7 +32,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-PACKAGE = "schedbench"
+PACKAGE = __name__.partition(".")[0]
 _COMPILING_PACKAGES = ("numba", "llvmlite")
 _KERNEL_DECORATORS = frozenset({"kernel", "inline_kernel", "internal_kernel"})
 
@@ -76,7 +76,7 @@ def _imported(name: str, is_package: bool, node: ast.Import | ast.ImportFrom, kn
     for alias in node.names:
         sub = f"{base}.{alias.name}" if base else alias.name
         out.add(sub if sub in known else base)
-    return out & set(known)
+    return {m for m in out if m in known}
 
 
 def _holds_compiled_code(tree: ast.Module) -> bool:
