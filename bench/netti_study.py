@@ -121,8 +121,15 @@ def reordered(mach: machine.Machine, order: str) -> machine.Machine:
     return machine.Machine(cap, machine.spec_of(cap), f"{mach.note}; nodes in {order} order".strip("; "))
 
 
+CPH_OPTIONS = {}  # cph's options for every run of this study (``--cp-det-time``)
+
+
+def _options(scheduler):
+    return CPH_OPTIONS if scheduler == "cph" else {}
+
+
 def _measure(table, mach, meta, scheduler, allocator, predictor):
-    r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta)
+    r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta, options=_options(scheduler))
     jobs = results.jobs_frame(r)
     timeline = results.timeline_frame(r)
     return metrics.slowdown(jobs), metrics.mean_queue_length_per_instant(timeline)
@@ -151,7 +158,7 @@ def continuous_cells(table, mach, meta, predictor, schedulers=SCHEDULERS, alloca
     cells = {m["name"]: {} for m in meta["months"]}
     for scheduler in schedulers:
         for allocator in allocators:
-            r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta)
+            r = replay.replay(table, mach, scheduler, allocator, predictor, meta=meta, options=_options(scheduler))
             for month, value in month_metrics(r, meta["months"]).items():
                 cells[month][scheduler, allocator] = value
     return cells
@@ -342,8 +349,16 @@ def main(argv=None) -> int:
     ap.add_argument("--schedulers", default=",".join(SCHEDULERS),
                     help=f"schedulers to run, comma-separated (default {','.join(SCHEDULERS)}; add cph for the "
                     "paper's CPH rows: minutes of CP-SAT per replay, see docs/studies/netti-allocators.md)")
+    ap.add_argument("--cp-det-time", type=float,
+                    help="cph's deterministic-time limit per CP-SAT solve (default: cph's own, 1); "
+                    "the tables say when it is set")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
+    CPH_OPTIONS.clear()
+    if args.cp_det_time is not None:
+        if not args.cp_det_time > 0:
+            ap.error("--cp-det-time must be positive")
+        CPH_OPTIONS["cp_det_time"] = args.cp_det_time
     orders = tuple(o.strip() for o in args.orders.split(",") if o.strip())
     schedulers = tuple(x.strip() for x in args.schedulers.split(",") if x.strip())
     for x in schedulers:
@@ -382,7 +397,8 @@ def main(argv=None) -> int:
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
         f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "
-        "Each table names its node order: First-Fit's placements are that order, the other "
+        + (f"CPH with cp_det_time={args.cp_det_time:g} per solve.  " if "cph" in schedulers and CPH_OPTIONS else "")
+        + "Each table names its node order: First-Fit's placements are that order, the other "
         "allocators sort the nodes themselves (the order only breaks their ties).\n"
     )
     print(text)
