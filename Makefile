@@ -94,7 +94,8 @@ lint: $(STAMP) ## ruff
 
 # The cache folder holds numba's compiled kernels (numba-<digest> subfolders) and the logs
 # `schedbench traces fetch` downloaded, side by side: clean deletes the kernels only (a
-# trace is a download to repeat; delete one with rm when you mean it).
+# trace is a download to repeat; delete one with rm when you mean it).  Old kernel folders
+# are also pruned as new ones appear (schedbench._jit.prune).
 clean: ## remove .venv, numba's compiled kernels (the cache's numba-* folders; downloaded traces are kept) and local generated files
 	-test -x $(BIN)/python && root="$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')" \
 	  && test -n "$$root" && rm -rf "$$root"/numba-*

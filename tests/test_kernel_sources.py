@@ -111,3 +111,43 @@ def test_cache_folder_where_the_answer_cannot_be_kept(tmp_path):
     (tmp_path / "numba-keys").write_text("a file where the folder would be")
     kernels = ks.digest(ROOT, ks.kernel_sources(ROOT))
     assert _cache_dir_in(tmp_path) == str(tmp_path / f"numba-{kernels[:12]}")
+
+
+def test_a_new_kernel_folder_prunes_the_old_ones_by_last_use(tmp_path):
+    import time
+
+    from schedbench import _jit
+
+    kernels = ks.digest(ROOT, ks.kernel_sources(ROOT))
+    now = time.time()
+    hour, day = 3600, 86_400
+    ages = {  # folder: hours since its last use
+        **{f"numba-recent{i}": 1 + i for i in range(5)},  # the five most recent of the others
+        "numba-daysold1": 48, "numba-daysold2": 72,  # ranks 5 and 6: kept, however idle
+        "numba-daysold3": 96, "numba-daysold4": 120,  # ranks 7 and 8, idle over a day: gone
+        "numba-monthsold": 24 * 40,  # unused for over 30 days: gone
+    }
+    for name, hours in ages.items():
+        (tmp_path / name / "schedbench").mkdir(parents=True)
+        os.utime(tmp_path / name, (now - hours * hour,) * 2)
+    (tmp_path / "numba-afile").write_text("not a kernel folder")
+    (tmp_path / "numba-keys").mkdir()
+    old_key = tmp_path / "numba-keys" / ("0" * 40)
+    old_key.write_text("1" * 40)
+    os.utime(old_key, (now - 31 * day,) * 2)
+    # a new digest's folder: made, and the others pruned
+    folder = Path(_cache_dir_in(tmp_path))
+    assert folder.name == f"numba-{kernels[:12]}" and folder.is_dir()
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {folder.name, "numba-afile", "numba-keys", *(f"numba-recent{i}" for i in range(5)),
+                    "numba-daysold1", "numba-daysold2"}
+    assert not old_key.exists() and len(list((tmp_path / "numba-keys").iterdir())) == 1
+    # a folder already there is only stamped: nothing else goes, however old
+    os.utime(folder, (now - 2 * day,) * 2)
+    (tmp_path / "numba-daysold5").mkdir()
+    os.utime(tmp_path / "numba-daysold5", (now - 5 * day,) * 2)
+    assert _cache_dir_in(tmp_path) == str(folder)
+    assert folder.stat().st_mtime > now - hour
+    assert (tmp_path / "numba-daysold5").is_dir()
+    # the rule itself, as a function
+    assert _jit.prune(tmp_path, keep=folder.name) == [tmp_path / "numba-daysold5"]

@@ -34,9 +34,11 @@ import hashlib
 import itertools
 import os
 import pickle
+import shutil
 import string
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numba
@@ -66,7 +68,8 @@ def _cache_dir() -> str:
     (:mod:`schedbench.kernel_sources`) rules that out, while an edit elsewhere (the
     command line, reports, a Python policy) keeps every compiled kernel.  Which files
     those are is found by parsing the package, once per digest of all its files: the
-    answer is kept in the cache root's ``numba-keys`` folder.
+    answer is kept in the cache root's ``numba-keys`` folder.  Each use stamps the folder,
+    and a new one prunes the old (:func:`prune`).
     """
     from . import kernel_sources as sources
 
@@ -76,6 +79,9 @@ def _cache_dir() -> str:
         key = memo.read_text()
     except OSError:
         key = ""
+    else:
+        with contextlib.suppress(OSError):
+            os.utime(memo)  # in use (see prune)
     if len(key) != 40 or not set(key) <= set(string.hexdigits):
         key = sources.digest(_PACKAGE_DIR, sources.kernel_sources(_PACKAGE_DIR))
         with contextlib.suppress(OSError):  # a read-only cache root: parse again next time
@@ -84,7 +90,59 @@ def _cache_dir() -> str:
             with os.fdopen(fd, "w") as fh:
                 fh.write(key)
             os.replace(tmp, memo)
-    return os.path.join(cache_root(), f"numba-{key[:12]}")
+    folder = Path(cache_root(), f"numba-{key[:12]}")
+    _mark_used(folder)
+    return str(folder)
+
+
+# Old kernels' folders: every edit of a kernel source starts a new folder (about 10 MB
+# each), so one is pruned when a new one is made.  The KEEP_RECENT most recently used
+# always stay (switching between a few branches loads rather than compiles); beyond those
+# a folder goes once unused for IDLE_S (not sooner: another checkout's long run may still
+# be using it, and at worst recompiles), and any folder unused for MAX_IDLE_S goes.
+KEEP_RECENT = 8
+IDLE_S = 86_400
+MAX_IDLE_S = 30 * 86_400
+
+
+def _mark_used(folder: Path) -> None:
+    """Stamp ``folder`` as used now (its modification time); when it is new, prune the
+    other kernel folders and remembered answers first (:func:`prune`).  A cache root that
+    cannot be written is left as it is."""
+    with contextlib.suppress(OSError):
+        if folder.is_dir():
+            os.utime(folder)
+            return
+        prune(folder.parent, keep=folder.name)
+        folder.mkdir(parents=True, exist_ok=True)
+
+
+def prune(root: Path, keep: str = "", now: float | None = None) -> list[Path]:
+    """Remove the kernel folders (``numba-<digest>``) of ``root`` that are no longer worth
+    keeping, ``keep`` excepted: any unused for MAX_IDLE_S, and those beyond the
+    KEEP_RECENT - 1 most recently used others once unused for IDLE_S; and remembered
+    kernel-source digests (``numba-keys``) unused for MAX_IDLE_S.  Returns what it
+    removed."""
+    now = time.time() if now is None else now
+    folders = []
+    for path in root.glob("numba-*"):
+        if path.name in (keep, "numba-keys") or not path.is_dir():
+            continue
+        with contextlib.suppress(OSError):
+            folders.append((path.stat().st_mtime, path.name, path))
+    folders.sort(reverse=True)
+    gone = []
+    for rank, (used, _, path) in enumerate(folders):
+        idle = now - used
+        if idle > MAX_IDLE_S or (rank >= KEEP_RECENT - 1 and idle > IDLE_S):
+            shutil.rmtree(path, ignore_errors=True)
+            gone.append(path)
+    for path in (root / "numba-keys").glob("*"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > MAX_IDLE_S:
+                path.unlink()
+                gone.append(path)
+    return gone
 
 
 numba.config.CACHE_DIR = _cache_dir()
