@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-stamp
 # on the sources its kernels depend on (see sched/schedbench/kernel_sources.py).
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test test-oracle-full report-check bench bench-perf bench-check bench-save compile-cost study study-sfs study-soner lint clean
+.PHONY: help setup test test-boundscheck test-oracle-full report-check bench bench-perf bench-check bench-save compile-cost study study-sfs study-soner lint clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -33,6 +33,12 @@ setup: $(STAMP) ## create .venv (if missing), install schedbench with its dev ex
 # workers compile different kernels side by side; module fixtures load a log once).
 test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchmarks)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
+
+# Kernels compiled with bounds checks must not be loaded by ordinary runs (nor the reverse):
+# they get their own cache folder, which make clean removes with the others.
+test-boundscheck: $(STAMP) ## the test suite with numba's bounds checks in every kernel (an index error instead of a silent wrong read; compiles everything again, in its own cache folder)
+	root="$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')" && test -n "$$root" && \
+	  NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$$root/numba-boundscheck" $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; ten minutes or more)
 	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q -n auto --dist loadfile tests/core/test_engine_oracle.py tests/schedulers/test_conservative_oracle.py tests/schedulers/test_fairshare.py -k shared_logs
