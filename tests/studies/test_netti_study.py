@@ -44,3 +44,23 @@ def test_the_default_schedulers_leave_cph_out():
     assert "cph" not in netti_study.SCHEDULERS
     text = netti_study.residuals_md("apr2015", _cells(netti_study.SCHEDULERS, 5))
     assert "CPH" not in text and "of 16 within +-25 %" in text
+
+
+def test_cp_det_time_reaches_cph_alone_and_is_said_under_the_tables(monkeypatch, capsys):
+    seen = {}
+
+    def fake_continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers):
+        seen.update(cph=netti_study._options("cph"), sjf=netti_study._options("sjf"), schedulers=schedulers)
+        return "(tables)"
+
+    monkeypatch.setattr(netti_study, "continuous_md", fake_continuous_md)
+    argv = ["--schedulers", "cph,sjf", "--months", "apr2015", "--orders", "file", "--loads", "", "--no-instances"]
+    assert netti_study.main([*argv, "--cp-det-time", "0.25"]) == 0
+    assert seen == {"cph": {"cp_det_time": 0.25}, "sjf": {}, "schedulers": ("cph", "sjf")}
+    assert "CPH with cp_det_time=0.25 per solve." in capsys.readouterr().out
+    # without the option cph takes its own default, and nothing is said
+    assert netti_study.main(argv) == 0
+    assert seen["cph"] == {} and "cp_det_time" not in capsys.readouterr().out
+    with pytest.raises(SystemExit) as stop:
+        netti_study.main([*argv, "--cp-det-time", "0"])
+    assert stop.value.code == 2
