@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# prints numba's cache root (the folder of the numba-* kernel folders), as the package sees it
+CACHE_ROOT = $(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())'
 # numba's compiled kernels live in the user cache folder (~/.cache/schedbench on Linux, or
 # $NUMBA_CACHE_DIR), shared by make and the bare command line; schedbench keys a subfolder
 # on the sources its kernels depend on (see sched/schedbench/kernel_sources.py).
@@ -37,7 +39,7 @@ test: $(STAMP) ## run the test suite (unit, oracle and property tests; no benchm
 # Kernels compiled with bounds checks must not be loaded by ordinary runs (nor the reverse):
 # they get their own cache folder, which make clean removes with the others.
 test-boundscheck: $(STAMP) ## the test suite with numba's bounds checks in every kernel (an index error instead of a silent wrong read; compiles everything again, in its own cache folder)
-	root="$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')" && test -n "$$root" && \
+	root="$$($(CACHE_ROOT))" && test -n "$$root" && \
 	  NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR="$$root/numba-boundscheck" $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; ten minutes or more)
@@ -103,7 +105,7 @@ lint: $(STAMP) ## ruff
 # trace is a download to repeat; delete one with rm when you mean it).  Old kernel folders
 # are also pruned as new ones appear (schedbench._jit.prune).
 clean: ## remove .venv, numba's compiled kernels (the cache's numba-* folders; downloaded traces are kept) and local generated files
-	-test -x $(BIN)/python && root="$$($(BIN)/python -c 'from schedbench._jit import cache_root; print(cache_root())')" \
+	-test -x $(BIN)/python && root="$$($(CACHE_ROOT))" \
 	  && test -n "$$root" && rm -rf "$$root"/numba-*
 	rm -rf $(VENV) .cache .hypothesis .benchmarks .pytest_cache bench-results bench-report
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -129,10 +129,10 @@ def prune(root: Path, keep: str = "", now: float | None = None) -> list[Path]:
         if path.name in (keep, "numba-keys") or not path.is_dir():
             continue
         with contextlib.suppress(OSError):
-            folders.append((path.stat().st_mtime, path.name, path))
+            folders.append((path.stat().st_mtime, path))
     folders.sort(reverse=True)
     gone = []
-    for rank, (used, _, path) in enumerate(folders):
+    for rank, (used, path) in enumerate(folders):
         idle = now - used
         if idle > MAX_IDLE_S or (rank >= KEEP_RECENT - 1 and idle > IDLE_S):
             shutil.rmtree(path, ignore_errors=True)
