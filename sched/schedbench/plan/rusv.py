@@ -748,11 +748,12 @@ def _levels_free(f, g):
     return g
 
 
-@inline_kernel
+@kernel
 def _index_summarise(slots, meta, index, b):
     """Set block b's runs from the rows; returns the first row reaching into it and the
     first row after it.  Levels [0, a) are in a run (its start kept in the suf column
-    meanwhile), levels [g0, LEVELS) have met an instant without their amount free."""
+    meanwhile), levels [g0, LEVELS) have met an instant without their amount free.  A
+    call: it walks a block's rows, and each inlined copy cost about 1 CPU s of compile."""
     n = meta[M_N]
     avl = meta[M_AVL]
     t0 = index[_xi(index, X_START, b)]
@@ -935,11 +936,12 @@ def _index_keep(slots, meta, index, t):
         index[X_GROUPS, 0] = groups - g0 + 1
 
 
-@inline_kernel
+@kernel
 def _index_update(slots, meta, index, a, c, x):
     """Recompute every block that [a, c) meets (a < c), splits included, after x items
     were added over it; a removal (x < 0, runs may have grown) marks their groups' bounds
-    as not known."""
+    as not known.  A call: inlined in its three callers it cost them about 1.5 CPU s of
+    compile, for a call per booking that the block recomputes dwarf."""
     b = _block_of(index, a)
     first = b
     n = meta[M_N]
@@ -1031,9 +1033,11 @@ def _earliest_fit_far(slots, meta, size, d, t0, limit):
     return -1
 
 
-@inline_kernel
+@kernel
 def _exact_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
-    """The plain search, galloping when no booking is being moved."""
+    """The plain search, galloping when no booking is being moved.  A call, not inlined:
+    the indexed search runs it once or twice a search, and each inlined copy of the two
+    searches cost its kernel's compile about 3 CPU s."""
     if ex_items == 0:
         return _earliest_fit_far(slots, meta, size, d, t0, limit)
     return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
@@ -1053,7 +1057,7 @@ def _earliest_fit_indexed(slots, meta, index, size, d, t0, limit, ex0, ex1, ex_i
     that meet the moved booking [ex0, ex1) count as all free (their rows may be)."""
     m = index[0, 0]
     if m == 0 or size < 1 or meta[M_AVL] < size:
-        return _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
+        return _earliest_fit_kernel(slots, meta, size, d, t0, limit, ex0, ex1, ex_items)
     k = 0
     while k + 1 < LEVELS and _threshold(k + 1) <= size:
         k += 1
