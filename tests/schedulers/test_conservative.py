@@ -369,3 +369,44 @@ def test_a_node_used_below_the_jobs_bar_takes_it_at_the_first_such_window():
     res = _nodes([(0, 1, 2, 0, 10, 10), (0, 1, 1, 0, 20, 20), (0, 1, 1, 0, 30, 30), (0, 1, 2, 1, 100, 100),
                   (1, 1, 3, 0, 5, 5)], "2x(cores=4,gpus=1)")
     assert res.start.tolist() == [0, 0, 0, 0, 20]
+
+
+def test_growing_the_plan_moves_each_vectors_used_rows_to_new_arrays():
+    """Growth (``conservative.growth._grow``) gives the replay a state with new, larger
+    arrays holding each vector's used rows and zeros after them (fresh pages, touched only
+    as rows are used), keeps the scalars, and the stepped replay then ends as the one-call
+    one.  On nodes (GPU jobs beside CPU jobs), so the node vectors grow too."""
+    from schedbench.core import layout
+    from schedbench.engine.simulation import Simulation
+    from schedbench.schedulers.conservative import state as cstate
+
+    rows = [(0, 1, 1, 1, 50, 100)] * 12 + [(i, 2, 2, 0, 30 + i, 60 + i) for i in range(12)]
+    cols = [np.array(c, dtype=np.int64) for c in zip(*rows, strict=True)]
+    table = jobs.from_columns(submit=cols[0], units=cols[1], unit_cores=cols[2], unit_gpus=cols[3], run=cols[4],
+                              estimate=cols[5], job_id=np.arange(1, len(rows) + 1))
+    mach = machine.from_spec("4x(cores=2,gpus=1)")
+    sim = Simulation(table, mach, scheduler="conservative", allocator="ff")
+    sim.step()
+    old = sim.sched
+    assert type(old).__name__ == "ConservativeNodes"
+    used = {"slots": old.meta[:, rusv.M_N].copy(), "nslots": old.nmeta[:, rusv.M_N].copy(), "npmf": old.npmf_n.copy()}
+    before = {name: getattr(old, name).copy() for name in used}
+    assert used["nslots"].max() > 0
+    cap = old.slots.shape[1]
+    old.scal[cstate.S_GROW] = 1
+    old.scal[cstate.S_CAP_NEED] = 3 * cap
+    sim._make_room()
+    new = sim.sched
+    assert new is not old and type(new) is type(old) and new.scal is old.scal
+    assert new.scal[cstate.S_GROW] == 0
+    for name, n in used.items():
+        a = getattr(new, name)
+        assert a.shape[1] == 3 * cap
+        for v in range(a.shape[0]):
+            k = max(int(n[v]), 0)
+            np.testing.assert_array_equal(a[v, :k], before[name][v, :k])
+            assert not a[v, k:].any()
+    while sim.step() is not None:
+        pass
+    r = replay(table, mach, "conservative", "ff")
+    np.testing.assert_array_equal(sim.core.jobs[:, layout.J_START], r.start)

@@ -84,9 +84,11 @@ class JittedScheduler(NamedTuple):
     :mod:`schedbench.core.loop`, runs it) and the ``queue_order`` (:class:`QueueOrder`)
     the core must keep.  A scheduler whose arrays can fill up implements
     :func:`schedbench.core.hooks.sched_has_room` and gives ``grow(state, core)``: the
-    loop returns when they might fill, and :func:`run` calls ``grow`` to enlarge them in
-    place before calling the loop again (:class:`schedbench.engine.simulation.Simulation`
-    calls it before every pass it steps).  ``options``: the values of its options the
+    loop returns when they might fill, and :func:`run` calls ``grow`` to enlarge them
+    before calling the loop again (:class:`schedbench.engine.simulation.Simulation` calls
+    it before every pass it steps).  ``grow`` returns None when it changed nothing or
+    enlarged arrays in place, else a state of the same class holding the new arrays, which
+    the replay goes on with.  ``options``: the values of its options the
     factory resolved (from defaults or the input), recorded in the run's provenance in
     place of what was given; None when they are what was given."""
 
@@ -177,7 +179,7 @@ def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | N
         if not log_room(core):
             core = grow_log(core, in_place=True)  # no view of it exists during the loop
         if grow is not None:
-            grow(sched, core)
+            sched = grow(sched, core) or sched  # the same class: the same loop
 
 
 __all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "next_chunk", "run"]

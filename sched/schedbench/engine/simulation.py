@@ -190,7 +190,8 @@ class Simulation:
 
     def _bind(self) -> None:
         """Forget the kernels bound to this run's types (see :func:`schedbench._jit.bound`)
-        when ``self.core`` is replaced; :meth:`_kernel` binds each again when first used."""
+        when ``self.core`` or ``self.sched`` is replaced; :meth:`_kernel` binds each again
+        when first used."""
         C = self.core
         self._bound: dict[str, object] = {}
         self._fit_work = (C.work[api.W_IDENT], C.work[api.W_NODE2], C.work[api.W_COUNT2])
@@ -226,7 +227,10 @@ class Simulation:
         if not core_mod.log_room(self.core):
             self._grow_log()
         if self._grow is not None:
-            self._grow(self.sched, self.core)
+            grown = self._grow(self.sched, self.core)
+            if grown is not None:  # new arrays: the kernels bound to the old ones go
+                self.sched = grown
+                self._bind()
 
     def advance(self) -> int | None:
         """Process events up to the next decision point; its time, or None at the end."""

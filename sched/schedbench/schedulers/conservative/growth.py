@@ -1,5 +1,5 @@
 """Room on the plan: the loop returns to Python before a pass that might overflow the
-vectors (the ``sched_has_room`` hook), and :func:`_grow` enlarges them in place (or
+vectors (the ``sched_has_room`` hook), and :func:`_grow` moves them to larger arrays (or
 raises the error a pass left)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import numpy as np
 from ..._jit import inline_kernel
 from ...core.api import C_QN, C_RN, implements, sched_has_room
 from ...errors import UsageError
+from ...plan.rusv import M_N
 from .state import (
     S_AMAX,
     S_CAP_NEED,
@@ -38,20 +39,28 @@ for _cls in (ConservativePool, ConservativeNodes):
 del _cls
 
 
-def _grow_vectors(a: np.ndarray, new_cap: int) -> None:
-    """Enlarge the (v, cap, 3) vectors ``a`` to (v, new_cap, 3) in place."""
-    v, cap, _ = a.shape
-    if new_cap <= cap or v == 0:
-        return
-    a.resize((v, new_cap, 3), refcheck=False)
-    flat = a.reshape(-1)
-    for i in range(v - 1, 0, -1):  # move each vector's rows to its new place, last first
-        flat[i * new_cap * 3 : i * new_cap * 3 + cap * 3] = flat[i * cap * 3 : (i + 1) * cap * 3].copy()
+def _regrown(a: np.ndarray, n: np.ndarray, new_cap: int) -> np.ndarray:
+    """The (v, cap, 3) vectors ``a`` in a new (v, new_cap, 3) array: vector i's first n[i]
+    rows (its used ones; none when n[i] < 0), the rest zeros.
+
+    A new array from ``np.zeros``, each vector's rows copied alone, rather than
+    ``a.resize``: calloc maps fresh pages that the kernel zeroes only when first touched,
+    so the memory a plan costs follows the rows its vectors use, not the room its queue
+    asks for (resize zero-fills every new row: on a 10,000-job queue planned on a pool,
+    83 MB for a plan of two rows, most of the replay's time; on nodes every node's vector
+    has the whole plan's room, most of it never used)."""
+    out = np.zeros((a.shape[0], new_cap, 3), dtype=a.dtype)
+    for i in np.flatnonzero(n > 0):
+        out[i, : n[i]] = a[i, : n[i]]
+    return out
 
 
-def _grow(state, core) -> None:
-    """Enlarge the plan's vectors in place when the loop asked for room, or when the next
-    pass might need more (a pass stepped from Python: :class:`Simulation`)."""
+def _grow(state, core):
+    """Room for the next pass: when the loop asked for it, or when the next pass might
+    need more (a pass stepped from Python: :class:`Simulation`), the plan's vectors move
+    to larger arrays, and the state holding them is returned (the core's ``run`` and
+    :class:`Simulation` replay on with it); None when nothing moved.  Raises the error a
+    pass left."""
     sc = state.scal
     if sc[S_GROW] == 0:
         need = 4 * (int(core.scal[C_QN]) + int(core.scal[C_RN]) + int(sc[S_AMAX])) + 16
@@ -64,16 +73,22 @@ def _grow(state, core) -> None:
         raise UsageError("conservative on nodes books nodes in the allocator's order: "
                          "this allocator gives none (use ff, bf or balanced)")
     if sc[S_GROW] != 1:
-        return
+        return None
     cap = state.slots.shape[1]
     new_cap = max(int(sc[S_CAP_NEED]), cap + cap // 2)
-    _grow_vectors(state.slots, new_cap)
-    _grow_vectors(state.site.lslots, new_cap)
-    state.pmf.resize((state.pmf.shape[0], new_cap), refcheck=False)
+    site = state.site
+    grown = dict(
+        slots=_regrown(state.slots, state.meta[:, M_N], new_cap),
+        site=site._replace(lslots=_regrown(site.lslots, site.lmeta[:, M_N], new_cap)),
+        # the prefix maxima are rebuilt as asked (S_PMF_N below), and a pool's slot indexes
+        # start again (their rows moved): nothing of pmf is kept
+        pmf=np.zeros((state.pmf.shape[0], new_cap), dtype=state.pmf.dtype),
+    )
     if isinstance(state, ConservativePool):
-        _reset_indexes(state.pmf)  # the rows moved: the pool's slot indexes start again
+        _reset_indexes(grown["pmf"])
     if isinstance(state, ConservativeNodes):
-        _grow_vectors(state.nslots, new_cap)
-        _grow_vectors(state.npmf, new_cap)  # the rows stay valid: their stops are instants
-    sc[S_PMF_N] = 0  # the prefix maxima are rebuilt as asked
+        grown["nslots"] = _regrown(state.nslots, state.nmeta[:, M_N], new_cap)
+        grown["npmf"] = _regrown(state.npmf, state.npmf_n, new_cap)  # built rows stay valid: their stops are instants
+    sc[S_PMF_N] = 0
     sc[S_GROW] = 0
+    return state._replace(**grown)
