@@ -16,6 +16,9 @@ Cases (``--case``, repeatable; default all):
 * ``kth-one`` / ``kth-none``: the whole KTH-SP2 log (28,476 jobs; the shared log closest
   to CTC-SP2: an IBM SP2 with one processor a node and requested times), first-fit, with
   ONE maintenance window (nodes 0-15, two hours, 60 days in) and without any site.
+* ``hpc2n-deep``: a deep queue on a pool (issue 31's RICC replay, which we do not have,
+  stopped at 56 % after 52 minutes): HPC2N's first 20,000 jobs with every submit time
+  halved (twice the arrival rate), first-fit, no site; the mean wait is about 150 hours.
 
 Each case replays once untimed (compiles or loads the kernels, and warms the caches),
 then ``--rounds`` times; it prints one line: case, jobs, the CPU seconds of each timed
@@ -43,7 +46,8 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 WEEKLY = '[[maintenance]]\nnodes = "0-7"\nweekly = "Tue 06:00-08:00"\n'
 ONE = '[[maintenance]]\nnodes = "0-15"\nfrom = "60d"\nto = "60d2h"\n'
 CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
-         "kth-none"]
+         "kth-none", "hpc2n-deep"]
+DEEP_JOBS = 20_000
 
 
 def _load(case: str):
@@ -65,6 +69,13 @@ def _load(case: str):
     log = {"hpc2n": "HPC2N-2002-2.2-cln.swf.gz", "kth": "KTH-SP2-1996-2.1-cln.swf.gz"}[case.split("-")[0]]
     table, header = swf.read(TRACES / "swf" / log)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
+    if case == "hpc2n-deep":
+        import polars as pl
+
+        from schedbench.io import jobs
+
+        df = table.head(DEEP_JOBS).to_polars()
+        return jobs.from_polars(df.with_columns(pl.col("submit") // 2)), mach, "ff", {}
     text = {"hpc2n-weekly": WEEKLY, "hpc2n-pool": None, "kth-one": ONE, "kth-none": None}[case]
     return table, mach, "ff", ({"site": site.parse(text)} if text else {})
 
