@@ -50,6 +50,18 @@ CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "h
 DEEP_JOBS = 20_000
 
 
+def deep_queue(table, spacing: float):
+    """The first DEEP_JOBS jobs of ``table`` with every submit time multiplied by
+    ``spacing`` (truncated to whole seconds): below 1, the same jobs arrive faster and the
+    queue deepens (HPC2N at 0.5: a mean wait of about 150 hours)."""
+    import polars as pl
+
+    from schedbench.io import jobs
+
+    df = table.head(DEEP_JOBS).to_polars()
+    return jobs.from_polars(df.with_columns((pl.col("submit") * spacing).cast(pl.Int64)))
+
+
 def _load(case: str):
     """(table, machine, allocator, keyword arguments of replay) of one case."""
     from schedbench.io import eurora, machine, swf
@@ -70,12 +82,7 @@ def _load(case: str):
     table, header = swf.read(TRACES / "swf" / log)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
     if case == "hpc2n-deep":
-        import polars as pl
-
-        from schedbench.io import jobs
-
-        df = table.head(DEEP_JOBS).to_polars()
-        return jobs.from_polars(df.with_columns(pl.col("submit") // 2)), mach, "ff", {}
+        return deep_queue(table, 0.5), mach, "ff", {}
     text = {"hpc2n-weekly": WEEKLY, "hpc2n-pool": None, "kth-one": ONE, "kth-none": None}[case]
     return table, mach, "ff", ({"site": site.parse(text)} if text else {})
 

@@ -14,13 +14,12 @@ comparison, on a pool.
   conservative plan on nodes even for a pool log), first-fit.
 * ``test_conservative_hpc2n_pool``: the whole HPC2N log (202,871 jobs) on a pool,
   first-fit.  Goal (issue 27): under 1 s of ``simulate_s`` (2.2-2.4 s when filed).
-
 * ``test_conservative_hpc2n_deep_queue``: the first 20,000 HPC2N jobs with submit times
-  x 0.65 on a pool (mean wait 47 h; issue 31's RICC replay stood for a deep queue): 1.4 s of
+  x 0.65 (``conservative_nodes_speed.deep_queue``) on a pool (mean wait 47 h; issue 31's RICC replay stood for a deep queue): 1.4 s of
   ``simulate_s`` when added, against 0.05 s at the log's own rate; the cost follows the
   queue's depth (``docs/internals/performance.md``, "A deep queue on a pool").
 
-``extra_info["simulate_s"]`` is the median of the timed rounds.  Both are skipped when the
+``extra_info["simulate_s"]`` is the median of the timed rounds.  Each is skipped when the
 shared traces are absent.
 
 Run: ``.venv/bin/python -m pytest bench/test_bench_conservative_nodes.py -m benchmark --benchmark-only``.
@@ -86,12 +85,9 @@ def test_conservative_hpc2n_pool(benchmark):
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
 @pytest.mark.benchmark
 def test_conservative_hpc2n_deep_queue(benchmark):
-    import polars as pl
-
-    from schedbench.io import jobs
+    from conservative_nodes_speed import deep_queue
 
     table, header = swf.read(HPC2N)
-    df = table.head(20_000).to_polars()
-    table = jobs.from_polars(df.with_columns((pl.col("submit") * 0.65).cast(pl.Int64)))
+    table = deep_queue(table, 0.65)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
     _timed(benchmark, table, mach, "ff", rounds=2)

@@ -179,7 +179,9 @@ def run(core: Core, pred, sched, alloc, progress=None, return_every_s: float | N
         if not log_room(core):
             core = grow_log(core, in_place=True)  # no view of it exists during the loop
         if grow is not None:
-            sched = grow(sched, core) or sched  # the same class: the same loop
+            grown = grow(sched, core)
+            if grown is not None:  # new arrays in a state of the same class: the same loop
+                sched = grown
 
 
 __all__ = ["Core", "JittedScheduler", "QueueOrder", "Setup", "arm", "grow_log", "log_room", "loop_for", "new_core", "next_chunk", "run"]
