@@ -16,6 +16,8 @@ Cases (``--case``, repeatable; default all):
 * ``kth-one`` / ``kth-none``: the whole KTH-SP2 log (28,476 jobs; the shared log closest
   to CTC-SP2: an IBM SP2 with one processor a node and requested times), first-fit, with
   ONE maintenance window (nodes 0-15, two hours, 60 days in) and without any site.
+* ``kth-all``: the same log with that window on every node (a whole-machine maintenance):
+  windows alike on every node bind no node, so the plan stays on the pool.
 * ``hpc2n-deep``: a deep queue on a pool (issue 31's RICC replay, which we do not have,
   stopped at 56 % after 52 minutes): HPC2N's first 20,000 jobs with every submit time
   halved (twice the arrival rate), first-fit, no site; the mean wait is about 150 hours.
@@ -45,8 +47,9 @@ from schedule_hashes import _digest  # noqa: E402
 TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 WEEKLY = '[[maintenance]]\nnodes = "0-7"\nweekly = "Tue 06:00-08:00"\n'
 ONE = '[[maintenance]]\nnodes = "0-15"\nfrom = "60d"\nto = "60d2h"\n'
+ALL = '[[maintenance]]\nnodes = "all"\nfrom = "60d"\nto = "60d2h"\n'
 CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
-         "kth-none", "hpc2n-deep"]
+         "kth-all", "kth-none", "hpc2n-deep"]
 DEEP_JOBS = 20_000
 
 
@@ -83,7 +86,7 @@ def _load(case: str):
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
     if case == "hpc2n-deep":
         return deep_queue(table, 0.5), mach, "ff", {}
-    text = {"hpc2n-weekly": WEEKLY, "hpc2n-pool": None, "kth-one": ONE, "kth-none": None}[case]
+    text = {"hpc2n-weekly": WEEKLY, "hpc2n-pool": None, "kth-one": ONE, "kth-all": ALL, "kth-none": None}[case]
     return table, mach, "ff", ({"site": site.parse(text)} if text else {})
 
 

@@ -31,7 +31,10 @@ S2  FreePools: a job that does not meet every given ``unless`` condition (cores 
     condition of one of its tables may use the pool (conditions OR-ed across tables).
 S3  Maintenance: a node with a window meeting [t, t + d) offers nothing to the job.
     Kept cores: a job without GPUs sees every GPU node with ``gpu_node_cores`` fewer
-    cores (not below 0).  Either one makes the plan hold nodes (node mode, C9).
+    cores (not below 0).  Either one makes the plan hold nodes (node mode, C9), except
+    windows that every node has alike (the same seconds down): they bind no node, so
+    the plan stays on the totals when C9 allows, and no job starts at a t whose [t, t +
+    d) meets one of them.
 S4  Earliest fit: the first candidate t, in increasing order, among now, every booking
     end, every validity or window end after now, where the plan (C5, with S3's view)
     places the job and S1, S2 hold (checked second by second).  A feasible start t > now
@@ -166,6 +169,13 @@ class _SiteConservative(_Conservative):
                     return False
         return True
 
+    def clear_of_windows(self, job, t):
+        """S3 in totals mode: every node has the same windows, so one meeting [t, t + d)
+        rules t out (node mode: the view does it node by node)."""
+        if self.mode == "nodes":
+            return True
+        return not any(a < t + job.d and t < b for mw in self.site.get("maintenance", []) for a, b in mw["valid"])
+
     def view(self, job, least, t):
         """S3 on the window's least free amounts (node mode)."""
         if self.mode != "nodes":
@@ -194,9 +204,25 @@ class _SiteConservative(_Conservative):
             for _, state in prof[i + 1 : j]:
                 least = self.plan.lower(least, state)
             amount = self.plan.place(job, self.view(job, least, t))
-            if amount is not None and self.rules_ok(job, t):
+            if amount is not None and self.rules_ok(job, t) and self.clear_of_windows(job, t):
                 return t, amount
         raise AssertionError("no fit even after the last booking and rule end")
+
+
+def _seconds_down(windows, node):
+    """The node's windows as sorted disjoint intervals (touching ones joined)."""
+    out = []
+    for a, b in sorted(iv for mw in windows if node in mw["nodes"] for iv in mw["valid"] if iv[1] > iv[0]):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _windows_differ(windows, n_nodes):
+    """S3: whether some second is down on some nodes and not on others."""
+    return any(_seconds_down(windows, i) != _seconds_down(windows, 0) for i in range(1, n_nodes))
 
 
 def replay_site(jobs, nodes, allocator, site) -> object:
@@ -238,7 +264,7 @@ def replay_site(jobs, nodes, allocator, site) -> object:
             status.append(REPLAYED)
             sim.append(job)
     types = [_single_unit_type(j) for j in sim]
-    per_node = bool(site.get("maintenance")) or (keep > 0 and any(c[1] > 0 for c in caps))
+    per_node = _windows_differ(site.get("maintenance", []), len(caps)) or (keep > 0 and any(c[1] > 0 for c in caps))
     if not per_node and all(k is not None for k in types):
         for j, k in zip(sim, types, strict=True):
             j.total = (k, j.need.units)

@@ -407,6 +407,57 @@ def test_a_window_on_some_nodes_moves_a_job_past_it_as_the_oracle():
     assert oracle.start == [0, 20]
 
 
+def test_a_window_on_every_node_keeps_the_plan_on_the_pool():
+    """Known answer: two 1-core nodes.  Job 1 (2 cores, 10 s) runs [0, 10); job 2 (1 core,
+    15 s) and job 3 (1 core, 5 s) wait.  A window on both nodes over [20, 30) rules out
+    job 2 at 10 ([10, 25) meets it): it starts at 30, and job 3 backfills at 10.  On node
+    0 alone the window leaves node 1 to job 2 at 10.  Only the first plans on the pool."""
+    from schedbench.engine.prepare import start_run
+    from schedbench.schedulers.conservative import ConservativeNodes, ConservativePool
+
+    rows = [(1, 0, 10, 2, 10), (2, 0, 15, 1, 15), (3, 0, 5, 1, 5)]
+    spec = "2x(cores=1)"
+    every = '[[maintenance]]\nnodes = "all"\nfrom = 20\nto = 30\n'
+    assert starts(every, rows, spec)[0] == [0, 30, 10]
+    assert starts(every.replace('"all"', '"0"'), rows, spec)[0] == [0, 10, 10]
+    for text, cls in ((every, ConservativePool), (every.replace('"all"', '"0"'), ConservativeNodes),
+                      (every.replace('"all"', '"0"') + every.replace('"all"', '"1"'), ConservativePool)):
+        run = start_run(table(rows), machine.from_spec(spec), "conservative", site=site.parse(text))
+        assert isinstance(run.sched, cls), text
+
+
+@st.composite
+def windows_everywhere(draw):
+    """Single-core jobs (SWF's) on 1-4 nodes and 1-3 windows on every node."""
+    nodes = [(draw(st.integers(1, 3)), 0, 0, 0) for _ in range(draw(st.integers(1, 4)))]
+    wins = []
+    for _ in range(draw(st.integers(1, 3))):
+        a = draw(st.integers(0, 60))
+        wins.append((a, a + draw(st.integers(1, 25))))
+    rows = [dict(job_id=i + 1, submit=draw(st.integers(0, 40)), run=draw(st.integers(0, 20)),
+                 pred=draw(st.integers(1, 20)), units=draw(st.integers(1, 4)), unit=(1, 0, 0, 0), req_nodes=-1)
+            for i in range(draw(st.integers(1, 16)))]
+    rows.sort(key=lambda r: (r["submit"], r["job_id"]))
+    return nodes, wins, rows
+
+
+@settings(max_examples=150)
+@given(windows_everywhere(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
+def test_conservative_under_windows_on_every_node_equals_the_oracle(trace, allocator, predictor):
+    """The pool plan books around windows every node has (runs past their prediction
+    included: their bookings are extended across a window)."""
+    nodes, wins, rows = trace
+    rows = [{**r, "estimate": r["pred"], "pred": max(r["run"], 1) if predictor == "actual" else r["pred"],
+             "user": 1, "group": 1} for r in rows]
+    all_nodes = list(range(len(nodes)))
+    nv = naive_site.replay_site(rows, nodes, allocator, {"maintenance": [dict(nodes=all_nodes, valid=wins)]})
+    t, mach = _maintained_case(nodes, [{**r, "pred": r["estimate"]} for r in rows])
+    text = "".join(f'[[maintenance]]\nnodes = "all"\nfrom = {a}\nto = {b}\n\n' for a, b in wins)
+    res = replay.replay(t, mach, "conservative", allocator, predictor, site=site.parse(text))
+    assert res.start.tolist() == [-1 if x is None else x for x in nv.start], text
+    assert [STATUS[x] for x in res.status] == nv.status
+
+
 @pytest.mark.skipif(not KTH.exists(), reason="../shared/traces/swf not present")
 def test_conservative_on_a_real_log_with_a_window_equals_the_oracle():
     """KTH-SP2's first 600 jobs on its 100 one-core nodes, 16 of them down for two hours

@@ -72,10 +72,12 @@ class Setup(NamedTuple):
 
     @property
     def site_binds_nodes(self) -> bool:
-        """Whether the site's rules act on particular nodes (maintenance windows, or cores
-        kept on GPU nodes of this machine): a plan must then book nodes, even for pool jobs."""
+        """Whether the site's rules act on particular nodes (maintenance windows on some
+        nodes only, or cores kept on GPU nodes of this machine): a plan must then book
+        nodes, even for pool jobs.  Windows on every node alike bind no node: they only
+        rule out times (a pool plan books around them)."""
         s = self.site
-        return s is not None and bool(s.mwin.size or (s.gpu_node_cores and (self.machine.capacity[:, 1] > 0).any()))
+        return s is not None and bool(s.windows_per_node or (s.gpu_node_cores and (self.machine.capacity[:, 1] > 0).any()))
 
 
 class JittedScheduler(NamedTuple):

@@ -482,6 +482,14 @@ class SiteArrays(NamedTuple):
     mends: np.ndarray
     gpu_node_cores: int
 
+    @property
+    def windows_per_node(self) -> bool:
+        """Whether some maintenance window is on some nodes and not on others (node i's
+        windows are merged, so equal rows mean the same seconds down)."""
+        spans = np.unique(self.mspan, axis=0)
+        first = self.mwin[spans[0, 0] : spans[0, 1]] if spans.size else self.mwin[:0]
+        return any(not np.array_equal(self.mwin[a:b], first) for a, b in spans[1:])
+
 
 def _merge(rows) -> np.ndarray:
     """Sorted disjoint [a, b) intervals from possibly overlapping ones (touching ones join)."""

@@ -22,8 +22,10 @@ asked about reach and cut back only to where a booking changed; the search then 
 where that maximum first reaches the job's size.
 
 Two variants, as EASY's: when every job asks for single units of one resource type,
-spread freely (every SWF job), :class:`ConservativePool` plans on that type's totals and
-the allocator picks the nodes at start; otherwise :class:`ConservativeNodes` books nodes
+spread freely (every SWF job), and the site binds no node (maintenance windows on every
+node alike rule out times only: :func:`.site._constraints_fit`),
+:class:`ConservativePool` plans on that type's totals and the allocator picks the nodes
+at start; otherwise :class:`ConservativeNodes` books nodes
 too (spec: the earliest fit is the first candidate t -- now, then every booking end after
 now -- at which the allocator, visiting nodes in its order with each node's free amount
 taken as its minimum over [t, t + d), places the job; the job starts on its booked nodes).

@@ -17,6 +17,7 @@ from .state import (
     S_NOW,
     S_SITE,
     S_WDROP,
+    S_WINDOWS,
     ConservativeNodes,
     ConservativePool,
     _pool_pmf,
@@ -56,6 +57,9 @@ def conservative(setup) -> JittedScheduler:
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
     )
     if ptype is not None:
+        # windows on a pool are on every node alike (else the site binds nodes): times
+        # that no booking may meet, a constraint like the limits (site._constraints_fit)
+        scal[S_WINDOWS] = int(site.mwin.shape[0] > 0)
         slots, meta = _vectors(capacity.sum(axis=0), cap)
         common["pmf"] = _pool_pmf(slots.shape[0], cap)  # with the slot indexes
         return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)

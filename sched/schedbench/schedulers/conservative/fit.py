@@ -41,7 +41,7 @@ from .pruning import (
     _least_used_before,
     _longest_run_before,
 )
-from .site import _constraints_fit, _unconstrained
+from .site import _clear_of_windows, _constraints_fit, _unconstrained
 from .state import (
     B_COUNT,
     B_PTR,
@@ -63,6 +63,7 @@ from .state import (
     S_TRIM,
     S_TRY_LIMIT,
     S_USED,
+    S_WINDOWS,
     _by_state,
     _d,
     _index_of,
@@ -628,7 +629,31 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     t0 = _free_start(sched, k, sched.size[j], now, limit)
     if t0 < 0:
         return -1
-    return _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0, sched.size[j])
+    t = _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0, sched.size[j])
+    if t < 0 or sched.scal[S_WINDOWS] == 0:
+        return t
+    return _earlier_fit_pool_windows(sched, core, j, t, limit, b0, e0)
+
+
+@internal_kernel
+def _earlier_fit_pool_windows(sched, core, j, t, limit, b0, e0):
+    """:func:`_earlier_fit_pool` from t, the plan's first fit, on a site with maintenance
+    windows: the plan and the windows take turns until they agree (a call: the windows'
+    code stays out of the compression's loop).  The bound on where to search holds as
+    without windows: they never change, so a window that fits now and did not then
+    still holds freed room."""
+    k = sched.ptype[j]
+    size = sched.size[j]
+    d = _d(core.jobs, j)
+    while True:
+        t2 = _clear_of_windows(sched.site, t, d)
+        if t2 == t:
+            return t
+        if t2 >= limit:
+            return -1
+        t = _pool_fit(sched, k, size, d, t2, limit, b0, e0, size)
+        if t < 0:
+            return -1
 
 
 @internal_kernel

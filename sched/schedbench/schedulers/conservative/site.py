@@ -1,6 +1,7 @@
 """The site policies on conservative's plan (:mod:`schedbench.plan.site`): each
 consumer's usage vectors (items limits), the earliest instant a job's constraints
-(limits, FreePools) all hold, and the scheduler's view of the site's arrays."""
+(limits, FreePools, and on a pool the maintenance windows) all hold, and the scheduler's
+view of the site's arrays."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from ..._jit import inline_kernel, internal_kernel
 from ...core.layout import J_REQ, J_UNITS
 from ...plan.rusv import kernel_add, kernel_earliest_fit_valid
-from .state import SitePlan, _d, _vectors
+from .state import S_WINDOWS, SitePlan, _d, _vectors
 
 
 @inline_kernel
@@ -24,14 +25,35 @@ def _consumer_add(site, j, k, lo, end, amount):
 
 @inline_kernel
 def _constraints_fit(sched, jobs, j, t, limit):
-    """Earliest t' >= t at which job j's site constraints (limits, FreePools) all hold
-    over [t', t' + d), or -1 when none before ``limit`` (each constraint gives its own
-    earliest instant; iterate to the first all agree on).  Inlined where a fit is
-    searched, which it is in several places, for the common answer (no constraints);
-    the search over the constraints' vectors is one kernel, compiled once."""
-    if _unconstrained(sched.site, j):
+    """Earliest t' >= t at which job j's site constraints (limits, FreePools; on a pool,
+    the maintenance windows, which are then on every node alike) all hold over [t', t'
+    + d), or -1 when none before ``limit`` (each constraint gives its own earliest
+    instant; iterate to the first all agree on).  Inlined where a fit is searched,
+    which it is in several places, for the common answer (no constraints); the search
+    over the constraints' vectors is one kernel, compiled once.  (On nodes the node fit
+    reads each node's windows itself.)"""
+    if _unconstrained(sched.site, j) and sched.scal[S_WINDOWS] == 0:
         return t
     return _constrained_fit(sched, jobs, j, t, limit)
+
+
+@inline_kernel
+def _clear_of_windows(site, t, d):
+    """The first t' >= t at which [t', t' + d) meets no maintenance window (a pool's:
+    every node has the same ones, so node 0's are all of them)."""
+    mwin = site.mwin
+    lo, hi = site.mspan[0, 0], site.mspan[0, 1]
+    end = hi
+    while lo < hi:  # the first window ending after t
+        mid = (lo + hi) >> 1
+        if mwin[mid, 1] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    while lo < end and mwin[lo, 0] < t + d:  # it meets this one: start at its end
+        t = mwin[lo, 1]
+        lo += 1
+    return t
 
 
 @inline_kernel
@@ -47,8 +69,14 @@ def _constrained_fit(sched, jobs, j, t, limit):
     c0 = site.cptr[j]
     c1 = site.cptr[j + 1]
     d = _d(jobs, j)
+    windows = sched.scal[S_WINDOWS] != 0
     while True:
         moved = False
+        if windows:
+            t2 = _clear_of_windows(site, t, d)
+            if t2 >= limit:
+                return -1
+            t = t2  # the constraints below start here; a move of theirs loops back
         for c in range(c0, c1):
             vec = site.crow[c, 0]
             s = site.crow[c, 2]
