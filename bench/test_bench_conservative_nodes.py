@@ -71,19 +71,20 @@ def test_conservative_eurora(benchmark, allocator):
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
 @pytest.mark.benchmark
 def test_conservative_hpc2n_maintenance(benchmark):
+    _hpc2n_maintenance(benchmark, MAINTENANCE)
+
+
+def _hpc2n_maintenance(benchmark, text):
     table, header = swf.read(HPC2N)
     table = table.head(20_000)
     mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
-    _timed(benchmark, table, mach, "ff", rounds=3, site=site.parse(MAINTENANCE))
+    _timed(benchmark, table, mach, "ff", rounds=3, site=site.parse(text))
 
 
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
 @pytest.mark.benchmark
 def test_conservative_hpc2n_maintenance_everywhere(benchmark):
-    table, header = swf.read(HPC2N)
-    table = table.head(20_000)
-    mach = machine.from_swf_header(header.max_procs, header.max_nodes, int(table.units.max()))
-    _timed(benchmark, table, mach, "ff", rounds=3, site=site.parse(MAINTENANCE.replace('"0-7"', '"all"')))
+    _hpc2n_maintenance(benchmark, MAINTENANCE.replace('"0-7"', '"all"'))
 
 
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
