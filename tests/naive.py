@@ -71,6 +71,9 @@ R7  EASY on a pool (each pass):
 C1  Prediction correction (replay_pool's ``revised``; the ``tsafrir`` predictor): a job
     still running at a decision instant at or after start + pred is believed to run
     max(pred, revised) from its start; its predicted end is then max(start + that, now).
+C1b Stepwise correction (replay_pool's ``steps`` too; ``tsafrir-steps``): as C1, but the
+    job is believed to run pred + s for the first s of ``steps`` with start + pred + s >
+    now, at most ``revised`` (``revised`` when no step is left).
 
 R7b EASY-SJBF ("easy-sjbf"; Tsafrir, Etsion and Feitelson 2007): R7 (pool) or R9
     (nodes), except that step 3 visits the queue after the head in (pred, queue order)
@@ -191,6 +194,7 @@ class _Job:
     start: int | None = None
     alloc: object = None  # pool: int processors; nodes: list of (node, units)
     revised: int | None = None  # C1: duration believed once the job outlives pred
+    steps: tuple = ()  # C1b: the raises tried before revised
     logged: int | None = None  # D1: the input's submit (``submit`` becomes the arrival)
     successors: list = field(default_factory=list)  # D1: (job, think) released by this job's end
     waits: bool = False  # D1: arrives when its predecessor's end releases it
@@ -214,7 +218,12 @@ class _Job:
     def predicted_end(self, now):
         believed = self.pred
         if self.revised is not None and self.start + self.pred <= now:  # C1
-            believed = max(believed, self.revised)
+            raised = self.revised
+            for s in self.steps:  # C1b
+                if self.start + self.pred + s > now:
+                    raised = min(self.pred + s, self.revised)
+                    break
+            believed = max(believed, raised)
         return max(self.start + believed, now)
 
 
@@ -592,13 +601,14 @@ def unreleased(jobs, status):
 
 
 def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revised=None, preceding=None,
-                think=None, qwait=None) -> NaiveResult:
+                think=None, qwait=None, steps=()) -> NaiveResult:
     """Replay a trace on a pool of ``machine_procs`` identical processors.
 
     Inputs are equal-length sequences of ints (numpy arrays are fine); ``pred`` is the
     duration the scheduler believes.  ``scheduler`` is one of :data:`SCHEDULERS`.  See the
     module docstring for the exact readings (R1-R7).  ``revised``: per job, the duration
-    believed once it outlives ``pred`` (C1), or None for no correction.  ``preceding``
+    believed once it outlives ``pred`` (C1), or None for no correction; ``steps``: the
+    raises C1b tries first (empty: C1 alone).  ``preceding``
     and ``think``: each job's predecessor id and think time (D1-D3), or None for no
     dependencies.  ``qwait``: each job's expected queue wait for PRB (R7d; None: 1 s)."""
     ids = [int(x) for x in job_id]
@@ -623,7 +633,7 @@ def replay_pool(job_id, submit, run, size, pred, machine_procs, scheduler, revis
             status.append(REPLAYED)
             jobs.append(
                 _Job(idx=i, job_id=ids[i], submit=sub[i], run=rn[i], pred=pr[i], need=sz[i],
-                     revised=None if revised is None else int(revised[i]),
+                     revised=None if revised is None else int(revised[i]), steps=tuple(steps),
                      qwait=1 if qwait is None else int(qwait[i]))
             )
     jobs = link_jobs(ids, jobs, status, preceding, think)

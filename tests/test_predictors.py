@@ -256,6 +256,7 @@ def test_predict_on_a_tiny_swf(tmp_path, capsys):
         "user-profile-capped": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
         # offline nothing runs, so nothing is corrected: user-mean2's predictions
         "tsafrir": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
+        "tsafrir-steps": {"mae_s": 234.0, "median_ae_s": 240.0, "under_share": 0.2},
     }
     assert main(["predict", str(path), "--limit", "2"]) == 0
     text = capsys.readouterr().out
@@ -275,8 +276,8 @@ def test_predict_on_a_parquet_table_with_queue_meta(tmp_path, capsys):
 def test_predict_on_kth(capsys):
     assert main(["predict", str(KTH), "--limit", "5000", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert set(got) == {"requested", "user-profile", "user-mean2", "user-profile-capped", "tsafrir"}
-    assert got["tsafrir"] == got["user-mean2"]
+    assert set(got) == {"requested", "user-profile", "user-mean2", "user-profile-capped", "tsafrir", "tsafrir-steps"}
+    assert got["tsafrir"] == got["tsafrir-steps"] == got["user-mean2"]
     for e in got.values():
         assert e["mae_s"] > 0 and e["median_ae_s"] >= 0 and 0 <= e["under_share"] <= 1
     # Users over-estimate: their estimates almost never fall short, and the history-based
@@ -306,11 +307,12 @@ def test_the_built_in_predictors_are_registered_under_their_names():
     assert registry.predictor_names()[:5] == ["requested", "actual", "user-profile", "user-mean2",
                                              "user-profile-capped"]
     t = table([(0, 0, 10, 20, 1, -1, 0, 1), (5, 0, 7, 30, 1, -1, 0, 2)])
-    states = {name: predictors.prepare(t, name) for name in registry.predictor_names()[:6]}
+    states = {name: predictors.prepare(t, name) for name in registry.predictor_names()[:7]}
     kinds = {name: type(state).__name__ if isinstance(state, predictors.JobColumn)
              else predictors.KINDS[state.kind].__name__ for name, state in states.items()}
     assert kinds == {"requested": "JobColumn", "actual": "JobColumn", "user-profile": "UserProfile",
-                     "user-mean2": "UserMean2", "user-profile-capped": "UserProfile", "tsafrir": "Tsafrir"}
+                     "user-mean2": "UserMean2", "user-profile-capped": "UserProfile", "tsafrir": "Tsafrir",
+                     "tsafrir-steps": "TsafrirSteps"}
 
 
 # --------------------------------------------------------------------------- tsafrir
@@ -320,13 +322,16 @@ def _correction_case():
     """Two processors.  Job 0 (user 1) teaches user 1 a 10 s run; job 1 (user 1, asks
     1,000 s) is predicted 10 s from its start at 20 but runs 500; at 40 job 2 (2
     processors, the head) and job 3 (1 processor, 200 s) arrive."""
-    return table([
-        # submit wait run treq user exe queue procs
-        (0, 0, 10, 1000, 1, -1, 0, 2),
-        (20, 0, 500, 1000, 1, -1, 0, 1),
-        (40, 0, 100, 100, 2, -1, 0, 2),
-        (40, 0, 200, 200, 3, -1, 0, 1),
-    ])
+    return table(CORRECTION_ROWS)
+
+
+CORRECTION_ROWS = [
+    # submit wait run treq user exe queue procs
+    (0, 0, 10, 1000, 1, -1, 0, 2),
+    (20, 0, 500, 1000, 1, -1, 0, 1),
+    (40, 0, 100, 100, 2, -1, 0, 2),
+    (40, 0, 200, 200, 3, -1, 0, 1),
+]
 
 
 @pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
@@ -341,6 +346,19 @@ def test_tsafrir_corrects_an_outlived_prediction(scheduler):
     assert plain.start.tolist() == [0, 20, 520, 620]
     assert fixed.start.tolist() == [0, 20, 520, 40]
     assert plain.pred.tolist() == fixed.pred.tolist() == [1000, 10, 100, 200]
+
+
+@pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
+def test_tsafrir_steps_raises_an_outlived_prediction_by_the_first_step_left(scheduler):
+    """As above, with job 3 asking (and running) 40 s, then 100 s.  tsafrir-steps: at 40
+    job 1 (predicted 10 s, 20 s elapsed) is believed to run 10 + 60 s, to 90, so the head's
+    shadow time is 90: job 3 backfills when it ends by then (40 + 40), not when it ends at
+    140; user-mean2 backfills neither (shadow 40), tsafrir both (shadow 1,020)."""
+    for run, steps, plain, fixed in ((40, 40, 620, 40), (100, 620, 620, 40)):
+        t = table(CORRECTION_ROWS[:3] + [(40, 0, run, run, 3, -1, 0, 1)])
+        got = {p: replay(t, from_spec("1x(cores=2)"), scheduler, "ff", p).start.tolist()[3]
+               for p in ("user-mean2", "tsafrir", "tsafrir-steps")}
+        assert got == {"user-mean2": plain, "tsafrir": fixed, "tsafrir-steps": steps}, run
 
 
 def test_tsafrir_predicts_as_user_mean2_offline():
@@ -361,7 +379,7 @@ def test_the_online_predictors_share_one_state_type_so_one_loop():
 
     t = _correction_case()
     types = {name: numba.typeof(predictors.prepare(t, name))
-             for name in ("user-profile", "user-mean2", "user-profile-capped", "tsafrir")}
+             for name in ("user-profile", "user-mean2", "user-profile-capped", "tsafrir", "tsafrir-steps")}
     assert len(set(types.values())) == 1, types
     assert numba.typeof(predictors.prepare(t, "requested")) == numba.typeof(predictors.prepare(t, "actual"))
     for name in ("user-profile", "tsafrir"):

@@ -15,6 +15,7 @@ A prediction is always at least 1 s for the online predictors below.
 * ``user-mean2``: the mean of the user's last two ended jobs, capped by the user's
   estimate (Tsafrir, Etsion & Feitelson 2007); rules below.
 * ``tsafrir``: ``user-mean2`` plus the paper's prediction correction; rules below.
+* ``tsafrir-steps``: ``user-mean2`` plus the stepwise correction of a later fork; below.
 
 Queue wall-times (used by both online predictors).  For queue ``q``:
 
@@ -87,8 +88,12 @@ University simulator of the authors' group, whose EASY++ (file
 sets an under-predicted running job's prediction to its user estimate; and the
 correctors of a later fork (``reqtime``: the user estimate; ``tsafrir``: the elapsed
 prediction raised step by step by 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 5 h, 10 h, 20 h,
-50 h, 100 h, capped at the estimate, "cf papier").  The stepwise variant is not the one
-implemented; which of the two the paper's Tables 2-3 used is what the text would settle.
+50 h, 100 h, capped at the estimate, "cf papier").  ``tsafrir`` is the first reading;
+``tsafrir-steps`` is the second: a running job still running at a decision point at or
+after its predicted end is believed to run its submission-time prediction plus the first
+step it has not outlived (the fork applies one step at each expiry; the core asks at
+decision points only, which ends at the same step), at most its cap, and the cap once the
+steps run out.  Which of the two the paper's Tables 2-3 used is what the text would settle.
 Also unsaid there: whether a correction falling at the instant of a decision applies
 before it (here it does: a job still running at its predicted end has outlived it).
 
@@ -96,7 +101,8 @@ A predictor is a namedtuple state whose class implements the core's ``predict`` 
 (and ``learn`` for the online ones, ``revises`` / ``revise`` for ``tsafrir``): per-job keys
 precomputed in Python by :func:`prepare`, and its memory; the kernels below read the job
 matrix and write nothing but that memory.  Each built-in kernel family has its class
-(:class:`JobColumn`, :class:`UserProfile`, :class:`UserMean2`, :class:`Tsafrir`), naming
+(:class:`JobColumn`, :class:`UserProfile`, :class:`UserMean2`, :class:`Tsafrir`,
+:class:`TsafrirSteps`), naming
 the fields it reads, but the online predictors' factories return their states packed into
 one class, :class:`PredictorState` (:func:`pack`): numba compiles the replay loop once per
 predictor state *type*, so with a class each, a scheduler replayed under two of them
@@ -132,7 +138,7 @@ import numpy as np
 from . import registry
 from ._jit import inline_kernel
 from .core.hooks import implements, learn, predict, revise, revises
-from .core.layout import J_EST, J_RUN, J_SUBMIT, job_matrix
+from .core.layout import J_EST, J_PRED, J_RUN, J_START, J_SUBMIT, job_matrix
 
 
 class Predictor(enum.IntEnum):
@@ -142,6 +148,7 @@ class Predictor(enum.IntEnum):
     USER_MEAN2 = 3
     USER_PROFILE_CAPPED = 4
     TSAFRIR = 5
+    TSAFRIR_STEPS = 6
 
 
 # The built-ins' internal codes; the names a run accepts are the registry's
@@ -153,6 +160,7 @@ PREDICTORS: dict[str, Predictor] = {
     "user-mean2": Predictor.USER_MEAN2,
     "user-profile-capped": Predictor.USER_PROFILE_CAPPED,
     "tsafrir": Predictor.TSAFRIR,
+    "tsafrir-steps": Predictor.TSAFRIR_STEPS,
 }
 
 N_KEYS = 4
@@ -193,6 +201,18 @@ class Tsafrir(NamedTuple):
     memo: np.ndarray
 
 
+class TsafrirSteps(NamedTuple):
+    """:class:`UserMean2`'s keys and memo, with the stepwise prediction correction."""
+
+    keys: np.ndarray
+    memo: np.ndarray
+
+
+# tsafrir-steps: an outlived prediction p becomes p + the first of these (s) that the job
+# has not yet outlived, capped at the job's cap (the later fork's "tsafrir" corrector)
+CORRECTION_STEPS = np.array([60, 300, 900, 1800, 3600, 7200, 18000, 36000, 72000, 180000, 360000], dtype=np.int64)
+
+
 class PredictorState(NamedTuple):
     """Every online built-in predictor's state (:func:`pack`): ``kind`` (int, the family's
     index in :data:`KINDS`) selects the kernels; keys int64 (n, N_KEYS) and memo int64
@@ -203,10 +223,10 @@ class PredictorState(NamedTuple):
     memo: np.ndarray
 
 
-KINDS: tuple[type, ...] = (UserProfile, UserMean2, Tsafrir)
+KINDS: tuple[type, ...] = (UserProfile, UserMean2, Tsafrir, TsafrirSteps)
 """The predictor families a :class:`PredictorState` packs; ``kind`` is the index here
 (compiled into the kernels below as constants)."""
-_PROFILE, _MEAN2, _TSAFRIR = range(len(KINDS))
+_PROFILE, _MEAN2, _TSAFRIR, _TSAFRIR_STEPS = range(len(KINDS))
 
 
 def pack(state) -> PredictorState:
@@ -299,6 +319,10 @@ def user_profile_capped(table, meta: dict | None = None) -> PredictorState:
 
 def tsafrir(table, meta: dict | None = None) -> PredictorState:
     return pack(Tsafrir(*_builtin(table, Predictor.USER_MEAN2, meta)))
+
+
+def tsafrir_steps(table, meta: dict | None = None) -> PredictorState:
+    return pack(TsafrirSteps(*_builtin(table, Predictor.USER_MEAN2, meta)))
 
 
 def _builtin(table, kind: Predictor, meta: dict | None) -> JobColumn | UserProfile | UserMean2:
@@ -428,6 +452,27 @@ def _tsafrir_revise(pred, jobs, j, now):
     return pred.keys[j, 3]
 
 
+implements(predict, TsafrirSteps)(_user_mean2)
+implements(learn, TsafrirSteps)(_user_mean2_learn)
+implements(revises, TsafrirSteps)(_tsafrir_revises)
+
+
+@implements(revise, TsafrirSteps)
+@inline_kernel
+def _tsafrir_steps_revise(pred, jobs, j, now):
+    """An outlived prediction p (the one made at submission, J_PRED) becomes p + s, s the
+    first of CORRECTION_STEPS with p + s after ``now - start`` (the steps the job has
+    already outlived are skipped: the core asks at decision points only), at most the
+    job's cap; the cap once the steps run out."""
+    p = jobs[j, J_PRED]
+    cap = pred.keys[j, 3]
+    elapsed = now - jobs[j, J_START]
+    for s in CORRECTION_STEPS:
+        if p + s > elapsed:
+            return min(p + s, cap)
+    return cap
+
+
 # The packed state's hooks: one branch per family, calling the family's kernel above (its
 # inline_kernels are spliced in, so each hook is one function for the three families).
 
@@ -452,15 +497,18 @@ def _packed_learn(pred, jobs, j, now):
 @implements(revises, PredictorState)
 @inline_kernel
 def _packed_revises(pred):
-    return pred.kind == _TSAFRIR
+    return pred.kind == _TSAFRIR or pred.kind == _TSAFRIR_STEPS
 
 
 @implements(revise, PredictorState)
 @inline_kernel
 def _packed_revise(pred, jobs, j, now):
-    """Called only when :func:`_packed_revises` holds (tsafrir); 0 (no move) otherwise."""
+    """Called only when :func:`_packed_revises` holds (tsafrir, tsafrir-steps); 0 (no
+    move) otherwise."""
     if pred.kind == _TSAFRIR:
         return _tsafrir_revise(pred, jobs, j, now)
+    if pred.kind == _TSAFRIR_STEPS:
+        return _tsafrir_steps_revise(pred, jobs, j, now)
     return 0
 
 

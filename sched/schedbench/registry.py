@@ -136,6 +136,8 @@ for _name, _attr, _text in (
     ("user-profile-capped", "user_profile_capped", "user-profile, also capped at the job's own estimate"),
     ("tsafrir", "tsafrir", "user-mean2 plus Tsafrir et al.'s correction: a running job that outlives its "
      "prediction is predicted to end at its estimate"),
+    ("tsafrir-steps", "tsafrir_steps", "user-mean2 with stepwise correction: an outlived prediction is raised "
+     "by 1 min, 5 min, 15 min, 30 min, 1 h ... 100 h, at most to the estimate (a pyss fork's reading)"),
 ):
     register_predictor(_name, f"schedbench.predictors:{_attr}", _text)
 BUILTIN = frozenset(SCHEDULERS) | frozenset(ALLOCATORS) | frozenset(PREDICTORS)

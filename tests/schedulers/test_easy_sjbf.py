@@ -127,24 +127,29 @@ def test_engine_equals_oracle_on_generated_nodes(trace, allocator):
 # --------------------------------------------------------------------------- with correction
 
 
-def _oracle_with_correction(table, procs, scheduler, allocator, spec=None):
-    """The engine with ``tsafrir`` against naive C1, fed the engine's submission-time
-    predictions and the predictor's corrected durations (its caps)."""
+# C1 (tsafrir) and C1b (tsafrir-steps, with its raises)
+CORRECTIONS = {"tsafrir": (), "tsafrir-steps": tuple(int(s) for s in predictors.CORRECTION_STEPS)}
+
+
+def _oracle_with_correction(table, procs, scheduler, allocator, spec=None, predictor="tsafrir"):
+    """The engine with ``predictor`` against naive C1 (C1b), fed the engine's
+    submission-time predictions and the predictor's corrected durations (its caps)."""
     mach = machine.from_spec(spec) if spec else machine.from_spec(f"1x(cores={procs})")
-    r = replay.replay(table, mach, scheduler, allocator, "tsafrir")
+    r = replay.replay(table, mach, scheduler, allocator, predictor)
     cap = predictors.tsafrir(table).keys[:, 3]
     nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, r.pred, procs, scheduler,
-                           revised=cap)
+                           revised=cap, steps=CORRECTIONS[predictor])
     return r, nv
 
 
 @pytest.mark.skipif(not SWF_LOGS, reason="../shared/traces/swf not present")
 @pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
-def test_correction_equals_oracle_on_shared_logs(first_3k, scheduler):
+@pytest.mark.parametrize("predictor", list(CORRECTIONS))
+def test_correction_equals_oracle_on_shared_logs(first_3k, scheduler, predictor):
     table, mach = first_3k
-    r = replay.replay(table, mach, scheduler, "ff", "tsafrir")
+    r = replay.replay(table, mach, scheduler, "ff", predictor)
     nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, r.pred, int(mach.totals[0]),
-                           scheduler, revised=predictors.tsafrir(table).keys[:, 3])
+                           scheduler, revised=predictors.tsafrir(table).keys[:, 3], steps=CORRECTIONS[predictor])
     expected = _starts(nv)
     bad = np.flatnonzero(r.start != expected)
     assert bad.size == 0, (
@@ -154,14 +159,19 @@ def test_correction_equals_oracle_on_shared_logs(first_3k, scheduler):
 
 
 @settings(max_examples=200)
-@given(pool_traces(), st.lists(st.integers(-1, 2), min_size=40, max_size=40), st.sampled_from(["easy", "easy-sjbf"]))
-def test_correction_equals_oracle_on_generated_pools(trace, users, scheduler):
+@given(pool_traces(), st.lists(st.integers(-1, 2), min_size=40, max_size=40), st.sampled_from(["easy", "easy-sjbf"]),
+       st.sampled_from(list(CORRECTIONS)))
+def test_correction_equals_oracle_on_generated_pools(trace, users, scheduler, predictor):
     base, procs = trace
     n = base.n_jobs
+    # tsafrir-steps raises by 60 s and more: minutes rather than seconds, so that its
+    # steps fall inside the jobs' runs
+    k = 60 if predictor == "tsafrir-steps" else 1
     table = jobs.from_columns(
-        job_id=base.job_id, submit=base.submit, run=base.run, procs_req=base.units, procs_alloc=base.units,
-        time_req=base.time_req, user=np.array(users[:n]),
+        job_id=base.job_id, submit=base.submit * k, run=np.where(base.run > 0, base.run * k, base.run),
+        procs_req=base.units, procs_alloc=base.units,
+        time_req=np.where(base.time_req > 0, base.time_req * k, base.time_req), user=np.array(users[:n]),
     )
     for spec in (f"1x(cores={procs})", f"{procs}x(cores=1)"):
-        r, nv = _oracle_with_correction(table, procs, scheduler, "ff", spec)
+        r, nv = _oracle_with_correction(table, procs, scheduler, "ff", spec, predictor)
         np.testing.assert_array_equal(r.start, _starts(nv), err_msg=spec)

@@ -104,6 +104,8 @@ NAME_NOTES: dict[str, str] = {
     "requested": "the scheduler trusts the users' requested wall times",
     "actual": "the scheduler knows the actual run times (an oracle)",
     "tsafrir": "the mean of the user's last two jobs, raised to the estimate when a job outlives it",
+    "tsafrir-steps": "the mean of the user's last two jobs, raised step by step (1 min, 5 min, 15 min, ...) "
+                     "when a job outlives it",
 }
 """One-line notes on the scheduler, allocator and predictor names the report may meet;
 names without a note are listed bare."""
