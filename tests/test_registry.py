@@ -386,4 +386,4 @@ def test_listing_the_registry_imports_no_numba():
             "registry.declared_options(); registry.check_pair('conservative', 'weighted')\n"
             "print(len(names), 'numba' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["27", "False"]  # 15 schedulers, 6 allocators, 6 predictors
+    assert done.stdout.split() == ["28", "False"]  # 15 schedulers, 6 allocators, 7 predictors
