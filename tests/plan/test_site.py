@@ -5,6 +5,7 @@ against tests/naive_site.py on generated traces and sites, and the CLI."""
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -307,6 +308,25 @@ def test_replay_with_a_site_file_as_a_user_runs_it(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{sitefile}:1: [[limit]] #1: items must be an integer" in err and "Traceback" not in err
     assert err.strip().count("\n") == 0
+
+
+def test_a_job_longer_than_every_gap_between_weekly_windows_is_named_on_stderr(tmp_path, capsys):
+    """An 8-day job under a weekly window on every node can never start between two
+    windows: the replay starts it after the windows' horizon (after every other job), and
+    says so; with the window on some nodes only it runs on the others, and nothing is said."""
+    from schedbench.cli.main import main
+
+    log = _swf(tmp_path / "t.swf", [(1, 0, 3600, 1, 3600, 1), (2, 0, 8 * 86400, 1, 8 * 86400, 1)])
+    sitefile = tmp_path / "site.toml"
+    for nodes, warned in (('"all"', True), ('"0-1"', False)):
+        sitefile.write_text(f'[[maintenance]]\nnodes = {nodes}\nweekly = "Tue 06:00-08:00"\n')
+        out = tmp_path / f"r{int(warned)}"
+        assert main(["replay", str(log), "-s", "easy", "--site", str(sitefile), "-o", str(out), "-q"]) == 0
+        err = capsys.readouterr().err
+        assert (f"{sitefile}: 1 jobs ask for more time than any node has between its weekly maintenance "
+                f"windows (597,600 s at most)" in err) == warned, err
+        start = pl.read_parquet(out / "jobs.parquet")["start"].to_list()
+        assert (start[1] > 30 * 86400) == warned, start
 
 
 # --------------------------------------------------------------------------- maintenance, every scheduler

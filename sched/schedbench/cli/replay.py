@@ -190,6 +190,28 @@ def fair_share_notices(args, options: dict, table) -> list[str]:
     return accounts.notices(table, resolved["account"], resolved.get("accounts") or None)
 
 
+def site_notices(site, table, machine) -> list[str]:
+    """Jobs that ask for more time than any node has between its weekly maintenance
+    windows: predicted to run that long, none can start until the windows stop, which the
+    replay puts after every other job (weekly windows are expanded to a horizon past the
+    last submission)."""
+    if site is None or not site.maintenance:
+        return []
+    import numpy as np
+
+    from ..plan.site import FOREVER, longest_window_gaps
+
+    gap = int(longest_window_gaps(site, machine).max())
+    if gap >= FOREVER:
+        return []
+    over = int((np.asarray(table.estimate) > gap).sum())  # the requested time (else the run)
+    if not over:
+        return []
+    return [f"{site.path}: {over:,} jobs ask for more time than any node has between its weekly maintenance "
+            f"windows ({gap:,} s at most): predicted to run that long, they start only after every other job, "
+            f"once the replay's weekly windows stop"]
+
+
 def _run(args) -> int:
     _freeze_heap_at_exit()
     # schedbench.analysis.results brings in polars and pyarrow (0.1-0.15 s), which only the writing
@@ -227,7 +249,7 @@ def _run(args) -> int:
         if slurm_accounts is not None:
             meta["slurm_accounts"] = slurm_accounts
         print_notices(meta.get("notices", ()) + eligibility_notices(table, meta, machine)
-                      + fair_share_notices(args, options, table))
+                      + fair_share_notices(args, options, table) + site_notices(site, table, machine))
         bar, update = _progress(table.n_jobs, args.quiet)
         try:
             result = replay(
