@@ -310,6 +310,18 @@ def test_replay_with_a_site_file_as_a_user_runs_it(tmp_path, capsys):
     assert err.strip().count("\n") == 0
 
 
+def test_longest_window_gaps_merge_a_nodes_weekly_windows_and_ignore_one_off_ones():
+    """Node 0: Tue 06-08 and Fri 06-08 (gaps 3 d 22 h and 2 d 22 h: the longest is Fri 08:00
+    to Tue 06:00); node 1: Tue 06-08 alone (6 d 22 h); node 2: a one-off window (it ends:
+    for ever); node 3: none."""
+    text = ('[[maintenance]]\nnodes = "0-1"\nweekly = "Tue 06:00-08:00"\n'
+            '[[maintenance]]\nnodes = "0"\nweekly = "Fri 06:00-08:00"\n'
+            '[[maintenance]]\nnodes = "2"\nfrom = 0\nto = 100\n')
+    gaps = site.longest_window_gaps(site.parse(text), machine.from_spec("4x(cores=1)"))
+    h = 3600
+    assert gaps.tolist() == [3 * 86400 + 22 * h, 6 * 86400 + 22 * h, site.FOREVER, site.FOREVER]
+
+
 def test_a_job_longer_than_every_gap_between_weekly_windows_is_named_on_stderr(tmp_path, capsys):
     """An 8-day job under a weekly window on every node can never start between two
     windows: the replay starts it after the windows' horizon (after every other job), and

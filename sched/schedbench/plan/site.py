@@ -529,21 +529,14 @@ def _node_set(spec, machine: Machine, where: str) -> np.ndarray:
 
 def longest_window_gaps(site: Site, machine: Machine) -> np.ndarray:
     """Per node, int64 (m,): the longest stretch (s) between its maintenance windows in the
-    long run: 0 under an always-valid one, the gap of its weekly ones merged, FOREVER when
-    it has none or one-off ones only (they end)."""
+    long run: the gap of its weekly ones merged, FOREVER when it has none or one-off ones
+    only (they end)."""
     spans: list[list] = [[] for _ in range(machine.n_nodes)]
-    down = np.zeros(machine.n_nodes, dtype=bool)
     for i, mw in enumerate(site.maintenance):
-        if mw.validity.kind == "absolute":
-            continue
-        for node in _node_set(mw.nodes, machine, f"{site.path}: [[maintenance]] #{i + 1}"):
-            if mw.validity.kind == "always":
-                down[node] = True
-            else:
+        if mw.validity.kind == "weekly":
+            for node in _node_set(mw.nodes, machine, f"{site.path}: [[maintenance]] #{i + 1}"):
                 spans[node].extend(mw.validity.spans)
-    gaps = [0 if d else Validity("weekly", tuple(sp)).longest_gap() if sp else FOREVER
-            for d, sp in zip(down, spans, strict=True)]
-    return np.array(gaps, dtype=np.int64)
+    return np.array([Validity("weekly", tuple(sp)).longest_gap() if sp else FOREVER for sp in spans], dtype=np.int64)
 
 
 def compile_site(site: Site, J: np.ndarray, machine: Machine, live: np.ndarray,
