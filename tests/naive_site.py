@@ -209,15 +209,20 @@ class _SiteConservative(_Conservative):
         raise AssertionError("no fit even after the last booking and rule end")
 
 
-def _seconds_down(windows, node):
-    """The node's windows as sorted disjoint intervals (touching ones joined)."""
+def merged(intervals):
+    """Sorted disjoint (a, b) intervals covering the same seconds (touching ones joined)."""
     out = []
-    for a, b in sorted(iv for mw in windows if node in mw["nodes"] for iv in mw["valid"] if iv[1] > iv[0]):
+    for a, b in sorted(iv for iv in intervals if iv[1] > iv[0]):
         if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
+            out[-1] = (out[-1][0], max(out[-1][1], b))
         else:
-            out.append([a, b])
+            out.append((a, b))
     return out
+
+
+def _seconds_down(windows, node):
+    """The node's windows as :func:`merged` intervals."""
+    return merged(iv for mw in windows if node in mw["nodes"] for iv in mw["valid"])
 
 
 def _windows_differ(windows, n_nodes):

@@ -98,7 +98,8 @@ Also unsaid there: whether a correction falling at the instant of a decision app
 before it (here it does: a job still running at its predicted end has outlived it).
 
 A predictor is a namedtuple state whose class implements the core's ``predict`` hook
-(and ``learn`` for the online ones, ``revises`` / ``revise`` for ``tsafrir``): per-job keys
+(and ``learn`` for the online ones, ``revises`` / ``revise`` for ``tsafrir`` and
+``tsafrir-steps``): per-job keys
 precomputed in Python by :func:`prepare`, and its memory; the kernels below read the job
 matrix and write nothing but that memory.  Each built-in kernel family has its class
 (:class:`JobColumn`, :class:`UserProfile`, :class:`UserMean2`, :class:`Tsafrir`,

@@ -354,7 +354,7 @@ def maintained(draw):
         for _ in range(draw(st.integers(0, 2))):
             a = draw(st.integers(0, 50))
             w.append((a, a + draw(st.integers(1, 25))))
-        wins.append(naive_site_merge(w))
+        wins.append(naive_site.merged(w))
     rows = []
     for i in range(draw(st.integers(1, 16))):
         unit = (draw(st.integers(1, 2)), draw(st.integers(0, 1)), 0, 0)
@@ -364,16 +364,6 @@ def maintained(draw):
                          pred=draw(st.integers(1, 20)), units=units, unit=unit, req_nodes=req_nodes))
     rows.sort(key=lambda r: (r["submit"], r["job_id"]))
     return nodes, wins, rows
-
-
-def naive_site_merge(w):
-    out = []
-    for a, b in sorted(w):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
 
 
 def _maintained_case(nodes, rows):

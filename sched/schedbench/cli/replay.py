@@ -197,14 +197,12 @@ def site_notices(site, table, machine) -> list[str]:
     last submission)."""
     if site is None or not site.maintenance:
         return []
-    import numpy as np
-
     from ..plan.site import FOREVER, longest_window_gaps
 
     gap = int(longest_window_gaps(site, machine).max())
     if gap >= FOREVER:
         return []
-    over = int((np.asarray(table.estimate) > gap).sum())  # the requested time (else the run)
+    over = int((table.estimate > gap).sum())  # the requested time (else the run)
     if not over:
         return []
     return [f"{site.path}: {over:,} jobs ask for more time than any node has between its weekly maintenance "

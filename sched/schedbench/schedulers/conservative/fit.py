@@ -41,7 +41,7 @@ from .pruning import (
     _least_used_before,
     _longest_run_before,
 )
-from .site import _clear_of_windows, _constraints_fit, _unconstrained
+from .site import _clear_of_windows, _constraints_fit, _down_until, _unconstrained
 from .state import (
     B_COUNT,
     B_PTR,
@@ -190,25 +190,6 @@ def _first_window_below(slots, meta, t, d, high, limit):
             c = slots[i, S_STOP]
         i += 1
     return c
-
-
-@inline_kernel
-def _down_until(mspan, mwin, node, t, d):
-    """(down, until): whether a maintenance window of ``node`` meets [t, t + d) (as
-    :func:`window_meets`), and an instant > t before which that answer is the same for
-    every window [t', t' + d), t' >= t."""
-    lo, hi = mspan[node, 0], mspan[node, 1]
-    while lo < hi:  # first window of the node ending after t
-        mid = (lo + hi) >> 1
-        if mwin[mid, 1] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo >= mspan[node, 1]:
-        return False, INF
-    if mwin[lo, 0] < t + d:
-        return True, mwin[lo, 1]  # it meets every window that starts before its end
-    return False, mwin[lo, 0] - d + 1
 
 
 @inline_kernel

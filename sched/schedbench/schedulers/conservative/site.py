@@ -9,7 +9,7 @@ import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
 from ...core.layout import J_REQ, J_UNITS
-from ...plan.rusv import kernel_add, kernel_earliest_fit_valid
+from ...plan.rusv import INF, kernel_add, kernel_earliest_fit_valid
 from .state import S_WINDOWS, SitePlan, _d, _vectors
 
 
@@ -41,19 +41,30 @@ def _constraints_fit(sched, jobs, j, t, limit):
 def _clear_of_windows(site, t, d):
     """The first t' >= t at which [t', t' + d) meets no maintenance window (a pool's:
     every node has the same ones, so node 0's are all of them)."""
-    mwin = site.mwin
-    lo, hi = site.mspan[0, 0], site.mspan[0, 1]
-    end = hi
-    while lo < hi:  # the first window ending after t
+    while True:
+        down, until = _down_until(site.mspan, site.mwin, 0, t, d)
+        if not down:
+            return t
+        t = until  # the end of the window it meets
+
+
+@inline_kernel
+def _down_until(mspan, mwin, node, t, d):
+    """(down, until): whether a maintenance window of ``node`` meets [t, t + d) (as
+    :func:`window_meets`), and an instant > t before which that answer is the same for
+    every window [t', t' + d), t' >= t."""
+    lo, hi = mspan[node, 0], mspan[node, 1]
+    while lo < hi:  # first window of the node ending after t
         mid = (lo + hi) >> 1
         if mwin[mid, 1] <= t:
             lo = mid + 1
         else:
             hi = mid
-    while lo < end and mwin[lo, 0] < t + d:  # it meets this one: start at its end
-        t = mwin[lo, 1]
-        lo += 1
-    return t
+    if lo >= mspan[node, 1]:
+        return False, INF
+    if mwin[lo, 0] < t + d:
+        return True, mwin[lo, 1]  # it meets every window that starts before its end
+    return False, mwin[lo, 0] - d + 1
 
 
 @inline_kernel
