@@ -29,7 +29,9 @@ Kernels
     nodes whose maintenance windows meet its predicted run, and give them back
     (``try_start`` does both; a scheduler that tests fits and commits itself brackets
     them, when core.scal[C_MAINT] is set).  ``window_meets(mspan, mwin, node, t, end)``:
-    whether a maintenance window of the node meets [t, end) (inline).
+    whether a maintenance window of the node meets [t, end) (inline);
+    ``first_window_after(mspan, mwin, node, t)``: the row of the node's first window ending
+    after t (inline).
     ``fits(free, free_total, units, req, req_nodes, ident, out_node, out_count) -> bool``:
     the same test on any free-resource array (inline).
     ``place(free, order, first, units, req, req_nodes, out_node, out_count) -> used``:
@@ -102,6 +104,7 @@ from .state import (
 )
 from .steps import _advance as advance
 from .steps import _commit_placed as commit
+from .steps import _first_window_after as first_window_after
 from .steps import _mask as mask_maintenance
 from .steps import _pass_at as pass_at
 from .steps import _record as record
@@ -115,7 +118,7 @@ __all__ = [
     "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_REVISED", "C_RN", "C_STARTED",
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable",
-    "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "fits", "fits_now", "host",
+    "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "first_window_after", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "totals_decide", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",

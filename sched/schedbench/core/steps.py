@@ -171,16 +171,25 @@ def _commit_placed(core, alloc, j, now, used):
 
 
 @inline_kernel
-def _window_meets(mspan, mwin, node, t, end):
-    """Whether a maintenance window of ``node`` meets [t, end).  mspan int64 (m, 2), mwin
-    int64 (w, 2): node i's windows are mwin[mspan[i, 0] : mspan[i, 1]], sorted."""
+def _first_window_after(mspan, mwin, node, t):
+    """The row of mwin holding ``node``'s first maintenance window ending after t
+    (mspan[node, 1] when none).  mspan int64 (m, 2), mwin int64 (w, 2): node i's windows
+    are mwin[mspan[i, 0] : mspan[i, 1]], sorted."""
     lo, hi = mspan[node, 0], mspan[node, 1]
-    while lo < hi:  # first window of the node ending after t
+    while lo < hi:
         mid = (lo + hi) >> 1
         if mwin[mid, 1] <= t:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+@inline_kernel
+def _window_meets(mspan, mwin, node, t, end):
+    """Whether a maintenance window of ``node`` meets [t, end) (arrays as
+    :func:`_first_window_after`)."""
+    lo = _first_window_after(mspan, mwin, node, t)
     return lo < mspan[node, 1] and mwin[lo, 0] < end
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._jit import inline_kernel, internal_kernel
+from ...core.api import first_window_after
 from ...core.layout import J_REQ, J_UNITS
 from ...plan.rusv import INF, kernel_add, kernel_earliest_fit_valid
 from .state import S_WINDOWS, SitePlan, _d, _vectors
@@ -53,13 +54,7 @@ def _down_until(mspan, mwin, node, t, d):
     """(down, until): whether a maintenance window of ``node`` meets [t, t + d) (as
     :func:`window_meets`), and an instant > t before which that answer is the same for
     every window [t', t' + d), t' >= t."""
-    lo, hi = mspan[node, 0], mspan[node, 1]
-    while lo < hi:  # first window of the node ending after t
-        mid = (lo + hi) >> 1
-        if mwin[mid, 1] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = first_window_after(mspan, mwin, node, t)
     if lo >= mspan[node, 1]:
         return False, INF
     if mwin[lo, 0] < t + d:
