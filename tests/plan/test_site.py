@@ -448,6 +448,16 @@ def test_a_window_on_every_node_keeps_the_plan_on_the_pool():
         assert isinstance(run.sched, cls), text
 
 
+def test_a_booking_as_long_as_the_longest_gap_fits_in_it_and_a_longer_one_waits_for_the_last_window():
+    """Known answer: windows on both nodes over [10, 20) and [30, 40) (the gap: 10 s).  At
+    15 a 10 s job fits in the gap, [20, 30); an 11 s one meets a window wherever it starts
+    before 40, so it starts at 40.  (The fit skips straight past the windows for a booking
+    longer than every gap: this pins the boundary.)"""
+    text = ('[[maintenance]]\nnodes = "all"\nfrom = 10\nto = 20\n'
+            '[[maintenance]]\nnodes = "all"\nfrom = 30\nto = 40\n')
+    assert starts(text, [(1, 15, 10, 1, 10), (2, 15, 11, 1, 11)], "2x(cores=1)")[0] == [20, 40]
+
+
 @st.composite
 def windows_everywhere(draw):
     """Single-core jobs (SWF's) on 1-4 nodes and 1-3 windows on every node."""

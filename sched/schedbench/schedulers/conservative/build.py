@@ -17,6 +17,7 @@ from .state import (
     S_NOW,
     S_SITE,
     S_WDROP,
+    S_WINDOW_GAP,
     S_WINDOWS,
     ConservativeNodes,
     ConservativePool,
@@ -60,6 +61,9 @@ def conservative(setup) -> JittedScheduler:
         # windows on a pool are on every node alike (else the site binds nodes): times
         # that no booking may meet, a constraint like the limits (site._constraints_fit)
         scal[S_WINDOWS] = int(site.mwin.shape[0] > 0)
+        if scal[S_WINDOWS]:
+            win = site.mwin[site.mspan[0, 0] : site.mspan[0, 1]]
+            scal[S_WINDOW_GAP] = int((win[1:, 0] - win[:-1, 1]).max()) if len(win) > 1 else 0
         slots, meta = _vectors(capacity.sum(axis=0), cap)
         common["pmf"] = _pool_pmf(slots.shape[0], cap)  # with the slot indexes
         return JittedScheduler(ConservativePool(slots=slots, meta=meta, **common), grow=_grow)

@@ -627,7 +627,7 @@ def _earlier_fit_pool_windows(sched, core, j, t, limit, b0, e0):
     size = sched.size[j]
     d = _d(core.jobs, j)
     while True:
-        t2 = _clear_of_windows(sched.site, t, d)
+        t2 = _clear_of_windows(sched, t, d, limit)
         if t2 == t:
             return t
         if t2 >= limit:

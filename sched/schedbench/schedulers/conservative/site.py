@@ -11,7 +11,7 @@ from ..._jit import inline_kernel, internal_kernel
 from ...core.api import first_window_after
 from ...core.layout import J_REQ, J_UNITS
 from ...plan.rusv import INF, kernel_add, kernel_earliest_fit_valid
-from .state import S_WINDOWS, SitePlan, _d, _vectors
+from .state import S_WINDOW_GAP, S_WINDOWS, SitePlan, _d, _vectors
 
 
 @inline_kernel
@@ -39,14 +39,22 @@ def _constraints_fit(sched, jobs, j, t, limit):
 
 
 @inline_kernel
-def _clear_of_windows(site, t, d):
+def _clear_of_windows(sched, t, d, limit):
     """The first t' >= t at which [t', t' + d) meets no maintenance window (a pool's:
-    every node has the same ones, so node 0's are all of them)."""
-    while True:
+    every node has the same ones, so node 0's are all of them), or an instant >= limit
+    when there is none before it.  From the first window's start on, a booking longer
+    than every gap between two windows meets one wherever it starts before the last one
+    ends: it goes straight past them, rather than walking every window to the end of the
+    expanded ones at each try (weekly windows are expanded from before any submission)."""
+    site = sched.site
+    if d > sched.scal[S_WINDOW_GAP] and t >= site.mwin[site.mspan[0, 0], 0]:
+        return max(t, site.mwin[site.mspan[0, 1] - 1, 1])
+    while t < limit:
         down, until = _down_until(site.mspan, site.mwin, 0, t, d)
         if not down:
             return t
         t = until  # the end of the window it meets
+    return t
 
 
 @inline_kernel
@@ -79,7 +87,7 @@ def _constrained_fit(sched, jobs, j, t, limit):
     while True:
         moved = False
         if windows:
-            t2 = _clear_of_windows(site, t, d)
+            t2 = _clear_of_windows(sched, t, d, limit)
             if t2 >= limit:
                 return -1
             t = t2  # the constraints below start here; a move of theirs loops back

@@ -49,7 +49,8 @@ S_MEMO_KEEP = 28
 S_MEMO_REQ = 29  # .. S_MEMO_REQ + N_RES - 1: its request per unit
 S_TRY_LIMIT = 33  # the running try's limit when it is one to remember (-1: not)
 S_WINDOWS = 34  # pool: 1 when the site has maintenance windows (every node the same ones)
-N_SCAL = 35
+S_WINDOW_GAP = 35  # pool: the longest gap between two of those windows (s; a longer booking fits only after them)
+N_SCAL = 36
 
 # Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
