@@ -120,3 +120,27 @@ def test_check_output_folder_refuses_what_cannot_be_written(tmp_path):
     results.check_output_folder(tmp_path / "new" / "run")
     assert not (tmp_path / "new").exists()  # the check creates nothing
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
+def test_writing_a_run_imports_no_pandas(tmp_path):
+    # pyarrow imports pandas (0.1 s) to check the kind of an argument it is given; a
+    # replay's command line never needs it
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from schedbench.analysis import results\n"
+        "from schedbench.engine.replay import replay\n"
+        "from schedbench.io import jobs, machine\n"
+        "t = jobs.from_columns(submit=np.array([0, 1]), run=np.array([10, 5]), procs_req=np.array([2, 4]),\n"
+        "                      time_req=np.array([10, 5]), wait=np.array([3, -1]))\n"
+        "r = replay(t, machine.from_spec('2x(cores=1)'), 'fcfs')\n"
+        f"results.write_run(r, {str(tmp_path / 'run')!r})\n"
+        "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    frame = pl.read_parquet(tmp_path / "run" / "jobs.parquet")
+    assert frame["start"].to_list()[1] is None  # too wide for the machine: not run, null
+    assert frame["log_start"].to_list() == [3, None]

@@ -42,7 +42,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from .. import __version__
 from ..plan.accounts import DEFAULT_FACTOR, account_targets
@@ -164,14 +163,9 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
     def col(name: str, values: np.ndarray) -> pl.Series:
         return pl.Series(name, values, dtype=pl.Int64)
 
-    not_run = result.start < 0
-
     def masked(name: str, values: np.ndarray, dtype=pl.Int64) -> pl.Series:
-        """``values`` with nulls where the job did not run (Arrow's validity bitmap over
-        the numpy buffer: no copy of the values)."""
-        if not idle.size:
-            return pl.Series(name, values, dtype=dtype)
-        return pl.Series(name, pl.from_arrow(pa.array(values, mask=not_run)), dtype=dtype)
+        """``values`` with nulls where the job did not run."""
+        return _with_nulls(name, values, idle, dtype)
 
     # with job dependencies a job joins the queue at its arrival (``eligible``), which
     # then plays the part of the submit time in every rule of the replay: waits count from it
@@ -180,7 +174,7 @@ def jobs_frame(result: ReplayResult) -> pl.DataFrame:
     shape = allocation_shape(result)
     killed = _killed(result)
     eligible = [] if result.eligible is None else [
-        pl.Series("eligible", pl.from_arrow(pa.array(result.eligible, mask=result.eligible < 0)), dtype=pl.Int64)]
+        _with_nulls("eligible", result.eligible, np.flatnonzero(result.eligible < 0))]
     return pl.DataFrame(
         [
             col("job_id", t.job_id),
@@ -219,7 +213,15 @@ def _log_start(t) -> pl.Series:
     """The start the input log recorded (submit + its ``wait``), null where the log gives
     no wait (-1, or any negative value): what ``schedbench compare-log`` sets the
     replayed start against."""
-    return pl.Series("log_start", pl.from_arrow(pa.array(t.submit + t.wait, mask=t.wait < 0)), dtype=pl.Int64)
+    return _with_nulls("log_start", t.submit + t.wait, np.flatnonzero(t.wait < 0))
+
+
+def _with_nulls(name: str, values: np.ndarray, nulls: np.ndarray, dtype=pl.Int64) -> pl.Series:
+    """``values`` as a Series of ``dtype`` with nulls at the indices ``nulls``.  Polars
+    sets them itself: ``pyarrow.array(values, mask=...)`` imports pandas, when installed,
+    to check the argument's kind (0.1 s of every replay's command line)."""
+    s = pl.Series(name, values, dtype=dtype)
+    return s.scatter(nulls, None) if nulls.size else s
 
 
 def _killed(result: ReplayResult) -> np.ndarray:
