@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import itertools
 import os
 import pickle
@@ -42,7 +43,7 @@ import time
 from pathlib import Path
 
 import numba
-from numba.core import caching, event
+from numba.core import caching, event, inline_closurecall
 
 
 def cache_root() -> str:
@@ -193,6 +194,56 @@ class _PackageCacheLocator(caching.UserProvidedCacheLocator):
 
 
 caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
+
+
+# --------------------------------------------------------------------------- inlining
+
+_inline_function = inline_closurecall.InlineWorker.inline_function
+
+
+def _copies_to_itself(block):
+    return lambda memo: block
+
+
+def _inline_fresh_ir(self, caller_ir, block, i, function, arg_typs=None):
+    """numba's ``InlineWorker.inline_function`` (an ``inline="always"`` call), without
+    deep-copying an IR built for this call alone.
+
+    numba builds the callee's IR afresh at every call site (``run_untyped_passes``), then
+    ``inline_ir`` deep-copies it twice before splicing it in: one copy to leave its
+    argument untouched, one to return unchanged, which numba's callers discard.  Each copy
+    copies block by block, each block with its own memo, so the callee's whole variable
+    scope once per block.  Here the fresh IR's blocks copy to themselves while
+    ``inline_ir`` runs, so the same blocks are spliced in as numba's copies would be
+    (``tests/test_jit.py`` compares the LLVM IR of both).  A cold compile of a replay
+    loop takes about a fifth less CPU time (docs/internals/performance.md, "numba's
+    inliner without its copies").  (numba issue 8989 and NVIDIA/numba-cuda issue 688
+    describe the same copies.)"""
+    callee_ir = self.run_untyped_passes(function)
+    fresh = list(callee_ir.blocks.values())
+    for b in fresh:
+        b.__deepcopy__ = _copies_to_itself(b)  # copy.deepcopy asks the instance first
+    try:
+        return self.inline_ir(caller_ir, block, i, callee_ir, function.__code__.co_freevars, arg_typs=arg_typs)
+    finally:
+        for b in itertools.chain(fresh, caller_ir.blocks.values()):
+            b.__dict__.pop("__deepcopy__", None)
+
+
+def _inline_worker_as_expected() -> bool:
+    """Whether numba's inliner has the shape :func:`_inline_fresh_ir` replaces (checked
+    on import: another numba keeps its own)."""
+    worker = inline_closurecall.InlineWorker
+    try:
+        params = list(inspect.signature(worker.inline_function).parameters)
+    except (TypeError, ValueError):
+        return False
+    return params == ["self", "caller_ir", "block", "i", "function", "arg_typs"] and all(
+        callable(getattr(worker, name, None)) for name in ("run_untyped_passes", "inline_ir"))
+
+
+if _inline_worker_as_expected():
+    inline_closurecall.InlineWorker.inline_function = _inline_fresh_ir
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 

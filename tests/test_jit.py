@@ -1,0 +1,94 @@
+"""``schedbench._jit``'s changes to numba: the inliner that does not deep-copy an IR built
+for one call site must give the same machine code as numba's own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import namedtuple
+
+import numba
+from numba.core import inline_closurecall
+
+from schedbench import _jit
+
+State = namedtuple("State", "a b scal")
+
+
+@numba.njit(inline="always")
+def _leaf(a, i, x):
+    if a[i] > x:
+        a[i] -= x
+        return True
+    return False
+
+
+@numba.njit(inline="always")
+def _middle(state, x):
+    hits = 0
+    for i in range(state.a.shape[0]):
+        if _leaf(state.a, i, x) or _leaf(state.b, i, x + 1):
+            hits += 1
+    return hits
+
+
+@numba.njit(inline="always")
+def _branchy(state, x):
+    total = 0
+    while x > 0:
+        total += _middle(state, x)
+        x = x // 2 if total % 2 else x - 3
+    state.scal[0] = total
+    return total
+
+
+def _outer(state, x):
+    return _branchy(state, x) + _middle(state, x + 2)
+
+
+# compiles _outer and rusv's _add (a kernel of the package, with nested inlined calls)
+# afresh in a new process, with the inliner named by argv[1], and prints their LLVM IR
+_CHILD = """
+import sys
+import numba, numpy as np
+from numba.core import inline_closurecall
+from schedbench import _jit
+from schedbench.plan import rusv
+sys.path.insert(0, {here!r})
+import test_jit as t
+worker = inline_closurecall.InlineWorker
+worker.inline_function = _jit._inline_fresh_ir if sys.argv[1] == "fresh" else _jit._inline_function
+out = []
+outer = numba.njit(t._outer)
+outer(t.State(np.arange(9), np.arange(9) * 2, np.zeros(2, np.int64)), 40)
+add = numba.njit(nogil=True, error_model="numpy", _nrt=False)(rusv._add.py_func)
+add(np.zeros((16, 3), np.int64), np.zeros(5, np.int64), np.int64(0), np.int64(5), np.int64(1))
+for d in (outer, add):
+    out.append(d.inspect_llvm(d.signatures[0]))
+import gc
+from numba.core import ir
+marked = sum(1 for o in gc.get_objects() if isinstance(o, ir.Block) and "__deepcopy__" in vars(o))
+sys.stdout.write("\\n".join(out) + f"\\nmarked blocks left: {{marked}}\\n")
+"""
+
+
+def _llvm(inliner: str) -> str:
+    from pathlib import Path
+
+    code = _CHILD.format(here=str(Path(__file__).resolve().parent))
+    proc = subprocess.run([sys.executable, "-c", code, inliner], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_the_package_inlines_without_copying_fresh_ir():
+    assert inline_closurecall.InlineWorker.inline_function is _jit._inline_fresh_ir
+
+
+def test_inlining_without_the_copies_gives_numbas_llvm_ir():
+    # each in a new process: numba numbers blocks and inlined variables from
+    # process-wide counters, so two compiles in one process differ in names
+    fresh, numbas = _llvm("fresh"), _llvm("numba")
+    assert "_first_stop_after" in fresh and "_middle" in fresh  # inlined calls' variables
+    assert fresh == numbas
+    assert fresh.endswith("marked blocks left: 0\n")  # every block copies as numba's again
