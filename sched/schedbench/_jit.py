@@ -149,6 +149,23 @@ def prune(root: Path, keep: str = "", now: float | None = None) -> list[Path]:
 numba.config.CACHE_DIR = _cache_dir()
 
 
+def _llvm_at_o2() -> None:
+    """LLVM optimises kernels at -O2, not numba's default -O3, unless ``NUMBA_OPT`` is set.
+
+    More than half of compiling conservative's loop is LLVM's (numba's ``llvm_lock``
+    events: 24 of 46 CPU s), and -O2 takes a third of that off (to 15-17 s) while the
+    replays run as fast: HPC2N's simulate_s under easy, prb, sfs and conservative, and
+    the burst cases on nodes, within the spread of -O3's (docs/internals/performance.md,
+    "LLVM at -O2").  Set directly: numba reads its environment again only when a
+    ``NUMBA_`` variable changes."""
+    level = getattr(numba.core.config, "_OptLevel", None)
+    if "NUMBA_OPT" not in os.environ and level is not None:
+        numba.config.OPT = level(2)
+
+
+_llvm_at_o2()
+
+
 def _numba_typing_without_cffi() -> None:
     """Import numba's cffi typing support as if cffi were not installed.
 
