@@ -9,6 +9,7 @@ from collections import namedtuple
 
 import numba
 from numba.core import inline_closurecall
+from numba.extending import overload
 
 from schedbench import _jit
 
@@ -42,8 +43,20 @@ def _branchy(state, x):
     return total
 
 
+def _scaled(state, x):
+    """Inlined by numba's typed inliner (an overload), which copies its cached IR."""
+
+
+@overload(_scaled, inline="always")
+def _scaled_typing(state, x):
+    def impl(state, x):
+        return _leaf(state.a, 1, x) + (state.b[1] * x if state.b[1] % 3 else state.scal[0] + 1)
+
+    return impl
+
+
 def _outer(state, x):
-    return _branchy(state, x) + _middle(state, x + 2)
+    return _branchy(state, x) + _middle(state, x + 2) + _scaled(state, x) + _scaled(state, 1)
 
 
 # compiles _outer and rusv's _add (a kernel of the package, with nested inlined calls)
@@ -52,12 +65,14 @@ _CHILD = """
 import sys
 import numba, numpy as np
 from numba.core import inline_closurecall
+from numba.extending import overload
 from schedbench import _jit
 from schedbench.plan import rusv
 sys.path.insert(0, {here!r})
 import test_jit as t
 worker = inline_closurecall.InlineWorker
-worker.inline_function = _jit._inline_fresh_ir if sys.argv[1] == "fresh" else _jit._inline_function
+if sys.argv[1] == "numba":
+    worker.inline_function, worker.inline_ir = _jit._inline_function, _jit._inline_ir
 out = []
 outer = numba.njit(t._outer)
 outer(t.State(np.arange(9), np.arange(9) * 2, np.zeros(2, np.int64)), 40)
@@ -81,14 +96,16 @@ def _llvm(inliner: str) -> str:
     return proc.stdout
 
 
-def test_the_package_inlines_without_copying_fresh_ir():
-    assert inline_closurecall.InlineWorker.inline_function is _jit._inline_fresh_ir
+def test_the_package_inlines_without_numbas_copies():
+    worker = inline_closurecall.InlineWorker
+    assert worker.inline_function is _jit._inline_fresh_ir
+    assert worker.inline_ir is _jit._inline_ir_copying_once
 
 
 def test_inlining_without_the_copies_gives_numbas_llvm_ir():
     # each in a new process: numba numbers blocks and inlined variables from
     # process-wide counters, so two compiles in one process differ in names
-    fresh, numbas = _llvm("fresh"), _llvm("numba")
-    assert "_first_stop_after" in fresh and "_middle" in fresh  # inlined calls' variables
+    fresh, numbas = _llvm("schedbench"), _llvm("numba")
+    assert "_first_stop_after" in fresh and "_middle" in fresh and "impl" in fresh  # inlined calls' variables
     assert fresh == numbas
     assert fresh.endswith("marked blocks left: 0\n")  # every block copies as numba's again

@@ -30,6 +30,7 @@ scheduler, the allocator families and its predictor
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import inspect
 import itertools
@@ -216,51 +217,68 @@ caching.CacheImpl._locator_classes.insert(0, _PackageCacheLocator)
 # --------------------------------------------------------------------------- inlining
 
 _inline_function = inline_closurecall.InlineWorker.inline_function
+_inline_ir = inline_closurecall.InlineWorker.inline_ir
 
 
 def _copies_to_itself(block):
     return lambda memo: block
 
 
-def _inline_fresh_ir(self, caller_ir, block, i, function, arg_typs=None):
-    """numba's ``InlineWorker.inline_function`` (an ``inline="always"`` call), without
-    deep-copying an IR built for this call alone.
+def _inline_ir_copying_once(self, caller_ir, block, i, callee_ir, callee_freevars, arg_typs=None,
+                            fresh=False):
+    """numba's ``InlineWorker.inline_ir`` (splicing an ``inline="always"`` callee's IR
+    into its caller) with at most one copy of the callee's blocks.
 
-    numba builds the callee's IR afresh at every call site (``run_untyped_passes``), then
-    ``inline_ir`` deep-copies it twice before splicing it in: one copy to leave its
+    numba's deep-copies the callee's IR twice before splicing it in: one copy to leave its
     argument untouched, one to return unchanged, which numba's callers discard.  Each copy
     copies block by block, each block with its own memo, so the callee's whole variable
-    scope once per block.  Here the fresh IR's blocks copy to themselves while
-    ``inline_ir`` runs, so the same blocks are spliced in as numba's copies would be
-    (``tests/test_jit.py`` compares the LLVM IR of both).  A cold compile of a replay
+    scope once per block.  Here the blocks are copied once, with one memo (none when
+    ``fresh``: an IR built for this call site alone), and copy to themselves while
+    numba's ``inline_ir`` runs, so the blocks it splices in are what its own copies would
+    be (``tests/test_jit.py`` compares the LLVM IR of both).  A cold compile of a replay
     loop takes about a fifth less CPU time (docs/internals/performance.md, "numba's
-    inliner without its copies").  (numba issue 8989 and NVIDIA/numba-cuda issue 688
-    describe the same copies.)"""
-    callee_ir = self.run_untyped_passes(function)
-    fresh = list(callee_ir.blocks.values())
-    for b in fresh:
+    inliner without its copies"; numba issue 8989 and NVIDIA/numba-cuda issue 688
+    describe the same copies)."""
+    if not fresh:
+        copied = callee_ir.copy()
+        copied.blocks = copy.deepcopy(callee_ir.blocks)
+        callee_ir = copied
+    blocks = list(callee_ir.blocks.values())
+    for b in blocks:
         b.__deepcopy__ = _copies_to_itself(b)  # copy.deepcopy asks the instance first
     try:
-        return self.inline_ir(caller_ir, block, i, callee_ir, function.__code__.co_freevars, arg_typs=arg_typs)
+        return _inline_ir(self, caller_ir, block, i, callee_ir, callee_freevars, arg_typs=arg_typs)
     finally:
-        for b in itertools.chain(fresh, caller_ir.blocks.values()):
+        for b in itertools.chain(blocks, caller_ir.blocks.values()):
             b.__dict__.pop("__deepcopy__", None)
 
 
+def _inline_fresh_ir(self, caller_ir, block, i, function, arg_typs=None):
+    """numba's ``InlineWorker.inline_function`` (an ``inline="always"`` kernel's call):
+    its IR, built afresh for this call site, is spliced in without a copy
+    (:func:`_inline_ir_copying_once`)."""
+    callee_ir = self.run_untyped_passes(function)
+    return _inline_ir_copying_once(self, caller_ir, block, i, callee_ir, function.__code__.co_freevars,
+                                   arg_typs=arg_typs, fresh=True)
+
+
 def _inline_worker_as_expected() -> bool:
-    """Whether numba's inliner has the shape :func:`_inline_fresh_ir` replaces (checked
-    on import: another numba keeps its own)."""
+    """Whether numba's inliner has the shape the two functions above replace (checked on
+    import: another numba keeps its own)."""
     worker = inline_closurecall.InlineWorker
     try:
-        params = list(inspect.signature(worker.inline_function).parameters)
+        function = list(inspect.signature(worker.inline_function).parameters)
+        ir = list(inspect.signature(worker.inline_ir).parameters)
     except (TypeError, ValueError):
         return False
-    return params == ["self", "caller_ir", "block", "i", "function", "arg_typs"] and all(
-        callable(getattr(worker, name, None)) for name in ("run_untyped_passes", "inline_ir"))
+    return (function == ["self", "caller_ir", "block", "i", "function", "arg_typs"]
+            and ir == ["self", "caller_ir", "block", "i", "callee_ir", "callee_freevars", "arg_typs"]
+            and callable(getattr(worker, "run_untyped_passes", None)))
 
 
 if _inline_worker_as_expected():
     inline_closurecall.InlineWorker.inline_function = _inline_fresh_ir
+    inline_closurecall.InlineWorker.inline_ir = _inline_ir_copying_once
 
 kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 
