@@ -20,7 +20,9 @@ settings.load_profile("schedbench-ci" if os.environ.get("CI") else "schedbench")
 # Replay loops compiled once at the start of a parallel run of the whole suite (pytest -n 2
 # or more, as make test), each worker walking the list from its own end, each loop under a
 # lock of numba's cache folder (schedbench.engine.warm.ready): one worker compiles it, the
-# other waits and loads it.  Two kinds (bench/compile_cost.py --tests tests; the figures are
+# other loads it, or passes it by while the first still compiles it (where the two walks
+# meet: waiting there left a core idle for up to a loop's compile, and the files that need
+# the middle loops come later).  Two kinds (bench/compile_cost.py --tests tests; the figures are
 # in docs/internals/performance.md):
 # * loops that test files which may run in different workers need: both workers met them
 #   at about the same moment and both compiled them (conservative pool and nodes:
@@ -58,7 +60,7 @@ def _shared_loops_compiled_once(request, worker_id):
     order = SHARED_LOOPS if int(worker_id.removeprefix("gw") or 0) % 2 == 0 else SHARED_LOOPS[::-1]
     for scheduler, mode, predictor in order:
         table, machine, meta = mode_input(mode)
-        ready(table, machine, scheduler, "ff", predictor, meta=meta)
+        ready(table, machine, scheduler, "ff", predictor, meta=meta, wait=False)
 
 
 @pytest.fixture(scope="session")

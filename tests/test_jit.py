@@ -109,3 +109,26 @@ def test_inlining_without_the_copies_gives_numbas_llvm_ir():
     assert "_first_stop_after" in fresh and "_middle" in fresh and "impl" in fresh  # inlined calls' variables
     assert fresh == numbas
     assert fresh.endswith("marked blocks left: 0\n")  # every block copies as numba's again
+
+
+def test_a_compile_lock_held_elsewhere_is_passed_by_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
+    holder = (
+        "import sys, time, numba\n"
+        "from schedbench import _jit\n"
+        f"numba.config.CACHE_DIR = {str(tmp_path)!r}\n"
+        "with _jit.compile_lock('a loop'):\n"
+        "    print('held', flush=True)\n"
+        "    sys.stdin.readline()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "held\n"
+        with _jit.compile_lock("a loop", wait=False) as held:
+            assert not held
+        with _jit.compile_lock("another loop", wait=False) as held:
+            assert held
+    finally:
+        proc.communicate("\n", timeout=60)
+    with _jit.compile_lock("a loop", wait=False) as held:
+        assert held

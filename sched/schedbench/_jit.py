@@ -322,19 +322,24 @@ caching.IndexDataCacheFile._load_index = _load_index_tolerantly
 
 
 @contextlib.contextmanager
-def _locked(path: str):
+def _locked(path: str, wait: bool = True):
     """An exclusive advisory lock (``flock``) on the file ``path``, held for the block;
-    no lock where ``fcntl`` is missing (Windows)."""
+    no lock where ``fcntl`` is missing (Windows).  Yields whether it is held: always when
+    ``wait``, else False when another process holds it (the block runs without it)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
-        yield
+        yield True
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
@@ -365,13 +370,14 @@ def _save_serialised(self, key, data):
 caching.IndexDataCacheFile.save = _save_serialised
 
 
-def compile_lock(what: str):
+def compile_lock(what: str, wait: bool = True):
     """A lock, shared by every process using this cache folder, for compiling ``what``
     (a kernel and its signature, as a string): the second process to ask waits for the
     first's compile and then loads its result from the cache instead of compiling the same
-    machine code again (:mod:`schedbench.sweep.warm`)."""
+    machine code again (:mod:`schedbench.sweep.warm`).  It yields whether it holds the
+    lock: without ``wait``, False at once when another process does."""
     name = hashlib.sha1(what.encode()).hexdigest()[:16]
-    return _locked(os.path.join(numba.config.CACHE_DIR, "locks", f"{name}.lock"))
+    return _locked(os.path.join(numba.config.CACHE_DIR, "locks", f"{name}.lock"), wait)
 
 
 # --------------------------------------------------------------------------- compile notice

@@ -85,16 +85,20 @@ _READY: set[str] = set()  # loops compiled or loaded in this process, by name an
 
 
 def ready(table: JobTable, machine: Machine, scheduler: str, allocator: str, predictor: str = "requested", *,
-          meta: dict | None = None, options: dict | None = None, period: int | None = None) -> bool:
+          meta: dict | None = None, options: dict | None = None, period: int | None = None,
+          wait: bool = True) -> bool | None:
     """Compile (or load from the cache) the loop a replay of ``table`` on ``machine`` with
-    these settings runs; nothing is replayed.  False when this process had it already.  A
-    pair its capabilities rule out raises :class:`schedbench.registry.Impossible`."""
+    these settings runs; nothing is replayed.  False when this process had it already;
+    without ``wait``, None when another process is compiling it (it will be in the cache).
+    A pair its capabilities rule out raises :class:`schedbench.registry.Impossible`."""
     run = start_run(table, machine, scheduler, allocator, predictor, meta=meta, options=options, period=period)
     loop, signature = loop_and_signature(run)
     name = f"{loop.py_func.__qualname__}{signature}"
     if name in _READY:
         return False
-    with compile_lock(name):
+    with compile_lock(name, wait) as held:
+        if not held:
+            return None
         loop.compile(signature)
         core.cycle_counter()  # the clock core.run reads between the loop's calls
     _READY.add(name)
