@@ -68,15 +68,24 @@ def _stop_and_time(proc, pgid) -> float:
     return time.monotonic() - t0
 
 
+ARGS = ["replay", str(HPC2N), "-s", "conservative", "-a", "bf", "--site", "site.toml"]
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """The replay's kernels compiled (or loaded) once for the module: no compile below."""
+    folder = tmp_path_factory.mktemp("warm")
+    (folder / "site.toml").write_text(SITE)
+    done = subprocess.run([sys.executable, "-m", "schedbench", *ARGS, "--limit", "200", "-q", "-o", "warm"],
+                          cwd=folder, env=_env(), capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
 @pytest.mark.parametrize("ignore_sigint", [False, True], ids=["default", "inherited-ignored"])
-def test_ctrl_c_stops_a_replay_within_a_second_and_writes_nothing(tmp_path, ignore_sigint):
+def test_ctrl_c_stops_a_replay_within_a_second_and_writes_nothing(tmp_path, ignore_sigint, warm):
     (tmp_path / "site.toml").write_text(SITE)
-    args = ["replay", str(HPC2N), "-s", "conservative", "-a", "bf", "--site", "site.toml"]
-    warm = subprocess.run([sys.executable, "-m", "schedbench", *args, "--limit", "200", "-q", "-o", "warm"],
-                          cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=1800)
-    assert warm.returncode == 0, warm.stderr  # the kernels compiled (or loaded): no compile below
-    proc, lines, reader = _start([*args, "-o", "out"], tmp_path, ignore_sigint)
+    proc, lines, reader = _start([*ARGS, "-o", "out"], tmp_path, ignore_sigint)
     try:
         # printed once the log is read, just before the replay's set-up and its loop
         _wait_for(lines, "truncated toward zero", proc)
@@ -97,4 +106,4 @@ def test_ctrl_c_stops_a_replay_within_a_second_and_writes_nothing(tmp_path, igno
     assert took < 1.5, f"stopped {took:.2f} s after SIGINT"
     assert lines[-1] == "schedbench: interrupted\n" and not any("Traceback" in line for line in lines)
     assert printed == ""
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.toml", "warm"]  # no out, no .out.tmp-*
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.toml"]  # no out, no .out.tmp-*
