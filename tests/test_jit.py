@@ -132,3 +132,17 @@ def test_a_compile_lock_held_elsewhere_is_passed_by_only_when_asked(tmp_path, mo
         proc.communicate("\n", timeout=60)
     with _jit.compile_lock("a loop", wait=False) as held:
         assert held
+
+
+def test_compile_flags_read_directly_are_numbas_values():
+    from numba.core import targetconfig
+    from numba.core.compiler import Flags
+
+    assert targetconfig.TargetConfig.values is _jit._flag_values_read_directly
+    flags = Flags()
+    assert _jit._flag_values_read_directly(flags) == _jit._flag_values(flags)
+    flags.nrt, flags.boundscheck, flags.error_model = True, True, "numpy"
+    flags.inline = "always"
+    assert _jit._flag_values_read_directly(flags) == _jit._flag_values(flags)
+    assert _jit._flag_values_read_directly(flags)["error_model"] == "numpy"
+    assert hash(flags) == hash(flags.copy()) and flags == flags.copy()
