@@ -1,4 +1,5 @@
-"""The decorators every engine kernel uses, numba's cache folder, and the compile notice.
+"""The decorators every engine kernel uses, numba's cache folder, the compile notice, and
+numba adjusted for compile time (its inliner's copies, its flags' values, LLVM at -O2).
 
 ``kernel`` is ``numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)``.
 Why ``_nrt=False``: the engine's hot path is many small calls that pass arrays around in
@@ -229,7 +230,7 @@ def _inline_ir_copying_once(self, caller_ir, block, i, callee_ir, callee_freevar
     """numba's ``InlineWorker.inline_ir`` (splicing an ``inline="always"`` callee's IR
     into its caller) with at most one copy of the callee's blocks.
 
-    numba's deep-copies the callee's IR twice before splicing it in: one copy to leave its
+    numba's own deep-copies the callee's IR twice before splicing it in: one copy to leave its
     argument untouched, one to return unchanged, which numba's callers discard.  Each copy
     copies block by block, each block with its own memo, so the callee's whole variable
     scope once per block.  Here the blocks are copied once, with one memo (none when
