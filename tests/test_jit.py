@@ -1,5 +1,6 @@
-"""``schedbench._jit``'s changes to numba: the inliner that does not deep-copy an IR built
-for one call site must give the same machine code as numba's own."""
+"""``schedbench._jit``'s changes to numba: an inliner that copies less must give the same
+machine code as numba's own, compile flags read directly the same values, LLVM at -O2
+unless ``NUMBA_OPT`` says otherwise; and the compile lock that can be passed by."""
 
 from __future__ import annotations
 
@@ -65,7 +66,6 @@ _CHILD = """
 import sys
 import numba, numpy as np
 from numba.core import inline_closurecall
-from numba.extending import overload
 from schedbench import _jit
 from schedbench.plan import rusv
 sys.path.insert(0, {here!r})
@@ -114,7 +114,7 @@ def test_inlining_without_the_copies_gives_numbas_llvm_ir():
 def test_a_compile_lock_held_elsewhere_is_passed_by_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(tmp_path))
     holder = (
-        "import sys, time, numba\n"
+        "import sys, numba\n"
         "from schedbench import _jit\n"
         f"numba.config.CACHE_DIR = {str(tmp_path)!r}\n"
         "with _jit.compile_lock('a loop'):\n"
@@ -146,3 +146,13 @@ def test_compile_flags_read_directly_are_numbas_values():
     assert _jit._flag_values_read_directly(flags) == _jit._flag_values(flags)
     assert _jit._flag_values_read_directly(flags)["error_model"] == "numpy"
     assert hash(flags) == hash(flags.copy()) and flags == flags.copy()
+
+
+def test_llvm_runs_at_o2_unless_numba_opt_is_set():
+    import os
+
+    code = "import numba, schedbench._jit; print(int(numba.config.OPT))"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_OPT"}
+    levels = [subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True).stdout.strip()
+              for e in (env, {**env, "NUMBA_OPT": "3"})]
+    assert levels == ["2", "3"]
