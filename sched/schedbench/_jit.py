@@ -250,6 +250,9 @@ def _inline_ir_copying_once(self, caller_ir, block, i, callee_ir, callee_freevar
     try:
         return _inline_ir(self, caller_ir, block, i, callee_ir, callee_freevars, arg_typs=arg_typs)
     finally:
+        # the caller's blocks too: on the typed path numba rebuilds the callee's IR
+        # (SSA, phi stripping) before splicing, and a block rebuilt by copying another's
+        # attributes would carry the marker into the caller
         for b in itertools.chain(blocks, caller_ir.blocks.values()):
             b.__dict__.pop("__deepcopy__", None)
 
