@@ -1,6 +1,7 @@
 """``schedbench._jit``'s changes to numba: an inliner that copies less must give the same
 machine code as numba's own, compile flags read directly the same values, LLVM at -O2
-unless ``NUMBA_OPT`` says otherwise; and the compile lock that can be passed by."""
+unless ``NUMBA_OPT`` says otherwise, a called kernel compiled once whatever constants it
+is passed; and the compile lock that can be passed by."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from collections import namedtuple
 
 import numba
+import numpy as np
 from numba.core import inline_closurecall
 from numba.extending import overload
 
@@ -156,3 +158,19 @@ def test_llvm_runs_at_o2_unless_numba_opt_is_set():
     levels = [subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True).stdout.strip()
               for e in (env, {**env, "NUMBA_OPT": "3"})]
     assert levels == ["2", "3"]
+
+
+def test_a_kernel_called_with_constants_is_compiled_once_for_their_plain_types():
+    """Constants passed to a called kernel type as literals; numba would compile the
+    callee once per literal value (here four times), the package's decorators once."""
+    numba_callee = numba.njit(lambda a, sign, flag: a[0] + (sign if flag else -sign))
+    callee = _jit.internal_kernel(lambda a, sign, flag: a[0] + (sign if flag else -sign))
+    caller_numba = numba.njit(lambda a: numba_callee(a, 1, True) + numba_callee(a, -1, False)
+                              + numba_callee(a, 1, False) + numba_callee(a, -1, True))
+    caller = numba.njit(lambda a: callee(a, 1, True) + callee(a, -1, False) + callee(a, 1, False)
+                        + callee(a, -1, True))
+    a = np.arange(3, dtype=np.int64)
+    assert caller(a) == caller_numba(a) == 0
+    assert len(numba_callee.signatures) == 4  # numba's own: the literals, so this test can fail
+    assert [str(t) for t in callee.signatures[0]] == ["array(int64, 1d, C)", "int64", "bool"]
+    assert len(callee.signatures) == 1

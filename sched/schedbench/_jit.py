@@ -1,5 +1,6 @@
 """The decorators every engine kernel uses, numba's cache folder, the compile notice, and
-numba adjusted for compile time (its inliner's copies, its flags' values, LLVM at -O2).
+numba adjusted for compile time (its inliner's copies, its flags' values, LLVM at -O2, a
+called kernel compiled once rather than once per constant it is passed).
 
 ``kernel`` is ``numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)``.
 Why ``_nrt=False``: the engine's hot path is many small calls that pass arrays around in
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 import inspect
 import itertools
@@ -45,7 +47,7 @@ import time
 from pathlib import Path
 
 import numba
-from numba.core import caching, event, inline_closurecall, targetconfig
+from numba.core import caching, event, inline_closurecall, targetconfig, types
 
 
 def cache_root() -> str:
@@ -317,13 +319,46 @@ def _flag_values_as_expected() -> bool:
 if _flag_values_as_expected():
     targetconfig.TargetConfig.values = _flag_values_read_directly
 
-kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+# --------------------------------------------------------------------------- calls between kernels
+
+
+def _call_template_without_literals(dispatcher, args, kws):
+    """numba's ``Dispatcher.get_call_template`` (a kernel called from another: compile,
+    or find, the callee's specialisation for the argument types) with literal argument
+    types widened to their plain types.
+
+    A constant argument types as a literal (``Literal[int](1)``, ``Literal[bool](True)``),
+    and numba compiles the callee once per literal value: a cold run of the tests compiled
+    29 such specialisations (``_node_add_rows`` nine times for one scheduler state, a
+    ``sign`` of 1 or -1 and a ``forget`` of True or False), about 10 CPU s.  The callee
+    is compiled for the plain types instead, and the caller converts its constants; LLVM
+    still sees both functions in one module and may propagate the constants.  No kernel
+    of the package needs a literal argument (one that did would fail to type, in every
+    test that runs it)."""
+    args = tuple(types.unliteral(a) for a in args)
+    kws = {k: types.unliteral(v) for k, v in kws.items()}
+    return type(dispatcher).get_call_template(dispatcher, args, kws)
+
+
+def _called_without_literals(decorator):
+    """``decorator`` (a ``numba.njit(...)``) whose dispatchers, when another kernel calls
+    them, compile for plain argument types (:func:`_call_template_without_literals`)."""
+
+    def decorate(func):
+        dispatcher = decorator(func)
+        dispatcher.get_call_template = functools.partial(_call_template_without_literals, dispatcher)
+        return dispatcher
+
+    return decorate
+
+
+kernel = _called_without_literals(numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False))
 
 # Kernels only ever called from other kernels: numba skips the Python-callable wrapper,
 # which costs as much to compile as a small kernel itself.
-internal_kernel = numba.njit(
+internal_kernel = _called_without_literals(numba.njit(
     cache=True, nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True
-)
+))
 
 # See the module docstring for which kernels are inlined and why.
 inline_kernel = numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False, inline="always")
