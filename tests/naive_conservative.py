@@ -239,9 +239,7 @@ class _NodesPlan:
 
     @staticmethod
     def lower(a, b):
-        return [
-            [min(x, y) for x, y in zip(ra, rb, strict=True)] for ra, rb in zip(a, b, strict=True)
-        ]
+        return [list(map(min, ra, rb)) for ra, rb in zip(a, b, strict=True)]
 
     def place(self, job, free):
         return self.nodes.try_alloc(job, free)  # R8, order computed on ``free`` (C9)
