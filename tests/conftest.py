@@ -32,16 +32,19 @@ settings.load_profile("schedbench-ci" if os.environ.get("CI") else "schedbench")
 #   tests/schedulers/test_easy_sjbf.py), 10 to 60 CPU s each time;
 # * the two nodes loops of tests/schedulers/test_fairshare.py's Eurora test, which was
 #   otherwise the slowest test of a cold run (55 CPU s of compiling in one test), so that
-#   both workers share that compile from the start.
+#   both workers share that compile from the start;
+# * easy on a pool with the default predictor, the loop most files run (23): both workers
+#   compiled it in one cold run (tests/io/test_slurm_conf.py and test_fairshare.py).
 # (scheduler, mode, predictor): the mode's tiny workload takes the same loop types as the
 # tests' workloads (a loop a test compiles again shows in compile_cost's table).  Each of
-# the seven is run by three test files or more (compile_cost's table of every loop's
+# the eight is run by three test files or more (compile_cost's table of every loop's
 # users), so none would be compiled once anyway by the one file that needs it.
 SHARED_LOOPS = [
     ("conservative", "pool", "requested"),
     ("easy-sjbf", "pool", "tsafrir"),
     ("easy", "nodes", "requested"),
     ("slurm", "pool", "requested"),
+    ("easy", "pool", "requested"),
     ("priority", "nodes", "requested"),
     ("easy", "pool", "user-profile"),
     ("conservative", "nodes", "requested"),
