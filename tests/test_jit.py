@@ -1,7 +1,8 @@
 """``schedbench._jit``'s changes to numba: an inliner that copies less must give the same
 machine code as numba's own, compile flags read directly the same values, LLVM at -O2
-unless ``NUMBA_OPT`` says otherwise, a called kernel compiled once whatever constants it
-is passed; and the compile lock that can be passed by."""
+unless ``NUMBA_OPT`` says otherwise, flags hashed and compared as numba's own, a called
+kernel compiled once whatever constants it is passed; and the compile lock that can be
+passed by."""
 
 from __future__ import annotations
 
@@ -148,6 +149,25 @@ def test_compile_flags_read_directly_are_numbas_values():
     assert _jit._flag_values_read_directly(flags) == _jit._flag_values(flags)
     assert _jit._flag_values_read_directly(flags)["error_model"] == "numpy"
     assert hash(flags) == hash(flags.copy()) and flags == flags.copy()
+
+
+def test_compile_flags_hash_and_compare_as_numbas_do():
+    """Equal flags (every option's value, set or default) compare equal and hash alike;
+    flags that differ in one option compare unequal, as numba's own say."""
+    from numba.core import targetconfig
+    from numba.core.compiler import Flags
+
+    assert targetconfig.TargetConfig.__eq__ is _jit._flags_eq_of_what_is_set
+    plain, explicit, other = Flags(), Flags(), Flags()
+    explicit.nrt, explicit.error_model = plain.nrt, plain.error_model  # set to the defaults
+    other.error_model = "numpy" if plain.error_model != "numpy" else "python"
+    for a, b in [(plain, explicit), (plain, other), (explicit, other), (other, other.copy())]:
+        assert (a == b) == _jit._flags_eq(a, b)
+        assert (a != b) == (not _jit._flags_eq(a, b))
+        assert hash(a) == _jit._flags_hash(a)
+    assert plain == explicit and hash(plain) == hash(explicit) and plain != other
+    assert {plain: 1}[explicit] == 1  # a cache keyed on flags finds equal ones
+    assert (plain == 3) is False
 
 
 def test_llvm_runs_at_o2_unless_numba_opt_is_set():

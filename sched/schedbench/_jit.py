@@ -319,6 +319,64 @@ def _flag_values_as_expected() -> bool:
 if _flag_values_as_expected():
     targetconfig.TargetConfig.values = _flag_values_read_directly
 
+_flags_hash = targetconfig.TargetConfig.__hash__
+_flags_eq = targetconfig.TargetConfig.__eq__
+
+
+def _flags_set_apart_from_defaults(flags) -> tuple:
+    """The options ``flags`` sets to something other than their defaults, sorted by name:
+    two flag sets with the same values (every option's, set or default) have the same."""
+    options = flags.options
+    return tuple(sorted((name, value) for name, value in flags._values.items() if value != options[name].default))
+
+
+_flags_hashes: dict[type, int] = {}
+
+
+def _flags_hash_of_what_is_set(self):
+    """numba's ``TargetConfig.__hash__``, ``hash(tuple(sorted(self.values())))``: sorting
+    a dict sorts its keys, so it is a hash of the option names, the same for every flag
+    set of a class; numba computes it (every option's value looked up) at every typing
+    of an overloaded call (``templates._get_impl``'s cache key), here once per class."""
+    cls = type(self)
+    h = _flags_hashes.get(cls)
+    if h is None:
+        h = _flags_hashes[cls] = hash(tuple(sorted(self.options)))
+    return h
+
+
+def _flags_eq_of_what_is_set(self, other):
+    """numba's ``TargetConfig.__eq__`` (every option's value equal), first on the options
+    set: flags built the same way set the same (numba compares the flags of two compiles
+    at each hit of ``templates._get_impl``'s cache, 165,000 times in a cold compile of
+    conservative's loop)."""
+    if not isinstance(other, targetconfig.TargetConfig):
+        return NotImplemented
+    if type(self) is type(other) and self._values == other._values:
+        return True
+    return _flags_set_apart_from_defaults(self) == _flags_set_apart_from_defaults(other)
+
+
+def _flags_hash_and_eq_as_expected() -> bool:
+    """Whether the two functions above give numba's answers on a few flag sets (checked
+    on import: another numba keeps its own)."""
+    try:
+        from numba.core.compiler import Flags
+
+        plain, set_default, changed = Flags(), Flags(), Flags()
+        set_default.nrt = plain.nrt  # set, to its default: equal to unset
+        changed.nrt = not plain.nrt
+        pairs = [(plain, set_default), (plain, changed), (set_default, changed), (changed, changed.copy())]
+        return (all(_flags_eq(a, b) == _flags_eq_of_what_is_set(a, b) for a, b in pairs)
+                and all(_flags_hash(f) == _flags_hash_of_what_is_set(f) for f in (plain, set_default, changed)))
+    except Exception:  # another numba: keep its own
+        return False
+
+
+if _flags_hash_and_eq_as_expected():
+    targetconfig.TargetConfig.__hash__ = _flags_hash_of_what_is_set
+    targetconfig.TargetConfig.__eq__ = _flags_eq_of_what_is_set
+
 # --------------------------------------------------------------------------- calls between kernels
 
 
