@@ -115,7 +115,8 @@ C15 Job dependencies (replay_pool's ``preceding`` and ``think``): naive.py's D1-
     job arrives when its predecessor ends plus its think time, and that arrival stands for
     its submit (queue order: (arrival, batch, submit as logged, id, input position)).
     Jobs released with think 0 by the zero-length ends of C4 are the arrivals of the extra
-    pass: booked in step b after the compress, behind the queue's earlier arrivals.
+    pass: booked in step b after the compress, behind the queue's earlier arrivals, those
+    of an earlier extra pass at the same instant included (batch counts the rounds).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ class _Job:
     logged: int | None = None  # C15: the input's submit (``submit`` becomes the arrival)
     successors: list = None  # C15: (job, think) released by this job's end
     waits: bool = False  # C15: arrives when its predecessor's end releases it
-    batch: int = 0  # C15: 1 for the arrivals of a zero-length round (C4)
+    batch: int = 0  # C15: the zero-length round (C4) whose ends released it, counted over the replay
 
     def __post_init__(self):
         if self.logged is None:
@@ -353,6 +354,7 @@ class _Conservative:
         self.by_idx = {j.idx: j for j in self.jobs}
         pending = sorted((j for j in self.jobs if not j.waits), key=_Job.queue_key)
         self.pending = pending  # C15: finish() adds the jobs an end releases
+        rounds = 0  # C15: zero-length rounds so far
         now = None
         while pending or self.running or self.queue:
             times = [j.end for j in self.running]
@@ -392,9 +394,10 @@ class _Conservative:
                 for j in zero:
                     assert self.finish(j, now)  # always a release: d >= 1
                 late = []  # C15: released by these ends with think 0
+                rounds += 1  # a later round's arrivals join behind an earlier one's (naive.py D3)
                 while pending and pending[0].submit == now:
                     late.append(pending.pop(0))
-                    late[-1].batch = 1
+                    late[-1].batch = rounds
                 self.queue.extend(late)
                 self.queue.sort(key=_Job.queue_key)
                 started = self.one_pass(now, late, True, False)
