@@ -391,8 +391,9 @@ def _call_template_without_literals(dispatcher, args, kws):
     ``sign`` of 1 or -1 and a ``forget`` of True or False), about 10 CPU s.  The callee
     is compiled for the plain types instead, and the caller converts its constants; LLVM
     still sees both functions in one module and may propagate the constants.  No kernel
-    of the package needs a literal argument (one that did would fail to type, in every
-    test that runs it)."""
+    of the package needs a literal argument: one that asked for it (``numba.literally``)
+    would fail to type ("Cannot request literal type"), in every test that runs it, and
+    would be decorated with ``numba.njit`` instead."""
     args = tuple(types.unliteral(a) for a in args)
     kws = {k: types.unliteral(v) for k, v in kws.items()}
     return type(dispatcher).get_call_template(dispatcher, args, kws)
