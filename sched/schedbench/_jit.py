@@ -1,5 +1,5 @@
 """The decorators every engine kernel uses, numba's cache folder, the compile notice, and
-numba adjusted for compile time (its inliner's copies, its flags' values, LLVM at -O2, a
+numba adjusted for compile time (its inliner's copies, its flags' hashing, LLVM at -O2, a
 called kernel compiled once rather than once per constant it is passed).
 
 ``kernel`` is ``numba.njit(cache=True, nogil=True, error_model="numpy", _nrt=False)``.
@@ -288,36 +288,6 @@ if _inline_worker_as_expected():
 
 
 # --------------------------------------------------------------------------- compile flags
-
-_flag_values = targetconfig.TargetConfig.values
-
-
-def _flag_values_read_directly(self):
-    """numba's ``TargetConfig.values`` (every option's value: set, else its default),
-    reading the store each option's property reads instead of going through the
-    properties.  numba hashes and compares a compile's flags this way at every typing of
-    an overloaded call (``templates._get_impl``'s cache key): half a million times in a
-    cold compile of conservative's loop, 5-8 % of it."""
-    values = self._values
-    return {name: values.get(name, option.default) for name, option in self.options.items()}
-
-
-def _flag_values_as_expected() -> bool:
-    """Whether numba's option properties read ``_values`` with the option's default, as
-    :func:`_flag_values_read_directly` does (checked on one flag set and unset)."""
-    try:
-        from numba.core.compiler import Flags
-
-        flags = Flags()
-        same_unset = _flag_values(flags) == _flag_values_read_directly(flags)
-        flags.nrt = not flags.nrt
-        return same_unset and _flag_values(flags) == _flag_values_read_directly(flags)
-    except Exception:  # another numba: keep its own
-        return False
-
-
-if _flag_values_as_expected():
-    targetconfig.TargetConfig.values = _flag_values_read_directly
 
 _flags_hash = targetconfig.TargetConfig.__hash__
 _flags_eq = targetconfig.TargetConfig.__eq__
