@@ -139,7 +139,9 @@ from naive import (
 ALLOCATORS = ("ff", "bf")
 
 
-@dataclass
+# eq=False: a job is one object, so the queue's remove and membership tests compare
+# identities, not every field (tens of millions of field comparisons on a deep queue)
+@dataclass(eq=False)
 class _Job:
     idx: int  # input position
     job_id: int

@@ -30,7 +30,9 @@ import math
 from dataclasses import dataclass, field
 
 
-@dataclass
+# eq=False: a job is one object, so the queue's remove and membership tests compare
+# identities, not every field (tens of millions of field comparisons on a deep queue)
+@dataclass(eq=False)
 class Job:
     submit: int
     run: int
