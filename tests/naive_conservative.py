@@ -212,8 +212,9 @@ class _TotalsPlan:
         return out
 
     @staticmethod
-    def lower(a, b):
-        return [min(x, y) for x, y in zip(a, b, strict=True)]
+    def least(states):
+        """Per type, the least of ``states`` (free states of one width)."""
+        return [min(col) for col in zip(*states, strict=True)]
 
     @staticmethod
     def place(job, free):
@@ -241,8 +242,10 @@ class _NodesPlan:
         return out
 
     @staticmethod
-    def lower(a, b):
-        return [list(map(min, ra, rb)) for ra, rb in zip(a, b, strict=True)]
+    def least(states):
+        """Per node and type, the least of ``states`` (free states of one shape): each
+        node's rows across the states, then each type's amounts across those rows."""
+        return [list(map(min, zip(*rows, strict=True))) for rows in zip(*states, strict=True)]
 
     def place(self, job, free):
         return self.nodes.try_alloc(job, free)  # R8, order computed on ``free`` (C9)
@@ -300,10 +303,7 @@ class _Conservative:
             i = bisect.bisect_left(xs, t)  # t is a profile point (now or a booking end)
             assert xs[i] == t
             j = bisect.bisect_left(xs, t + job.d)
-            window = prof[i]
-            least = window[1]
-            for _, state in prof[i + 1 : j]:
-                least = self.plan.lower(least, state)
+            least = self.plan.least([state for _, state in prof[i : max(j, i + 1)]])
             amount = self.plan.place(job, least)
             if amount is not None:
                 return t, amount

@@ -200,9 +200,7 @@ class _SiteConservative(_Conservative):
         for t in cands:
             i = bisect.bisect_right(xs, t) - 1
             j = bisect.bisect_left(xs, t + job.d)
-            least = prof[i][1]
-            for _, state in prof[i + 1 : j]:
-                least = self.plan.lower(least, state)
+            least = self.plan.least([state for _, state in prof[i : max(j, i + 1)]])
             amount = self.plan.place(job, self.view(job, least, t))
             if amount is not None and self.rules_ok(job, t) and self.clear_of_windows(job, t):
                 return t, amount
