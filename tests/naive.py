@@ -426,7 +426,8 @@ class _Replay:
             succ.submit = job.end + think
             succ.waits = False
             self.pending.append(succ)
-        self.pending.sort(key=_Job.queue_key)
+        if job.successors:  # pending stays sorted otherwise: a sort per end made replays quadratic
+            self.pending.sort(key=_Job.queue_key)
 
     def one_pass(self, now):
         """Run one scheduling pass at ``now``; return the jobs it started."""

@@ -346,7 +346,8 @@ class _Conservative:
         for succ, think in job.successors:  # C15
             succ.submit = now + think
             self.pending.append(succ)
-        self.pending.sort(key=_Job.queue_key)
+        if job.successors:  # pending stays sorted otherwise: a sort per end made replays quadratic
+            self.pending.sort(key=_Job.queue_key)
         b = self.book.pop(job.idx)
         return b.to > now
 
