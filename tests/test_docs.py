@@ -28,7 +28,9 @@ import json
 import re
 import shlex
 import shutil
+import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
@@ -141,7 +143,12 @@ def run_markdown(path: Path, folder: Path, monkeypatch) -> dict:
     """Run every block of ``path`` in ``folder``; {"ran": n, "skipped": n}."""
     shutil.copytree(ROOT / "traces", folder / "traces")
     monkeypatch.chdir(folder)
-    namespace: dict = {"__name__": "docs"}
+    # the blocks run in a module that pickle can find by name: numba's cache index of a
+    # plug-in's replay loop names the plug-in's class, and a class it cannot import makes
+    # the index read as empty, so a plug-in example was compiled again in every run
+    module = types.ModuleType("docs")
+    monkeypatch.setitem(sys.modules, "docs", module)
+    namespace: dict = module.__dict__
     counts = {"ran": 0, "skipped": 0}
     for lang, code, markers, line in blocks(path):
         where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}"
