@@ -179,6 +179,24 @@ def test_engine_equals_oracle_in_order(trace, scheduler, predictor):
     assert [STATUS[s] for s in r.status] == nv.status
 
 
+def test_ebf_accasim_waits_for_a_released_arrival_before_stepping_to_the_reserved_time():
+    """One core.  At 0 job 1 (estimate 1, run 0) starts and ends; job 2 is blocked with
+    reserved time 1; job 1's end releases job 3 for 3 (think time 3).  Nothing runs, but
+    job 3 is still to arrive, so the clock does not step a second at a time (R7c): the
+    next instant is 3, where job 2 starts (its reserved time has come), and job 3 at its
+    end.  Found by hypothesis (seed 21): the wake counted only jobs read from the trace
+    as still to arrive, and started job 2 at 1 and job 3 at 3."""
+    table = jobs.from_columns(job_id=np.array([1, 2, 3]), submit=np.zeros(3, np.int64), run=np.array([0, 1, 1]),
+                              procs_req=np.ones(3, np.int64), time_req=np.array([1, 1, 1]),
+                              preceding_job=np.array([-1, -1, 1]), think_time=np.array([-1, -1, 3]))
+    pool1 = machine.from_spec("1x(cores=1)")
+    r = replay.replay(table, pool1, "ebf-accasim", "ff", "requested", dependencies="on")
+    nv = naive.replay_pool(table.job_id, table.submit, table.run, table.units, table.estimate, 1, "ebf-accasim",
+                           preceding=table.preceding_job, think=table.think_time)
+    assert _expected(nv).tolist() == [0, 3, 4]
+    assert r.start.tolist() == [0, 3, 4]
+
+
 TARGETS = {1: 2, 2: 1, 3: 3}  # the accounts file's target occupancy of each group
 
 

@@ -348,6 +348,19 @@ def _next_event_time(jobs, heap, scal):
     return t
 
 
+@inline_kernel
+def _arrivals_left(jobs, heap, scal):
+    """Whether a job is still to arrive: a read one (job scal[C_NEXT]) or one a
+    predecessor's end released (a SUBMIT event in the heap, which is scanned: for the
+    rare callers that ask while nothing runs, when the heap holds only arrivals and ticks)."""
+    if scal[C_NEXT] < jobs.shape[0]:
+        return True
+    for k in range(scal[C_HN]):
+        if heap[k, 0] & 3 == Event.SUBMIT:
+            return True
+    return False
+
+
 @internal_kernel
 def _next_tick(jobs, heap, scal, now):
     """Next decision instant of the periodic mode after ``now``, or -1 when no work is

@@ -28,8 +28,9 @@ Each pass at ``now``:
 AccaSim's clock visits only event instants (arrivals, ends) while any remain, so a
 reserved time between two of them is noticed at the next; once none remain it moves one
 second at a time.  Here likewise: a blocked job's reserved time is a decision instant
-only when nothing runs and nothing is left to arrive, and then at the earliest one second
-after the last pass.
+only when nothing runs and nothing is left to arrive (no job read from the trace later, and
+none that a predecessor's end released for later, after its think time), and then at the
+earliest one second after the last pass.
 
 Where AccaSim computes predicted ends as start + expected duration even for a job that
 already outlived it, the shadow time here is at least ``now`` (the engine's predicted end
@@ -48,10 +49,10 @@ from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
     C_MAINT,
-    C_NEXT,
     C_QH,
     C_QSPAN,
     C_RN,
+    arrivals_left,
     counts_attempts,
     implements,
     sched_wake,
@@ -150,6 +151,6 @@ def _wake(sched, core):
     """The blocked job's reserved time (at least a second after the last pass) once no job
     runs and none is left to arrive (AccaSim's one-second steps); else none."""
     held = sched.held
-    if held[H_BLOCKED] < 0 or core.scal[C_RN] > 0 or core.scal[C_NEXT] < core.jobs.shape[0]:
+    if held[H_BLOCKED] < 0 or core.scal[C_RN] > 0 or arrivals_left(core.jobs, core.heap, core.scal):
         return -1
     return max(held[H_RESERVED], held[H_LAST] + 1)
