@@ -139,8 +139,7 @@ from naive import (
 ALLOCATORS = ("ff", "bf")
 
 
-# eq=False: a job is one object, so the queue's remove and membership tests compare
-# identities, not every field (tens of millions of field comparisons on a deep queue)
+# eq=False: jobs compare by identity, as naive._Job's (why: there)
 @dataclass(eq=False)
 class _Job:
     idx: int  # input position

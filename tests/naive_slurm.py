@@ -30,8 +30,7 @@ import math
 from dataclasses import dataclass, field
 
 
-# eq=False: a job is one object, so the queue's remove and membership tests compare
-# identities, not every field (tens of millions of field comparisons on a deep queue)
+# eq=False: jobs compare by identity, as naive._Job's (why: there)
 @dataclass(eq=False)
 class Job:
     submit: int

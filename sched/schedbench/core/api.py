@@ -118,7 +118,7 @@ from .steps import _window_meets as window_meets
 __all__ = [
     "C_CAP", "C_ENDED", "C_FREE", "C_MAINT", "C_NEXT", "C_QH", "C_QN", "C_QSPAN", "C_REVISED", "C_RN", "C_STARTED",
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
-    "advance", "alloc_committed", "arrivals_left", "alloc_enqueued", "alloc_released", "argsort_stable",
+    "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable", "arrivals_left",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "first_window_after", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
