@@ -34,3 +34,23 @@ def test_prb_skips_jobs_that_do_not_fit_and_prb_blocking_stops(scheduler, starts
                               estimate=np.array([100, 10, 10]))
     m = machine.from_spec("1x(cores=4)")
     assert replay.replay(table, m, scheduler, "ff").start.tolist() == starts
+
+
+def test_arrivals_only_pass_gives_the_weighted_window_the_prb_order():
+    """Nodes of 3, 1, 1, 2 (+1 GPU), 1 and 3 (+2 GPUs) cores; every job asks 1 s.  Job 1
+    (1 core, run 0) starts and ends at 0; jobs 2 (2 units of 3 cores), 3 (2 cores) and 4 (1
+    core) arrive at 1, when nothing ended since the last pass, so only the arrivals are
+    offered, in PRB order: 4, 3, 2 (equal waits, smaller demand first).  Under Weighted with
+    the authors' rule, job 3's weights come from the queued jobs after it *in that order*
+    (job 2): cores weigh more than GPUs, so job 3 takes node 3 and job 2 starts at 1 on
+    nodes 0 and 5.  Found by hypothesis (seed 33): the arrivals-only pass left the core's
+    queue in arrival order, job 3's window held only job 4 (started), the GPUs weighed
+    more, job 3 took node 0, and job 2 waited until 2."""
+    table = jobs.from_columns(job_id=np.arange(1, 5), submit=np.array([0, 1, 1, 1]), run=np.array([0, 0, 1, 0]),
+                              estimate=np.ones(4, np.int64), units=np.array([1, 2, 1, 1]),
+                              unit_cores=np.array([1, 3, 2, 1]))
+    mach = machine.from_spec("1x(cores=3)+2x(cores=1)+1x(cores=2,gpus=1)+1x(cores=1)+1x(cores=3,gpus=2)")
+    r = replay.replay(table, mach, "prb", "weighted", weight_rule="authors", window=100)
+    assert r.start.tolist() == [0, 1, 1, 1]
+    nodes = [sorted(r.alloc_log[r.alloc_ptr[j]: r.alloc_ptr[j] + r.nodes_used[j], 0].tolist()) for j in range(4)]
+    assert nodes == [[1], [0, 5], [3], [1]]

@@ -161,15 +161,17 @@ def _pass(sched, core, pred, alloc, now):
     simulate_s 0.28-0.29 -> 0.21 s).  Not with maintenance windows (nodes come back
     without an end), nor with an allocator that counts every attempt (Priority-Weighted),
     nor with job dependencies (a released job is not among the indices read since): those
-    take the whole pass."""
+    take the whole pass.  The core's queue is put in PRB order either way: an allocator
+    may read it (Weighted's authors' rule weighs the jobs after the one it places), and
+    it must read the order the whole pass would offer in."""
     scal = core.scal
     last = sched.last
     every = counts_attempts(alloc)
+    _prb_order(core.jobs, core.queue, scal, sched.qwait, sched.qkey, now)
     if (last[3] != 0 and last[0] == scal[C_ENDED] and last[1] == scal[C_STARTED] and scal[C_MAINT] == 0
             and not every):
         order, lo, hi = sched.fresh, 0, _order_arrivals(sched, core.jobs, now, last[2], scal[C_NEXT])
     else:
-        _prb_order(core.jobs, core.queue, scal, sched.qwait, sched.qkey, now)
         order, lo, hi = core.queue, scal[C_QH], scal[C_QH] + scal[C_QSPAN]
     _offer_each(core, alloc, now, order, lo, hi, every)  # one inlined copy of try_start
     last[0] = scal[C_ENDED]
