@@ -67,6 +67,7 @@ from ..core.api import (
     implements,
     place_in_order,
     plan_order,
+    reads_queue_order,
 )
 from ..core.layout import J_PRED, J_REQ, J_STATE, J_UNITS, N_RES, JobState
 from ..errors import UsageError
@@ -389,6 +390,17 @@ def _pw_counts_attempts(alloc):
     """Priority-Weighted hears of every attempt (backfill candidates skipped by EASY's
     min-tree included)."""
     return True
+
+
+@inline_kernel
+def _authors_window(alloc):
+    """Under the authors' rule the weights come from the jobs queued behind the one
+    placed (:func:`_window_weights`), in the queue's order."""
+    return alloc.mode[0] == RULE_AUTHORS
+
+
+for _cls in (Weighted, PriorityWeighted):
+    implements(reads_queue_order, _cls)(_authors_window)
 
 
 del _cls

@@ -65,6 +65,7 @@ from .hooks import (
     learn,
     plan_order,
     predict,
+    reads_queue_order,
     sched_enqueued,
     sched_has_room,
     sched_released,
@@ -121,6 +122,6 @@ __all__ = [
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable", "arrivals_left",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "first_window_after", "fits", "fits_now", "host",
     "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
-    "queue_tidy", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
+    "queue_tidy", "reads_queue_order", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "totals_decide", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

@@ -194,6 +194,13 @@ def counts_attempts(alloc):
     return False
 
 
+def reads_queue_order(alloc):
+    """Allocator hook: whether the allocator's choice for a job depends on the order of
+    the jobs queued behind it (the core's queue, from the job on), so that a scheduler
+    which offers jobs in an order of its own must first put the queue in that order."""
+    return False
+
+
 # choose is inlined (once per start, as the core's steps, see schedbench._jit); the replay
 # loop binds the schedule and sched_has_room kernels itself (schedbench.core.loop).  The
 # other allocator hooks are inlined too: the jitted allocators share one state class whose
@@ -210,6 +217,7 @@ _dispatch(revises, required=False, inline="always")  # a constant: the core's ch
 for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake,
               alloc_released):
     _dispatch(_hook, required=False)
-for _hook in (plan_order, alloc_enqueued, alloc_committed, attempt_failed, attempt_succeeded, counts_attempts):
+for _hook in (plan_order, alloc_enqueued, alloc_committed, attempt_failed, attempt_succeeded, counts_attempts,
+              reads_queue_order):
     _dispatch(_hook, required=False, inline="always")
 del _hook
