@@ -376,8 +376,16 @@ def _lower_priorities(alloc, jobs, j):
     _prioritise(alloc, jobs, j, -1)
 
 
+@inline_kernel
+def _authors_window(alloc):
+    """reads_queue_order(): under the authors' rule the weights come from the jobs queued
+    behind the one placed (:func:`_window_weights`), in the queue's order."""
+    return alloc.mode[0] == RULE_AUTHORS
+
+
 for _cls in (Weighted, PriorityWeighted):
     implements(choose, _cls)(_weighted_choose)
+    implements(reads_queue_order, _cls)(_authors_window)
     implements(alloc_enqueued, _cls)(_sums_enqueued)
     implements(alloc_committed, _cls)(_sums_committed)
 implements(attempt_failed, PriorityWeighted)(_raise_priorities)
@@ -390,17 +398,6 @@ def _pw_counts_attempts(alloc):
     """Priority-Weighted hears of every attempt (backfill candidates skipped by EASY's
     min-tree included)."""
     return True
-
-
-@inline_kernel
-def _authors_window(alloc):
-    """Under the authors' rule the weights come from the jobs queued behind the one
-    placed (:func:`_window_weights`), in the queue's order."""
-    return alloc.mode[0] == RULE_AUTHORS
-
-
-for _cls in (Weighted, PriorityWeighted):
-    implements(reads_queue_order, _cls)(_authors_window)
 
 
 del _cls
