@@ -233,9 +233,8 @@ def _two_zero_length_rounds():
     0 (the oracle once ordered a round's arrivals by id alone and started 5 at 1)."""
     table = jobs.from_columns(job_id=np.arange(1, 7), submit=np.zeros(6, np.int64), run=np.array([0, 1, 0, 1, 0, 0]),
                               procs_req=np.ones(6, np.int64), procs_alloc=np.ones(6, np.int64),
-                              time_req=np.array([0, 1, 0, 1, 0, 0]), group=np.ones(6, np.int64))
-    table.preceding_job[:] = [-1, -1, -1, 3, 1, -1]
-    table.think_time[:] = -1
+                              time_req=np.array([0, 1, 0, 1, 0, 0]), group=np.ones(6, np.int64),
+                              preceding_job=np.array([-1, -1, -1, 3, 1, -1]), think_time=np.full(6, -1))
     return table, 2
 
 
