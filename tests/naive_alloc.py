@@ -325,7 +325,10 @@ class _NettiReplay(naive._Replay):
                 at_shadow = self.released(at_shadow, r)
         past_shadow = []
         scan = list(self.queue[1:])
-        for job in scan:
+        visit = scan
+        if self.scheduler == "easy-sjbf":  # R7b's order of visits; the window still reads the queue's
+            visit = sorted(scan, key=lambda j: (j.pred, j.queue_key()))
+        for job in visit:
             alloc = self.offer(job, scan)
             if alloc is None:
                 continue
@@ -345,8 +348,10 @@ class _NettiReplay(naive._Replay):
 
 def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10):
     """:func:`naive.replay_nodes` (same inputs and result) with any of ff, bf, balanced,
-    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf or easy.  The
-    result also has ``prio_trace``: (time, p_gpu, p_mic) after each pass."""
+    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf, easy or
+    easy-sjbf (whose backfill visits in R7b's order while the authors' window reads the
+    jobs after the visited one in queue order).  The result also has ``prio_trace``:
+    (time, p_gpu, p_mic) after each pass."""
     caps = [tuple(int(x) for x in nd) for nd in nodes]
     machine = _NettiNodes(caps, allocator, weight_rule, window, bound)
     empty = [list(c) for c in caps]

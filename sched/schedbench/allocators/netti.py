@@ -20,7 +20,8 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
     queued job asks for k or nothing of k is in use.
   - ``authors`` (the default; the authors' AccaSim code, ``extra/allocators/allocator_weighted.py``):
     the mean is taken over a window of the next ``window`` (default 100) queued jobs
-    after the job being placed, in the scheduler's queue order, each weighted by pred +
+    after the job being placed, in the scheduler's queue order (``easy-sjbf``: the
+    arrival order, not its backfill's shortest-first visits), each weighted by pred +
     1 s, with counters starting at 1, and the load is smoothed by one unit:
     w_k = (1 + Σ (pred + 1) · units · req_k) / (1 + Σ (pred + 1)) · (used_k + 1) / cap_k².
     w_k is never 0 on a type the machine has: accelerators stay weighted when no queued
