@@ -272,7 +272,7 @@ class _NettiNodes(naive._Nodes):
 class _NettiReplay(naive._Replay):
     """tests/naive.py's replay (R1-R9) where every start is an allocation attempt of the
     allocator: the in-order jobs up to the first that does not fit (included), then, for
-    EASY, every queued job behind the head; a failed attempt (does not fit, or a backfill
+    EASY, every queued job behind the head (for ebf-accasim as R7c offers them); a failed attempt (does not fit, or a backfill
     refused by the reservation) moves p_k by +1, an allocated job by -1 after its order."""
 
     def one_pass(self, now):
@@ -345,11 +345,31 @@ class _NettiReplay(naive._Replay):
             else:
                 self.m.move(job, 1)
 
+    def pass_ebf_accasim(self, now):
+        # R7c, every offer an attempt: the blocked job's retry once its time has come, the
+        # in-order starts up to the first that does not fit, then every other queued job
+        if self.blocked is not None and self.reserved <= now:
+            alloc = self.offer(self.blocked, list(self.queue))
+            if alloc is not None:
+                self.started(self.blocked, alloc, now)
+                self.blocked = None
+        if self.blocked is None:
+            self.pass_in_order(now, list(self.queue))
+            if not self.queue:
+                return
+            self.blocked = self.queue[0]
+            self.reserved = self.shadow_time(now, self.blocked)
+        scan = list(self.queue)
+        for job in [j for j in scan if j is not self.blocked]:
+            alloc = self.offer(job, scan)
+            if alloc is not None:
+                self.started(job, alloc, now)
+
 
 def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10):
     """:func:`naive.replay_nodes` (same inputs and result) with any of ff, bf, balanced,
-    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf, easy or
-    easy-sjbf (whose backfill visits in R7b's order while the authors' window reads the
+    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf, easy,
+    ebf-accasim or easy-sjbf (whose backfill visits in R7b's order while the authors' window reads the
     jobs after the visited one in queue order).  The result also has ``prio_trace``:
     (time, p_gpu, p_mic) after each pass."""
     caps = [tuple(int(x) for x in nd) for nd in nodes]

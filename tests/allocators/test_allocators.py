@@ -231,19 +231,17 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
         assert trace == nv.prio_trace
 
 
-@pytest.mark.parametrize("scheduler", ["easy", "easy-sjbf"])
+# Seeds whose workloads tell the readings apart: on seed 1 an authors' window read in
+# easy-sjbf's order of visits rather than the queue's starts 7 jobs at other times; on
+# seed 0 an ebf-accasim window read backwards 20 (on seed 7 ebf-accasim equals easy).
+_SEED = {"easy": 7, "easy-sjbf": 1, "ebf-accasim": 0}
+
+
+@pytest.mark.parametrize("scheduler", list(_SEED))
 @pytest.mark.parametrize(("allocator", "rule"), ALLOC_RULES)
 def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule, scheduler):
-    table, mach, _ = _workload(250, 7, 1.5)
+    table, mach, _ = _workload(250, _SEED[scheduler], 1.5)
     _check_against_naive(table, mach, scheduler, allocator, rule)
-
-
-@pytest.mark.parametrize("allocator", ["weighted", "priority-weighted"])
-def test_easy_sjbf_gives_the_authors_window_the_queue_order_not_its_backfill_order(allocator):
-    # a workload on which the two readings place differently (the oracle reading the
-    # backfill order starts 7 of these jobs at other times)
-    table, mach, _ = _workload(250, 1, 1.5)
-    _check_against_naive(table, mach, "easy-sjbf", allocator, "authors")
 
 
 @st.composite
@@ -273,7 +271,7 @@ def node_cases(draw):
 
 
 @settings(max_examples=200)
-@given(node_cases(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf"]), st.sampled_from(ALLOC_RULES),
+@given(node_cases(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"]), st.sampled_from(ALLOC_RULES),
        st.sampled_from([100, 2]))
 def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
     table, mach = case

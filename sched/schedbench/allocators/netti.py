@@ -39,7 +39,9 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   order up to the first that does not fit (included); ``prb``: every queued job, in
   priority order; EASY: the in-order jobs up to the blocked head (included), then every
   queued job behind the head (each backfill candidate: it fails when it does not fit
-  now or would delay the head's reservation).
+  now or would delay the head's reservation); ``ebf-accasim``: the blocked job's retry
+  once its reserved time has come, the in-order starts as FCFS's, then every other queued
+  job in queue order.
 
 The factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one
 replay loop for every allocator); the classes below name the fields each family uses.
