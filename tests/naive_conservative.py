@@ -91,7 +91,8 @@ C9  Nodes, node mode (otherwise): each booking holds its nodes (list of (node, u
     The earliest fit is C5's candidate loop where, at candidate t, each node's free
     amount OF EACH TYPE is its own minimum over [t, t + d) (types minimised separately),
     and naive.py's allocator (R8) runs on those amounts: first-fit visits nodes by
-    index; best-fit visits them by (window-minimum free cores + gpus + mics, index).
+    index; best-fit visits them by (window-minimum free cores + gpus + mics, index);
+    balanced in Netti et al.'s Balanced order of those amounts (naive_alloc).
     The job starts on the nodes of its booking.
 
 C10 Rebooking in node mode (extended rounds) gives a job the nodes its new earliest fit
@@ -135,8 +136,22 @@ from naive import (
     _Nodes,
     link_jobs,
 )
+from naive_alloc import order_balanced
 
-ALLOCATORS = ("ff", "bf")
+ALLOCATORS = ("ff", "bf", "balanced")
+
+
+class _BalancedNodes(_Nodes):
+    """C9's allocator for "balanced": Netti et al.'s Balanced order
+    (:func:`naive_alloc.order_balanced`, GPUs and MICs critical) of the amounts it is
+    given: a window's least free amounts when booking, the free resources at a start."""
+
+    def order(self, free):
+        return order_balanced(free)
+
+
+def _allocator(caps, allocator):
+    return _BalancedNodes(caps, "balanced") if allocator == "balanced" else _Nodes(caps, allocator)
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -502,7 +517,7 @@ def replay_nodes(jobs, nodes, allocator) -> NaiveResult:
     ``nodes``: list of (cores, gpus, mics, mem) capacities.  ``jobs``: list of dicts with
     job_id, submit, run, pred, estimate (optional, C11), units, unit (per-unit (cores,
     gpus, mics, mem)) and req_nodes (<= 0: free spread; > 0: exactly that many nodes).
-    ``allocator``: "ff" or "bf".  ``alloc`` of the result holds each replayed job's
+    ``allocator``: "ff", "bf" or "balanced".  ``alloc`` of the result holds each replayed job's
     [(node index, units), ...].  See the module docstring (C1-C14)."""
     if allocator not in ALLOCATORS:
         raise ValueError(f"unknown allocator {allocator!r}")
@@ -510,7 +525,7 @@ def replay_nodes(jobs, nodes, allocator) -> NaiveResult:
     for c in caps:
         if len(c) != NTYPES or min(c) < 0:
             raise ValueError(f"bad node capacity {c}")
-    real = _Nodes(caps, allocator)
+    real = _allocator(caps, allocator)
     empty = [list(c) for c in caps]
     ids, status, sim = [], [], []
     for i, d in enumerate(jobs):
@@ -552,6 +567,6 @@ def replay_nodes(jobs, nodes, allocator) -> NaiveResult:
         totals = [sum(c[k] for c in caps) for k in range(NTYPES)]
         rep = _Conservative(sim, _TotalsPlan(totals), real, "totals")
     else:
-        rep = _Conservative(sim, _NodesPlan(_Nodes(caps, allocator)), real, "nodes")
+        rep = _Conservative(sim, _NodesPlan(_allocator(caps, allocator)), real, "nodes")
     rep.run()
     return _result(len(jobs), ids, status, sim, rep.log, with_alloc=True)

@@ -142,7 +142,7 @@ node_traces = partial(_node_traces, zero_runs=True, min_est=0)  # runs past the 
 
 
 @settings(max_examples=200)
-@given(node_traces(), st.sampled_from(["ff", "bf"]), st.sampled_from(["requested", "actual"]))
+@given(node_traces(), st.sampled_from(["ff", "bf", "balanced"]), st.sampled_from(["requested", "actual"]))
 def test_engine_equals_oracle_on_generated_nodes(trace, allocator, predictor):
     nodes, rows = trace
     table, mach = node_case(nodes, rows)
@@ -159,14 +159,14 @@ def test_engine_equals_oracle_on_esp(variant, allocator):
     _check_nodes(table, mach, allocator)
 
 
-@pytest.mark.parametrize("allocator", ["ff", "bf"])
+@pytest.mark.parametrize("allocator", ["ff", "bf", "balanced"])
 def test_engine_equals_oracle_on_eurora_like(allocator):
     table, _ = eurora_like.generate(300, np.random.default_rng(3))
     _check_nodes(table, machine.from_spec(eurora_like.MACHINE_SPEC), allocator)
 
 
 @pytest.mark.skipif(not EURORA.exists(), reason="../shared/traces/eurora not present")
-@pytest.mark.parametrize("allocator", ["ff", "bf"])
+@pytest.mark.parametrize("allocator", ["ff", "bf", "balanced"])
 def test_engine_equals_oracle_on_shared_eurora(allocator):
     table, meta = eurora.read_instances(EURORA / "job_instances")
     table = table.head(600)
