@@ -89,8 +89,12 @@ def small_cases(draw):
     return table, machine.Machine(cap, machine.spec_of(cap))
 
 
-@settings(max_examples=150)
-@given(small_cases(), st.sampled_from(SCHEDS), st.sampled_from(ALLOC_RULES), st.sampled_from([100, 2, 0]))
+# Each pair is a parameter rather than a draw: drawn, the derandomized examples of a CI run
+# reached 18 of these 28 pairs (and 22 of the 35 below).
+@pytest.mark.parametrize("alloc_rule", ALLOC_RULES, ids="-".join)
+@pytest.mark.parametrize("scheduler", SCHEDS)
+@settings(max_examples=20)
+@given(case=small_cases(), window=st.sampled_from([100, 2, 0]))
 def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, alloc_rule, window):
     table, mach = case
     allocator, rule = alloc_rule
@@ -272,9 +276,10 @@ def node_cases(draw):
     return table, machine.Machine(cap, machine.spec_of(cap))
 
 
-@settings(max_examples=200)
-@given(node_cases(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"]), st.sampled_from(ALLOC_RULES),
-       st.sampled_from([100, 2]))
+@pytest.mark.parametrize("alloc_rule", ALLOC_RULES, ids="-".join)
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"])
+@settings(max_examples=20)
+@given(case=node_cases(), window=st.sampled_from([100, 2]))
 def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
     table, mach = case
     _check_against_naive(table, mach, scheduler, *alloc_rule, window)
