@@ -209,16 +209,21 @@ def test_weighted_authors_rule_keeps_accelerators_weighted_on_an_idle_machine(ru
 # against tests/naive.py's spec oracle carrying the Netti allocators (naive_alloc.replay_nodes_netti)
 
 
-def _rows(table):
+def _rows(table, pred=None):
+    pred = table.estimate if pred is None else pred
     return [dict(job_id=int(table.job_id[i]), submit=int(table.submit[i]), run=int(table.run[i]),
-                 pred=int(table.estimate[i]), units=int(table.units[i]),
+                 pred=int(pred[i]), units=int(table.units[i]),
                  unit=(int(table.unit_cores[i]), int(table.unit_gpus[i]), int(table.unit_mics[i]), int(table.unit_mem[i])),
                  req_nodes=int(table.req_nodes[i])) for i in range(table.n_jobs)]
 
 
-def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
-    nv = replay_nodes_netti(_rows(table), mach.capacity.tolist(), scheduler, allocator, rule, window)
-    got = replay.replay(table, mach, scheduler, allocator, **_options(allocator, rule, window))
+def _check_against_naive(table, mach, scheduler, allocator, rule, window=100, predictor="requested", meta=None):
+    """The engine against the oracle; under another predictor than the requested time the
+    oracle is given the predictions the engine made at submission (fixed from then on)."""
+    opts = dict(_options(allocator, rule, window), meta=meta)
+    got = replay.replay(table, mach, scheduler, allocator, predictor, **opts)
+    pred = None if predictor == "requested" else got.pred
+    nv = replay_nodes_netti(_rows(table, pred), mach.capacity.tolist(), scheduler, allocator, rule, window)
     expected = np.array([-1 if s is None else s for s in nv.start])
     np.testing.assert_array_equal(got.start, expected)
     frame = results.allocations_frame(got)
@@ -229,7 +234,7 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100):
         assert sorted(placed.get(job_id, [])) == (alloc or []), job_id
     if allocator == "priority-weighted":
         # the priorities after every pass, stepped through the jitted scheduler
-        sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, **_options(allocator, rule, window))
+        sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, predictor=predictor, **opts)
         trace = []
         while sim.step() is not None:
             trace.append((sim.now, int(sim.alloc.prio[1]), int(sim.alloc.prio[2])))
@@ -248,6 +253,15 @@ _SEED = {"easy": 0, "easy-sjbf": 1, "ebf-accasim": 0}
 def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule, scheduler):
     table, mach, _ = _workload(250, _SEED[scheduler], 1.5)
     _check_against_naive(table, mach, scheduler, allocator, rule)
+
+
+@pytest.mark.parametrize("scheduler", ["easy", "ebf-accasim"])
+@pytest.mark.parametrize(("allocator", "rule"), [("balanced", "text"), ("weighted", "authors"),
+                                                 ("priority-weighted", "authors")])
+def test_netti_study_pairs_equal_the_oracle_under_user_profile_predictions(scheduler, allocator, rule):
+    # the Netti study's predictor (every other oracle case here predicts the requested time)
+    table, mach, meta = _workload(250, 0, 1.5)
+    _check_against_naive(table, mach, scheduler, allocator, rule, predictor="user-profile", meta=meta)
 
 
 @st.composite
