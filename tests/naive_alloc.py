@@ -251,6 +251,8 @@ class _NettiNodes(naive._Nodes):
             return order_bf(free)
         if self.netti == "balanced":
             return order_balanced(free)
+        if self.netti == "keller":
+            return order_keller(self.cap)
         req = list(job.need.unit)
         units = job.need.units
         prio = self.prio if self.netti == "priority-weighted" else None
@@ -368,7 +370,7 @@ class _NettiReplay(naive._Replay):
 
 def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10):
     """:func:`naive.replay_nodes` (same inputs and result) with any of ff, bf, balanced,
-    weighted, priority-weighted and their options; ``scheduler``: fcfs, sjf, easy,
+    weighted, priority-weighted and their options, or keller (default node priorities); ``scheduler``: fcfs, sjf, easy,
     ebf-accasim or easy-sjbf (whose backfill visits in R7b's order while the authors' window reads the
     jobs after the visited one in queue order).  The result also has ``prio_trace``:
     (time, p_gpu, p_mic) after each pass."""

@@ -249,7 +249,7 @@ _SEED = {"easy": 0, "easy-sjbf": 1, "ebf-accasim": 0}
 
 
 @pytest.mark.parametrize("scheduler", list(_SEED))
-@pytest.mark.parametrize(("allocator", "rule"), ALLOC_RULES)
+@pytest.mark.parametrize(("allocator", "rule"), [*ALLOC_RULES, ("keller", "text")])
 def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule, scheduler):
     table, mach, _ = _workload(250, _SEED[scheduler], 1.5)
     _check_against_naive(table, mach, scheduler, allocator, rule)
@@ -290,7 +290,7 @@ def node_cases(draw):
     return table, machine.Machine(cap, machine.spec_of(cap))
 
 
-@pytest.mark.parametrize("alloc_rule", ALLOC_RULES, ids="-".join)
+@pytest.mark.parametrize("alloc_rule", [*ALLOC_RULES, ("keller", "text")], ids="-".join)
 @pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"])
 @settings(max_examples=20)
 @given(case=node_cases(), window=st.sampled_from([100, 2]))
