@@ -6,9 +6,10 @@ wait, again at the same instant after zero-length jobs ended) it: frees the ende
 queues the arrivals, runs the main scheduler, then, at a grid instant (or always with
 ``bf_interval`` 0), a backfill cycle built from scratch.  Priorities are evaluated
 from their definitions at the last calc instant (fair-share usage recomputed from the
-whole history every time).  Placement is first fit in node index order (what the ``ff``
-allocator does) on the job's eligible nodes (``Job.nodes_ok``: its partitions' nodes that
-carry its features); the plan is per node, or on the totals when every job is single
+whole history every time).  A job that starts is placed by the run's allocator (first
+fit in node index order by default, as ``ff``; ``replay``'s ``allocator``), the plan's
+placements are first fit, both on the job's eligible nodes (``Job.nodes_ok``: its
+partitions' nodes that carry its features); the plan is per node, or on the totals when every job is single
 units of one type spread freely over every node (as the scheduler documents).  A job
 belongs to one or more partitions (``Job.parts``): the main loop passes it over when all
 of them are blocked and blocks all of them when it does not start.
@@ -28,6 +29,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
+from naive_alloc import order_balanced, order_keller
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -93,14 +96,17 @@ def _host(free, req):
     return h
 
 
-def place(free, job):
-    """First fit in index order on ``free`` (list of [4] lists), on the job's eligible
-    nodes: [(node, units)] or None."""
+def place(free, job, order=None):
+    """The allocation rule on ``free`` (list of [4] lists), visiting nodes in ``order``
+    (default: index order, first fit), on the job's eligible nodes: [(node, units)] or
+    None."""
     out = []
     ok = job.nodes_ok
+    order = range(len(free)) if order is None else order
     if job.req_nodes > 0:
         per = job.units // job.req_nodes
-        for i, f in enumerate(free):
+        for i in order:
+            f = free[i]
             if ok is not None and i not in ok:
                 continue
             if _host(f, job.req) >= per:
@@ -109,7 +115,8 @@ def place(free, job):
                     return out
         return None
     left = job.units
-    for i, f in enumerate(free):
+    for i in order:
+        f = free[i]
         if ok is not None and i not in ok:
             continue
         h = _host(f, job.req)
@@ -125,11 +132,20 @@ def place(free, job):
 def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0.0, weight_partition=0.0,
            weight_qos=0.0, max_age=604800, decay_half_life=604800, favor_small=False, calc_period=300,
            default_queue_depth=100, bf_interval=30, bf_max_job_test=500, bf_window=86400, bf_resolution=60,
-           bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False):
+           bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False, allocator="ff"):
     """Replay ``jobs`` (list of :class:`Job`, in (submit, id) order) on nodes ``caps``
     (list of 4-tuples); fills each job's ``start`` (None: never); with ``dependencies``
-    also ``eligible`` and ``status`` (module docstring)."""
+    also ``eligible`` and ``status`` (module docstring).  ``allocator`` (ff, bf, balanced
+    or keller) places the jobs that start: its order over every node's free amounts, the
+    nodes a job may not use skipped; the backfill's plan always visits nodes in index
+    order."""
     m = len(caps)
+    keller = order_keller([list(c) for c in caps])  # fixed for the run
+    orders = {"ff": lambda free: None,
+              "bf": lambda free: sorted(range(m), key=lambda i: (sum(free[i][:3]), i)),
+              "balanced": order_balanced,
+              "keller": lambda free: keller}
+    allocate = orders[allocator]
     n_cores = sum(c[0] for c in caps)
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
     successors = {}
@@ -238,7 +254,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
         for j in ordered(t)[:default_queue_depth]:
             if blocked.issuperset(j.parts):
                 continue
-            nodes = place(free, j)
+            nodes = place(free, j, allocate(free))
             if nodes is None:
                 blocked.update(j.parts)
             else:
@@ -304,7 +320,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
             s, plan_nodes = found
             e = _ceil(s + d, bf_resolution)
             if s == t:
-                nodes = place(free, j)
+                nodes = place(free, j, allocate(free))
                 if not pool and not _fits_plan(nodes, j, t, e, holds, caps):
                     nodes = plan_nodes  # the allocator's nodes would enter a reservation
                 start(j, nodes, t)

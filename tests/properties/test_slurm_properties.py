@@ -30,7 +30,10 @@ PARAMS = st.fixed_dictionaries({
 })
 
 
-def _check(table, mach, params):
+ALLOCATORS = st.sampled_from(["ff", "bf", "balanced", "keller"])  # weighted ones: the oracle has no queue view
+
+
+def _check(table, mach, params, allocator="ff"):
     est = np.where(table.estimate > 0, table.estimate, table.run)
     cap = mach.capacity
     jobs = [
@@ -41,8 +44,8 @@ def _check(table, mach, params):
                user=int(table.user[i]), account=int(table.group[i]))
         for i in range(table.n_jobs)
     ]
-    ns.replay(jobs, [tuple(int(v) for v in c) for c in cap], **params)
-    r = replay.replay(table, mach, "slurm", "ff", options=params)
+    ns.replay(jobs, [tuple(int(v) for v in c) for c in cap], **params, allocator=allocator)
+    r = replay.replay(table, mach, "slurm", allocator, options=params)
     expected = np.array([-1 if j.start is None else j.start for j in jobs], dtype=np.int64)
     got = np.where(r.status == replay.Status.REPLAYED, r.start, -1)
     bad = np.flatnonzero(got != expected)
@@ -58,11 +61,11 @@ def test_slurm_equals_oracle_on_a_pool(case, params):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=node_traces(), params=PARAMS)
-def test_slurm_equals_oracle_on_nodes(case, params):
+@given(case=node_traces(), params=PARAMS, allocator=ALLOCATORS)
+def test_slurm_equals_oracle_on_nodes(case, params, allocator):
     nodes, rows = case
     table, mach = node_case(nodes, rows)
-    _check(table, mach, params)
+    _check(table, mach, params, allocator)
 
 
 @st.composite
@@ -150,8 +153,8 @@ def partitioned(draw):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(case=partitioned(), params=PARAMS, weight_partition=st.sampled_from([0.0, 300.0]))
-def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_partition):
+@given(case=partitioned(), params=PARAMS, weight_partition=st.sampled_from([0.0, 300.0]), allocator=ALLOCATORS)
+def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_partition, allocator):
     table, mach, meta, eligible, lists = case
     params = {**params, "weight_partition": weight_partition}
     est = np.where(table.estimate > 0, table.estimate, table.run)
@@ -165,8 +168,8 @@ def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_p
                part_factor=max(mach.partitions[p].job_factor for p in lists[i]) / top)
         for i in range(table.n_jobs)
     ]
-    ns.replay(jobs_, [tuple(int(v) for v in c) for c in mach.capacity], **params)
-    r = replay.replay(table, mach, "slurm", "ff", options=params, meta=meta)
+    ns.replay(jobs_, [tuple(int(v) for v in c) for c in mach.capacity], **params, allocator=allocator)
+    r = replay.replay(table, mach, "slurm", allocator, options=params, meta=meta)
     expected = np.array([-1 if j.start is None else j.start for j in jobs_], dtype=np.int64)
     got = np.where(r.status == replay.Status.REPLAYED, r.start, -1)
     bad = np.flatnonzero(got != expected)
