@@ -38,6 +38,7 @@ F8  standing=True (sfs): before pass 1, the first ``depth`` jobs of the list tha
 from __future__ import annotations
 
 import naive
+from naive_alloc import order_balanced, order_keller
 
 
 def _plan_max(intervals, t0, t1):
@@ -238,12 +239,21 @@ def job_size(units, unit):
 
 class _Eligible(naive._Nodes):
     """N2: allocations on a job's eligible nodes only (``job.elig``: a set of node
-    indices, or None for every node)."""
+    indices, or None for every node).  The allocator (ff, bf, balanced or keller) orders
+    every node by the free amounts it is given, the ineligible ones included."""
 
     def try_alloc(self, job, free):
+        self.every = free
         if job.elig is not None:
             free = [list(row) if i in job.elig else [0] * naive.NTYPES for i, row in enumerate(free)]
         return super().try_alloc(job, free)
+
+    def order(self, free):
+        if self.allocator == "balanced":
+            return order_balanced(self.every)
+        if self.allocator == "keller":
+            return order_keller(self.cap)
+        return super().order(free)  # ff, bf: ineligible nodes, emptied, change nothing
 
 
 class _FairShareNodesReplay(_FairShareReplay):
@@ -415,7 +425,8 @@ def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares,
                  backfill=True, standing=False):
     """Replay ``jobs`` (dicts: job_id, submit, run, pred, units, unit = per-unit (cores,
     GPUs, MICs, MiB), req_nodes, elig = set of node indices or None, account = index) on
-    ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff" or "bf".  A job that no
+    ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff", "bf", "balanced" or
+    "keller" (the reservations place first fit).  A job that no
     empty machine hosts on its eligible nodes, or that asks for nothing, is not replayed
     (status "dropped").  Returns a naive.NaiveResult plus pass1_starts and plans."""
     caps = [tuple(int(x) for x in nd) for nd in nodes]

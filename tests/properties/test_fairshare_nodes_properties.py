@@ -99,7 +99,7 @@ WEIGHTS = st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0,
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]),
-       allocator=st.sampled_from(["ff", "bf"]),
+       allocator=st.sampled_from(["ff", "bf", "balanced", "keller"]),
        weights=WEIGHTS, depth=st.integers(1, 3), backfill=st.sampled_from([True, True, False]))
 def test_engine_equals_oracle_on_nodes(case, scheduler, allocator, weights, depth, backfill):
     r, nv = _run_both(case, scheduler, allocator, weights, depth, backfill)
