@@ -294,7 +294,7 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
         caps.plan_order == "on nodes" and workload is not None and workload.on_nodes
     )
     if needs_order and not a.capabilities.gives_plan_order:
-        givers = _either([n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order])
+        givers = planning_order_givers()
         where = " on nodes" if caps.plan_order == "on nodes" else ""
         raise Impossible(f"{pair}: {s.name}{where} places jobs in the allocator's planning order, which {a.name} "
                          f"does not give (use {givers})")
@@ -302,6 +302,16 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
         raise Impossible(f"{pair}: {s.name} plans on pools of units only: every job must be single units of one "
                          "resource type spread freely (node-level reservations for jobs with a node count or "
                          "several types per unit are not implemented)")
+
+
+def gives_plan_order(allocator: str) -> bool:
+    """Whether ``allocator`` gives a planning order (the ``plan_order`` hook)."""
+    return _lookup(ALLOCATORS, allocator, "allocator").capabilities.gives_plan_order
+
+
+def planning_order_givers() -> str:
+    """The allocators that give a planning order, as a phrase for a message."""
+    return _either([n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order])
 
 
 def _either(names: list[str]) -> str:

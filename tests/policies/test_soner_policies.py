@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import naive_aucsched as naive
 from schedbench.engine.replay import replay
 from schedbench.engine.simulation import Simulation
+from schedbench.errors import UsageError
 from schedbench.io import jobs as jobs_mod
 from schedbench.io.jobs import core_gpu_table
 from schedbench.io.machine import from_spec
@@ -578,3 +579,13 @@ def test_sweep_runs_aucsched_at_its_period_and_keeps_its_decisions(tmp_path):
         policy = json.loads((tmp_path / "runs" / key / "summary.json").read_text())["policy"]
         assert decisions.height == policy["solves"] > 0
         assert {"time", "window", "status", "objective", "solve_s"} <= set(decisions.columns)
+
+
+@pytest.mark.parametrize("allocator", ["weighted", "priority-weighted"])
+def test_aucsched_slurm_bids_refuse_an_allocator_without_a_planning_order_before_the_replay(allocator):
+    # they once passed the pair check and failed at the first decision point
+    table = jobs_mod.from_columns(submit=np.array([0]), run=np.array([10]), units=np.array([1]))
+    mach = from_spec("2x(cores=2)")
+    with pytest.raises(UsageError, match=r"aucsched\+.*planning order.*ff, bf, balanced or keller.*slurm_bids=false"):
+        replay(table, mach, "aucsched", allocator)
+    assert (replay(table, mach, "aucsched", allocator, options={"slurm_bids": False}).start == [0]).all()

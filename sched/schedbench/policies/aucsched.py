@@ -134,6 +134,7 @@ import time
 
 import numpy as np
 
+from .. import registry
 from ..errors import UsageError
 from . import window as win
 from .aucsched_bids import SPREAD_SETS, Bids, preference
@@ -175,6 +176,10 @@ class AucSched(win.WindowPolicy):
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
+        if self.slurm_bids and not registry.gives_plan_order(context.allocator):
+            raise UsageError(f"aucsched+{context.allocator}: its SLURM bids are placements in the allocator's planning "
+                             f"order, which {context.allocator} does not give (use {registry.planning_order_givers()}, "
+                             "or -O slurm_bids=false)")
         if isinstance(spread_bids, bool):  # the option's boolean form before the span bids
             spread_bids = "nodeset" if spread_bids else "none"
         if spread_bids not in SPREAD_SETS:
@@ -202,9 +207,9 @@ class AucSched(win.WindowPolicy):
             self.spread_bids,
             eligible=view.eligible[view.node_class[jobs]],
         )
-        if out is None:
-            raise UsageError(f"aucsched's SLURM bids need an allocator with a node order (ff or bf), not "
-                             f"{self.allocator!r}; or run it with --option slurm_bids=false")
+        if out is None:  # a plug-in allocator declared a planning order it does not give
+            raise UsageError(f"aucsched's SLURM bids need an allocator with a planning order "
+                             f"({registry.planning_order_givers()}), not {self.allocator!r}; or -O slurm_bids=false")
         return self._auction(view, jobs, prio, host, need, out, window_size)
 
     def _auction(self, view, jobs, prio, host, need, bids, window_size):

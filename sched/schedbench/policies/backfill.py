@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import registry
 from .._jit import kernel
 from ..core.api import place, plan_order
 from ..core.layout import N_RES
@@ -118,7 +119,8 @@ class Placer:
                                 self.order, self.key, self.tmp, self.out_node, self.out_count,
                                 view.eligible[view.node_class[j]].view(np.uint8))
         if used == -2:
-            raise UsageError(f"backfill needs an allocator with a node order (ff or bf), not {self.name!r}")
+            raise UsageError(f"backfill needs an allocator with a planning order ({registry.planning_order_givers()}), "
+                              f"not {self.name!r}")
         if used < 0:
             return None
         return self.out_node[:used].copy(), self.out_count[:used].copy()
@@ -139,7 +141,8 @@ class Placer:
                                     view.units, view.request, view.req_nodes, view.eligible[0].view(np.uint8),
                                     self.out_node, self.out_count)
             if used == -2:
-                raise UsageError(f"backfill needs an allocator with a node order (ff or bf), not {self.name!r}")
+                raise UsageError(f"backfill needs an allocator with a planning order ({registry.planning_order_givers()}), "
+                              f"not {self.name!r}")
             if used >= 0:
                 return p, (self.out_node[:used].copy(), self.out_count[:used].copy())
         return jobs.size, None
