@@ -347,6 +347,18 @@ class _NettiReplay(naive._Replay):
             else:
                 self.m.move(job, 1)
 
+    def pass_prb(self, now):
+        # R7d on nodes, every job offered an attempt; demand = units x (cores + GPUs +
+        # MICs) per unit x pred; the authors' window reads this order
+        order = sorted(self.queue, key=lambda j: (-(now - j.submit) / j.qwait, j.need.units * sum(j.need.unit[:3]) * j.pred,
+                                                  j.logged, j.job_id, j.idx))
+        for job in order:
+            alloc = self.offer(job, order)
+            if alloc is not None:
+                self.started(job, alloc, now)
+            elif self.scheduler == "prb-blocking":
+                return
+
     def pass_ebf_accasim(self, now):
         # R7c, every offer an attempt: the blocked job's retry once its time has come, the
         # in-order starts up to the first that does not fit, then every other queued job
@@ -368,12 +380,13 @@ class _NettiReplay(naive._Replay):
                 self.started(job, alloc, now)
 
 
-def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10):
+def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10, qwait=None):
     """:func:`naive.replay_nodes` (same inputs and result) with any of ff, bf, balanced,
-    weighted, priority-weighted and their options, or keller (default node priorities); ``scheduler``: fcfs, sjf, easy,
-    ebf-accasim or easy-sjbf (whose backfill visits in R7b's order while the authors' window reads the
-    jobs after the visited one in queue order).  The result also has ``prio_trace``:
-    (time, p_gpu, p_mic) after each pass."""
+    weighted, priority-weighted and their options, or keller (default node priorities);
+    ``scheduler``: fcfs, sjf, easy, ebf-accasim, prb, prb-blocking (``qwait``: each job's
+    expected queue wait, s; None: 1) or easy-sjbf (whose backfill visits in R7b's order
+    while the authors' window reads the jobs after the visited one in queue order).  The
+    result also has ``prio_trace``: (time, p_gpu, p_mic) after each pass."""
     caps = [tuple(int(x) for x in nd) for nd in nodes]
     machine = _NettiNodes(caps, allocator, weight_rule, window, bound)
     empty = [list(c) for c in caps]
@@ -383,7 +396,8 @@ def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors",
         req_nodes = int(d.get("req_nodes", -1))
         units = int(d["units"])
         job = naive._Job(idx=i, job_id=int(d["job_id"]), submit=int(d["submit"]), run=int(d["run"]),
-                         pred=int(d["pred"]), need=naive._NodeRequest(units=units, unit=unit, req_nodes=req_nodes))
+                         pred=int(d["pred"]), need=naive._NodeRequest(units=units, unit=unit, req_nodes=req_nodes),
+                         qwait=1 if qwait is None else int(qwait[i]))
         ids.append(job.job_id)
         if job.run < 0:
             status.append(naive.DROPPED_NO_RUNTIME)

@@ -15,6 +15,7 @@ from schedbench.core import layout
 from schedbench.engine import replay
 from schedbench.engine.simulation import Simulation
 from schedbench.io import jobs, machine
+from schedbench.io.jobs import expected_queue_wait
 from schedbench.workloads import eurora_like
 
 ALLOCS = ["ff", "bf", "balanced", "weighted", "priority-weighted"]
@@ -223,7 +224,8 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100, pr
     opts = dict(_options(allocator, rule, window), meta=meta)
     got = replay.replay(table, mach, scheduler, allocator, predictor, **opts)
     pred = None if predictor == "requested" else got.pred
-    nv = replay_nodes_netti(_rows(table, pred), mach.capacity.tolist(), scheduler, allocator, rule, window)
+    nv = replay_nodes_netti(_rows(table, pred), mach.capacity.tolist(), scheduler, allocator, rule, window,
+                            qwait=expected_queue_wait(table, meta))
     expected = np.array([-1 if s is None else s for s in nv.start])
     np.testing.assert_array_equal(got.start, expected)
     frame = results.allocations_frame(got)
@@ -245,14 +247,14 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100, pr
 # tell the readings apart: on seed 1 an authors' window read in easy-sjbf's order of
 # visits rather than the queue's starts 7 jobs at other times; on seed 0 an ebf-accasim
 # window read backwards 20.
-_SEED = {"easy": 0, "easy-sjbf": 1, "ebf-accasim": 0}
+_SEED = {"easy": 0, "easy-sjbf": 1, "ebf-accasim": 0, "prb": 0, "prb-blocking": 0}
 
 
 @pytest.mark.parametrize("scheduler", list(_SEED))
 @pytest.mark.parametrize(("allocator", "rule"), [*ALLOC_RULES, ("keller", "text")])
 def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule, scheduler):
-    table, mach, _ = _workload(250, _SEED[scheduler], 1.5)
-    _check_against_naive(table, mach, scheduler, allocator, rule)
+    table, mach, meta = _workload(250, _SEED[scheduler], 1.5)
+    _check_against_naive(table, mach, scheduler, allocator, rule, meta=meta)
 
 
 @pytest.mark.parametrize("scheduler", ["easy", "ebf-accasim"])
@@ -291,7 +293,7 @@ def node_cases(draw):
 
 
 @pytest.mark.parametrize("alloc_rule", [*ALLOC_RULES, ("keller", "text")], ids="-".join)
-@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim"])
+@pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking"])
 @settings(max_examples=20)
 @given(case=node_cases(), window=st.sampled_from([100, 2]))
 def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
