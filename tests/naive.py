@@ -554,6 +554,15 @@ class _Replay:
                 past_shadow.append((job, alloc))
 
 
+def placements(frame) -> dict:
+    """Each job id's [(node, units), ...], sorted, from the engine's allocations frame
+    (``schedbench.analysis.results.allocations_frame``): what an oracle's ``alloc`` holds."""
+    out = {}
+    for job_id, node, units in zip(frame["job_id"], frame["node"], frame["units"], strict=True):
+        out.setdefault(int(job_id), []).append((int(node), int(units)))
+    return {j: sorted(v) for j, v in out.items()}
+
+
 def _result(n, ids, status, simulated, passes, with_alloc):
     start = [None] * n
     end = [None] * n

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from naive import placements
 from naive_alloc import ReferenceDispatcher, order_balanced, replay_nodes_netti
 from schedbench.analysis import results
 from schedbench.core import layout
@@ -228,12 +229,9 @@ def _check_against_naive(table, mach, scheduler, allocator, rule, window=100, pr
                             qwait=expected_queue_wait(table, meta))
     expected = np.array([-1 if s is None else s for s in nv.start])
     np.testing.assert_array_equal(got.start, expected)
-    frame = results.allocations_frame(got)
-    placed = {}
-    for job_id, node, units in zip(frame["job_id"], frame["node"], frame["units"], strict=True):
-        placed.setdefault(int(job_id), []).append((int(node), int(units)))
+    placed = placements(results.allocations_frame(got))
     for job_id, alloc in zip(nv.job_id, nv.alloc, strict=True):
-        assert sorted(placed.get(job_id, [])) == (alloc or []), job_id
+        assert placed.get(job_id, []) == (alloc or []), job_id
     if allocator == "priority-weighted":
         # the priorities after every pass, stepped through the jitted scheduler
         sim = Simulation(table, mach, scheduler=scheduler, allocator=allocator, predictor=predictor, **opts)

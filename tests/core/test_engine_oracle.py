@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import naive
 from repo_paths import SWF_LOGS
+from schedbench.analysis import results
 from schedbench.engine import replay
 from schedbench.io import machine, swf
 from strategies import node_case, node_traces, pool_traces
@@ -108,3 +109,5 @@ def test_engine_equals_oracle_on_generated_nodes(trace, scheduler, allocator):
     assert [STATUS[s] for s in r.status] == nv.status
     used = [0 if a is None else len(a) for a in nv.alloc]
     np.testing.assert_array_equal(np.where(r.start >= 0, r.nodes_used, 0), used)
+    placed = naive.placements(results.allocations_frame(r))
+    assert [placed.get(i + 1, []) for i in range(len(rows))] == [sorted(a or []) for a in nv.alloc]

@@ -18,7 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import naive_conservative as nc
+from naive import placements
 from repo_paths import EURORA, SWF_LOGS
+from schedbench.analysis import results
 from schedbench.engine import replay
 from schedbench.io import eurora, jobs, machine, swf
 from schedbench.workloads import esp, eurora_like
@@ -135,6 +137,9 @@ def _check_nodes(table, mach, allocator, predictor="requested"):
     _assert_same(r, nv, table, f"conservative+{allocator} {predictor}")
     used = [0 if a is None else len(a) for a in nv.alloc]
     np.testing.assert_array_equal(np.where(r.start >= 0, r.nodes_used, 0), used)
+    placed = placements(results.allocations_frame(r))
+    for job_id, alloc in zip(nv.job_id, nv.alloc, strict=True):
+        assert placed.get(job_id, []) == sorted(alloc or []), f"conservative+{allocator}: job {job_id}'s nodes"
     return r, nv
 
 
