@@ -123,7 +123,7 @@ R9  EASY on nodes (each pass):
 
 R7d PRB (Netti et al. §2.2; "prb", "prb-blocking"; replay_pool's ``qwait``: each job's
     expected queue wait, s >= 1): each pass orders the queue by (-(now - submit) / qwait,
-    demand = size x pred, then input order: (submit as logged, id, input position)), the
+    demand = size x pred (on nodes: units x (cores + GPUs + MICs) per unit x pred), then input order: (submit as logged, id, input position)), the
     key a float division.  "prb" offers every job once in that order, starting those
     that fit and skipping the others; "prb-blocking" stops at the first that does not fit.
 
@@ -216,6 +216,13 @@ class _Job:
 
     def sjf_key(self):
         return (self.pred, self.submit, self.batch, self.logged, self.job_id, self.idx)
+
+    def demand(self):
+        """R7d's demand: size x pred (on nodes, the size is units x (cores + GPUs + MICs)
+        per unit)."""
+        if isinstance(self.need, _NodeRequest):
+            return self.need.units * sum(self.need.unit[:COMPUTE_TYPES]) * self.pred
+        return self.need * self.pred
 
     def predicted_end(self, now):
         believed = self.pred
@@ -444,30 +451,38 @@ class _Replay:
             self.pass_easy(now)  # easy and easy-sjbf
         return [j for j in self.running if id(j) not in before]
 
+    # Passes offer each job through these two, which tests/naive_alloc.py's replay turns
+    # into an allocator's attempts; ``scan``: the jobs the pass visits, in its order.
+    def offer(self, job, scan):
+        """The allocation ``job`` would get now, or None."""
+        return self.fits_now(job)
+
+    def started(self, job, alloc, now):
+        self.start(job, alloc, now)
+
     def pass_in_order(self, now, order):
         for job in order:
-            alloc = self.fits_now(job)
+            alloc = self.offer(job, order)
             if alloc is None:
                 return
-            self.start(job, alloc, now)
+            self.started(job, alloc, now)
 
     def pass_prb(self, now):
-        """R7d (pool)."""
-        order = sorted(self.queue, key=lambda j: (-(now - j.submit) / j.qwait, j.need * j.pred, j.logged,
-                                                  j.job_id, j.idx))
+        """R7d."""
+        order = sorted(self.queue, key=lambda j: (-(now - j.submit) / j.qwait, j.demand(), j.logged, j.job_id, j.idx))
         for job in order:
-            alloc = self.fits_now(job)
+            alloc = self.offer(job, order)
             if alloc is not None:
-                self.start(job, alloc, now)
+                self.started(job, alloc, now)
             elif self.scheduler == "prb-blocking":
                 return
 
     def pass_ebf_accasim(self, now):
         # R7c step 1
         if self.blocked is not None and self.reserved <= now:
-            alloc = self.fits_now(self.blocked)
+            alloc = self.offer(self.blocked, list(self.queue))
             if alloc is not None:
-                self.start(self.blocked, alloc, now)
+                self.started(self.blocked, alloc, now)
                 self.blocked = None
         # step 2
         if self.blocked is None:
@@ -477,10 +492,11 @@ class _Replay:
             self.blocked = self.queue[0]
             self.reserved = self.shadow_time(now, self.blocked)
         # step 3
-        for job in [j for j in self.queue if j is not self.blocked]:
-            alloc = self.fits_now(job)
+        scan = list(self.queue)
+        for job in [j for j in scan if j is not self.blocked]:
+            alloc = self.offer(job, scan)
             if alloc is not None:
-                self.start(job, alloc, now)
+                self.started(job, alloc, now)
 
     def shadow_time(self, now, head):
         """R7/R9 step 2: the first predicted end at which the head fits (M3: now when

@@ -272,10 +272,11 @@ class _NettiNodes(naive._Nodes):
 
 
 class _NettiReplay(naive._Replay):
-    """tests/naive.py's replay (R1-R9) where every start is an allocation attempt of the
-    allocator: the in-order jobs up to the first that does not fit (included), then, for
-    EASY, every queued job behind the head (for ebf-accasim as R7c offers them); a failed attempt (does not fit, or a backfill
-    refused by the reservation) moves p_k by +1, an allocated job by -1 after its order."""
+    """tests/naive.py's replay (R1-R9) where every offer of a job is an allocation attempt
+    of the allocator (naive.py's passes offer the in-order jobs up to the first that does
+    not fit, PRB's and R7c's jobs as those rules visit them; EASY's pass, below, every
+    queued job behind the head); a failed attempt (does not fit, or a backfill refused by
+    the reservation) moves p_k by +1, an allocated job by -1 after its order."""
 
     def one_pass(self, now):
         started = super().one_pass(now)
@@ -295,13 +296,6 @@ class _NettiReplay(naive._Replay):
     def started(self, job, alloc, now):
         self.m.move(job, -1)
         self.start(job, alloc, now)
-
-    def pass_in_order(self, now, order):
-        for job in order:
-            alloc = self.offer(job, order)
-            if alloc is None:
-                return
-            self.started(job, alloc, now)
 
     def pass_easy(self, now):
         while self.queue:
@@ -346,38 +340,6 @@ class _NettiReplay(naive._Replay):
                 past_shadow.append((job, alloc))
             else:
                 self.m.move(job, 1)
-
-    def pass_prb(self, now):
-        # R7d on nodes, every job offered an attempt; demand = units x (cores + GPUs +
-        # MICs) per unit x pred; the authors' window reads this order
-        order = sorted(self.queue, key=lambda j: (-(now - j.submit) / j.qwait, j.need.units * sum(j.need.unit[:3]) * j.pred,
-                                                  j.logged, j.job_id, j.idx))
-        for job in order:
-            alloc = self.offer(job, order)
-            if alloc is not None:
-                self.started(job, alloc, now)
-            elif self.scheduler == "prb-blocking":
-                return
-
-    def pass_ebf_accasim(self, now):
-        # R7c, every offer an attempt: the blocked job's retry once its time has come, the
-        # in-order starts up to the first that does not fit, then every other queued job
-        if self.blocked is not None and self.reserved <= now:
-            alloc = self.offer(self.blocked, list(self.queue))
-            if alloc is not None:
-                self.started(self.blocked, alloc, now)
-                self.blocked = None
-        if self.blocked is None:
-            self.pass_in_order(now, list(self.queue))
-            if not self.queue:
-                return
-            self.blocked = self.queue[0]
-            self.reserved = self.shadow_time(now, self.blocked)
-        scan = list(self.queue)
-        for job in [j for j in scan if j is not self.blocked]:
-            alloc = self.offer(job, scan)
-            if alloc is not None:
-                self.started(job, alloc, now)
 
 
 def replay_nodes_netti(jobs, nodes, scheduler, allocator, weight_rule="authors", window=100, bound=10, qwait=None):
