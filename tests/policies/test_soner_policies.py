@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 import naive_aucsched as naive
 from schedbench.engine.replay import replay
 from schedbench.engine.simulation import Simulation
-from schedbench.errors import UsageError
 from schedbench.io import jobs as jobs_mod
 from schedbench.io.jobs import core_gpu_table
 from schedbench.io.machine import from_spec
 from schedbench.policies import aucsched_bids, window
 from schedbench.policies.window import host_matrix
+from schedbench.registry import Impossible
 from schedbench.workloads import esp, soner
 
 MACHINE_L = "1024x(cores=8,gpus=2)"
@@ -586,6 +586,6 @@ def test_aucsched_slurm_bids_refuse_an_allocator_without_a_planning_order_before
     # they once passed the pair check and failed at the first decision point
     table = jobs_mod.from_columns(submit=np.array([0]), run=np.array([10]), units=np.array([1]))
     mach = from_spec("2x(cores=2)")
-    with pytest.raises(UsageError, match=r"aucsched\+.*planning order.*ff, bf, balanced or keller.*slurm_bids=false"):
+    with pytest.raises(Impossible, match=r"aucsched\+.*planning order.*ff, bf, balanced or keller.*slurm_bids=false"):
         replay(table, mach, "aucsched", allocator)
     assert (replay(table, mach, "aucsched", allocator, options={"slurm_bids": False}).start == [0]).all()
