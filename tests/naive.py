@@ -679,12 +679,11 @@ def replay_nodes(jobs, nodes, scheduler, allocator, maintenance=None) -> NaiveRe
     req_nodes (-1 / <= 0: free spread; > 0: exactly that many nodes, each hosting
     units / req_nodes units).  ``allocator``: "ff" or "bf".  Returns a NaiveResult whose
     ``alloc`` holds, for each replayed job, its [(node index, units), ...].  See the
-    module docstring (R1-R6, R8, R9).  ``maintenance``: per node a list of [a, b) windows
-    (M1-M3 in the module docstring), or None."""
+    module docstring (R1-R6, R8, R9; R7d's expected queue waits are all 1 s here).
+    ``maintenance``: per node a list of [a, b) windows (M1-M3 in the module docstring), or
+    None."""
     if allocator not in ALLOCATORS:
         raise ValueError(f"unknown allocator {allocator!r}")
-    if scheduler in ("prb", "prb-blocking"):
-        raise ValueError("R7d (PRB) is written for a pool: use replay_pool")
     caps = [tuple(int(x) for x in nd) for nd in nodes]
     for c in caps:
         if len(c) != NTYPES or min(c) < 0:

@@ -384,7 +384,8 @@ def _maintenance_toml(wins) -> str:
 
 
 @settings(max_examples=150)
-@given(maintained(), st.sampled_from(["fcfs", "sjf", "easy"]), st.sampled_from(["ff", "bf"]))
+@given(maintained(), st.sampled_from(["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking"]),
+       st.sampled_from(["ff", "bf"]))
 def test_maintenance_windows_bind_the_queue_schedulers_as_the_oracle(trace, scheduler, allocator):
     import naive
 

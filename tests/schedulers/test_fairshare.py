@@ -317,3 +317,19 @@ def test_backfill_never_overfills_the_plan_and_pass_one_respects_targets(trace, 
     assert all(occ <= target for _, _, occ, target in nv.pass1_starts)
     if scheduler == "priority":
         assert nv.pass1_starts == []
+
+
+def test_a_reservation_may_end_where_the_one_before_it_begins():
+    # (priority: sfs's first pass would start C before any reservation is made.)
+    # 3 nodes of 4 cores, every job a whole node per unit, all at 0, age only, two
+    # reservations.  A (1 node, 10 s) and B (1 node, 20 s) start.  H1 (3 nodes) is reserved
+    # at 20, when all are free; H2 (2 nodes, 10 s) at 10, on A's and the third node: its
+    # [10, 20) ends where H1 begins.  C (1 node, 20 s) fits now but would hold the third
+    # node over H2's window: it waits for both, until 30.  Windows taken as closed would
+    # put H2 after H1 and let C start at 0.
+    n = 5
+    t = jobs.from_columns(job_id=np.arange(1, n + 1), submit=np.zeros(n, np.int64), run=[10, 20, 10, 10, 20],
+                          estimate=[10, 20, 10, 10, 20], units=[1, 1, 3, 2, 1], unit_cores=[4] * n, group=[1] * n)
+    r = replay.replay(t, machine.from_spec("3x(cores=4)"), "priority", "ff",
+                      options={"priority_weights": "age=1,size=0,fairshare=0", "depth": 2})
+    assert r.start.tolist() == [0, 0, 20, 10, 30]

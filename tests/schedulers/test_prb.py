@@ -1,6 +1,6 @@
 """PRB (Netti et al. 2.2): the expected wait of a job's queue, and what prb and prb-blocking do
-with a job that does not fit.  PRB's schedules under every allocator are checked against the
-reference dispatcher in tests/allocators/test_allocators.py."""
+with a job that does not fit, and a job a maintenance window keeps out.  PRB's schedules under
+every allocator are checked against the oracle in tests/allocators/test_allocators.py."""
 
 from __future__ import annotations
 
@@ -54,3 +54,17 @@ def test_arrivals_only_pass_gives_the_weighted_window_the_prb_order():
     assert r.start.tolist() == [0, 1, 1, 1]
     nodes = [sorted(r.alloc_log[r.alloc_ptr[j]: r.alloc_ptr[j] + r.nodes_used[j], 0].tolist()) for j in range(4)]
     assert nodes == [[1], [0, 5], [3], [1]]
+
+
+@pytest.mark.parametrize("scheduler", ["prb", "prb-blocking"])
+def test_a_job_kept_out_by_a_window_starts_at_its_end_with_nothing_else_happening(scheduler):
+    """Two 1-core nodes, both down over [5, 20).  J1 (10 s) would run into the window:
+    it waits; J2 (3 s) starts at 0 and ends at 3.  Nothing arrives or ends after that, so
+    only the window's end can start J1 (a pass offering only arrivals never would)."""
+    from schedbench.plan import site
+
+    table = jobs.from_columns(submit=np.array([0, 0]), run=np.array([10, 3]), procs_req=np.array([1, 1]),
+                              estimate=np.array([10, 3]))
+    windows = site.parse('[[maintenance]]\nnodes = "all"\nfrom = 5\nto = 20\n')
+    r = replay.replay(table, machine.from_spec("2x(cores=1)"), scheduler, "ff", site=windows)
+    assert r.start.tolist() == [20, 0]

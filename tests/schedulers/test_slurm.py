@@ -250,3 +250,14 @@ def test_no_backfill_and_no_decay_as_slurm_conf_writes_them():
     assert r.start.tolist() == [0, 10, 15] and r.options["scheduler_options"]["bf_interval"] == -1
     r = replay(DELAYS, POOL4, "slurm", "ff", meta={"slurm": {"decay_half_life": 0}}, options={"weight_fairshare": 1})
     assert r.options["scheduler_options"]["decay_half_life"] == 0
+
+
+def test_a_reservation_holds_until_its_end_rounded_up_to_the_resolution():
+    # one node of 12 cores, resolution 60 s.  Job 1 (8 cores) runs [0, 60); job 2 (8) is
+    # reserved from 60 until 90 rounded up, 120; job 3 (12) from 120.  Job 4 (4 cores,
+    # 100 s) fits beside both now and starts.  Job 1 ends at 60, job 2 at 90, job 4 at 100:
+    # job 3 starts at 100.  A reservation ending at 90 would put job 3 at 90, which job 4
+    # would run into: job 4 would wait.
+    t = _table([0, 0, 0, 0], [60, 30, 30, 100], [8, 8, 12, 4], [60, 30, 30, 100])
+    r = replay(t, machine.from_spec("1x(cores=12)"), "slurm", "ff", options={**AGE_ONLY, "bf_resolution": 60})
+    assert r.start.tolist() == [0, 60, 100, 0]
