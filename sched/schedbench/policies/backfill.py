@@ -108,6 +108,12 @@ class Placer:
         self.key = np.zeros(m)
         self.out_node, self.out_count = np.zeros(m, np.int64), np.zeros(m, np.int64)
 
+    def _no_order(self) -> UsageError:
+        # unreachable for a registered allocator (the registry refuses the pair): a plug-in
+        # that declares a planning order it does not give
+        return UsageError(f"backfill needs an allocator with a planning order ({registry.planning_order_givers()}), "
+                          f"not {self.name!r}")
+
     def __call__(self, view, j: int, free: np.ndarray):
         """(nodes, counts) of job j on ``free`` less the nodes in maintenance during its
         run, or None when it does not fit."""
@@ -119,8 +125,7 @@ class Placer:
                                 self.order, self.key, self.tmp, self.out_node, self.out_count,
                                 view.eligible[view.node_class[j]].view(np.uint8))
         if used == -2:
-            raise UsageError(f"backfill needs an allocator with a planning order ({registry.planning_order_givers()}), "
-                              f"not {self.name!r}")
+            raise self._no_order()
         if used < 0:
             return None
         return self.out_node[:used].copy(), self.out_count[:used].copy()
@@ -141,8 +146,7 @@ class Placer:
                                     view.units, view.request, view.req_nodes, view.eligible[0].view(np.uint8),
                                     self.out_node, self.out_count)
             if used == -2:
-                raise UsageError(f"backfill needs an allocator with a planning order ({registry.planning_order_givers()}), "
-                              f"not {self.name!r}")
+                raise self._no_order()
             if used >= 0:
                 return p, (self.out_node[:used].copy(), self.out_count[:used].copy())
         return jobs.size, None
