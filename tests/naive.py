@@ -123,8 +123,8 @@ R9  EASY on nodes (each pass):
 
 R7d PRB (Netti et al. §2.2; "prb", "prb-blocking"; replay_pool's ``qwait``: each job's
     expected queue wait, s >= 1): each pass orders the queue by (-(now - submit) / qwait,
-    demand = size x pred (on nodes: units x (cores + GPUs + MICs) per unit x pred), then input order: (submit as logged, id, input position)), the
-    key a float division.  "prb" offers every job once in that order, starting those
+    demand = size x pred (on nodes: units x (cores + GPUs + MICs) per unit x pred), then
+    input order: (submit as logged, id, input position)), the key a float division.  "prb" offers every job once in that order, starting those
     that fit and skipping the others; "prb-blocking" stops at the first that does not fit.
 
 Maintenance windows (replay_nodes' ``maintenance``; schedbench.plan.site):

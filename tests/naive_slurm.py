@@ -9,8 +9,9 @@ from their definitions at the last calc instant (fair-share usage recomputed fro
 whole history every time).  A job that starts is placed by the run's allocator (first
 fit in node index order by default, as ``ff``; ``replay``'s ``allocator``), the plan's
 placements are first fit, both on the job's eligible nodes (``Job.nodes_ok``: its
-partitions' nodes that carry its features); the plan is per node, or on the totals when every job is single
-units of one type spread freely over every node (as the scheduler documents).  A job
+partitions' nodes that carry its features); the plan is per node, or on the totals when
+every job is single units of one type spread freely over every node (as the scheduler
+documents).  A job
 belongs to one or more partitions (``Job.parts``): the main loop passes it over when all
 of them are blocked and blocks all of them when it does not start.
 
