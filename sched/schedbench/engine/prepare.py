@@ -52,9 +52,10 @@ def screen(table: JobTable, machine: Machine, classes: NodeClasses | None = None
            never_started: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The job matrix of ``table`` (every job PENDING), the status of every job before the
     replay (int8 (n,): jobs with a negative submit time, that the log says never started
-    (``never_started``, bool (n,)), with a negative run time, no size, no eligible node or
-    a request no empty machine can host on its nodes are left out, in that order of
-    reasons) and each job's pool type (int64 (n,), :func:`schedbench.core.layout.pool_type`),
+    (``never_started``, bool (n,)), with no eligible node, a negative run time, no size or
+    a request no empty machine can host on its nodes are left out, with the first of these
+    reasons that holds: a partition the machine lacks shows whatever else is wrong with
+    the job) and each job's pool type (int64 (n,), :func:`schedbench.core.layout.pool_type`),
     from one pass over the table; only the jobs that are not pool jobs are then tested
     against the nodes.  ``classes``: the jobs' node classes (None: every job may use every
     node)."""
