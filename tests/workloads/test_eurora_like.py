@@ -131,6 +131,10 @@ def test_day_night_cycle(w20000_smooth):
     day = ((hour >= 10) & (hour < 18)).sum()
     night = ((hour >= 22) | (hour < 6)).sum()
     assert day > 2.5 * night  # density ratio ≈ 3.75 for amplitude 0.7
+    # the peak is at 14:00: the circular mean of the time of day (a 1 h shift moves it 1 h)
+    angle = 2 * np.pi * (table.submit % 86400) / 86400
+    peak = np.angle(np.exp(1j * angle).mean()) % (2 * np.pi) * 24 / (2 * np.pi)
+    assert peak == pytest.approx(14.0, abs=0.5)
 
 
 def test_burstiness_clusters_submissions():

@@ -56,6 +56,15 @@ def test_original_sizes_on_machine_l():
     assert np.array_equal(t.procs_req, t.units)
 
 
+def test_cpu_gpu_copies_take_the_smallest_core_count_of_the_gpu_nodes():
+    # a unit is a whole GPU node: with GPU nodes of 8 and 4 cores, 4 cores (every GPU
+    # node can host it); the core-only nodes do not count
+    m = machine.from_spec("2x(cores=16)+2x(cores=8,gpus=2)+2x(cores=4,gpus=2)")
+    t = esp.generate("cpu-gpu", m, np.random.default_rng(0))
+    gpu = t.unit_gpus > 0
+    assert set(t.unit_cores[gpu].tolist()) == {4}
+
+
 def test_cpu_gpu_copies_ask_two_gpus_per_node():
     t = gen("cpu-gpu")
     gpu = t.unit_gpus > 0

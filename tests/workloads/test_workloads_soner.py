@@ -64,6 +64,9 @@ def test_run_times_and_estimates():
     t = gen("III")
     assert t.run.min() >= 60 and t.run.max() <= 600
     assert t.run.min() < 65 and t.run.max() > 595
+    # both ends are drawn: 60..600 inclusive (of 20,000 runs, about 37 at each end)
+    many = gen("I", n=20_000).run
+    assert (many == 60).sum() > 10 and (many == 600).sum() > 10
     assert t.run.mean() == pytest.approx(330, abs=10)
     assert np.array_equal(t.estimate, t.run)
     t2 = gen("III", estimate_factor=2.0)
