@@ -6,6 +6,7 @@ by hand."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -32,6 +33,14 @@ PARTITIONS = {"cpu": 1, "gpu": 2}
 
 def hand_table() -> jobs.JobTable:
     return jobs.from_columns(**{k: np.array(v) for k, v in HAND.items()})
+
+
+def hand_run_with(tmp_path, **changes) -> Path:
+    """The HAND trace with some columns replaced, replayed as ``hand_run`` is (fcfs, 2 cores)."""
+    cols = {k: np.array(v) for k, v in (HAND | changes).items()}
+    result = replay(jobs.from_columns(**cols), machine.from_spec("2x(cores=1)"), "fcfs", "ff")
+    results.write_run(result, tmp_path / "run", extra={"trace": "hand", "partitions": PARTITIONS})
+    return tmp_path / "run"
 
 
 @pytest.fixture
@@ -74,6 +83,34 @@ def test_summary_overall_and_per_partition(hand_run):
     gpu = rows["gpu"]
     assert (gpu["jobs"], gpu["compared"], gpu["no_log_start"], gpu["not_replayed"]) == (3, 1, 1, 1)
     assert (gpu["abs_delta_median"], gpu["within_60s"], gpu["log_wait_mean"], gpu["replay_wait_mean"]) == (10, 1.0, 130, 120)
+
+
+@pytest.mark.parametrize("job4_wait, delta", [(180, -60), (60, 60)])
+def test_within_60s_includes_a_delta_of_exactly_60(tmp_path, job4_wait, delta):
+    # job 4 still starts at 150 in the replay (the logged wait does not steer fcfs); logged
+    # at 30 + wait: 210 -> delta -60, 90 -> delta +60.  |delta| = 0, 110, 60 and WITHIN_S is
+    # inclusive ("this close ... (s, inclusive)"): 2 of the 3 compared jobs -> 2/3
+    run = hand_run_with(tmp_path, wait=[0, 200, -1, job4_wait, 5])
+    frame, table, _ = log_compare.compare(run)
+    assert frame["delta"].to_list() == [0, -110, None, delta, None]
+    whole = table.row(0, named=True)
+    assert whole["partition"] == "all" and whole["compared"] == 3
+    assert whole["within_60s"] == pytest.approx(2 / 3)
+    # gpu: job 4 is its only compared job -> 1/1
+    assert table.filter(pl.col("partition") == "gpu")["within_60s"].item() == 1.0
+
+
+def test_a_job_without_a_log_start_that_was_not_replayed_is_counted_as_no_log_start(tmp_path):
+    # job 5 (run -1: dropped) now has logged wait -1 too.  The module docstring: no_log_start
+    # is "the log recorded no start (...; a job that never ran)"; not_replayed needs "the log
+    # recorded a start".  So all: jobs 5, compared 3 (jobs 1, 2, 4), no_log_start 2 (3, 5),
+    # not_replayed 0
+    run = hand_run_with(tmp_path, wait=[0, 200, -1, 130, -1])
+    frame, table, _ = log_compare.compare(run)
+    assert frame["compared"].to_list() == ["compared", "compared", "no_log_start", "compared", "no_log_start"]
+    whole = table.row(0, named=True)
+    assert whole["partition"] == "all"
+    assert (whole["jobs"], whole["compared"], whole["no_log_start"], whole["not_replayed"]) == (5, 3, 2, 0)
 
 
 def test_partitions_are_codes_without_names(tmp_path):

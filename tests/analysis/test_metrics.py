@@ -182,6 +182,28 @@ def test_fairness_extremes():
     assert metrics.fairness(one) == pytest.approx(0.25)
 
 
+def test_per_account_first_start_latency_counts_from_the_first_submit_of_any_job():
+    # per_account: latency = first start - the account's first submit, taken over all of its
+    # jobs (the code's first_submit groups the whole frame, not the replayed jobs): group 1's
+    # dropped job was submitted at 0, its replayed one at 100 and started at 150 -> 150 - 0
+    frame = jobs_frame([
+        dict(submit=0, run=-1, size=1, group=1, status="dropped_no_runtime"),
+        ran(100, 150, 10, size=1, group=1),
+    ])
+    acc = metrics.per_account(frame, "group", {})["accounts"]["1"]
+    assert acc["first_start_latency"] == 150
+    assert acc["jobs"] == 1  # "jobs" counts the replayed jobs only (docs/reference/outputs.md)
+
+
+def test_per_account_wait_p95_is_the_linear_95th_percentile():
+    # waits 0 and 100: h = (2 - 1) * 0.95 = 0.95 -> 0 + 0.95 * (100 - 0) = 95 (type 7, as the
+    # other wait quantiles); mean 50
+    frame = jobs_frame([ran(0, 0, 10, size=1, group=1), ran(0, 100, 10, size=1, group=1)])
+    acc = metrics.per_account(frame, "group", {})["accounts"]["1"]
+    assert acc["wait_p95"] == pytest.approx(95.0)
+    assert acc["wait_mean"] == 50.0
+
+
 @pytest.mark.parametrize("frame", [EMPTY_JOBS, ONLY_DROPPED], ids=["empty", "only-dropped"])
 def test_undefined_without_replayed_jobs(frame):
     assert metrics.wait_stats(frame) == {"mean": None, "median": None, "p95": None, "p99": None, "max": None}
