@@ -17,6 +17,12 @@ def test_spec_with_two_node_kinds():
     assert machine.parse(m.spec).capacity.tolist() == m.capacity.tolist()
 
 
+def test_memory_suffixes_are_binary():
+    # io/machine.py: "memory suffixes K, M, G, T are binary; a bare number is MiB":
+    # 1048576 KiB = 1024 MiB (a decimal K would give 1048).
+    assert machine.parse("1x(cores=1,mem=1048576K)").capacity[0].tolist() == [1, 0, 0, 1024]
+
+
 def test_machine_l():
     m = machine.parse("1024x(cores=8,gpus=2)")
     assert m.totals.tolist() == [8192, 2048, 0, 0]

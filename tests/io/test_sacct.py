@@ -186,6 +186,15 @@ def test_eligible_is_the_arrival_when_later_than_submit(tmp_path):
     assert (jobs[3]["submit"], jobs[3]["wait"]) == (0, 100)
 
 
+def test_wait_is_zero_when_start_is_before_the_arrival(tmp_path):
+    # io/sacct.py: the job arrives at its Eligible time (later than Submit) and "wait =
+    # Start - arrival (0 when the Start is earlier)": Start 00:00:50 < Eligible 00:01:40.
+    table, _ = read(tmp_path, job("1", submit="2024-03-01T00:00:00", Eligible="2024-03-01T00:01:40",
+                                  start="2024-03-01T00:00:50"))
+    j = by_id(table)[1]
+    assert (j["submit"], j["wait"]) == (0, 0)
+
+
 def test_times_with_a_space_and_a_time_zone(tmp_path):
     line = job("1", submit="2024-07-01 12:00:00", start="2024-07-01T12:00:30", end="2024-07-01T12:10:30",
                Eligible="")

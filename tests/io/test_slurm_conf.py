@@ -190,6 +190,15 @@ def test_the_last_default_partition_wins_and_nodesets(tmp_path):
     assert a.nodes.tolist() == [0, 1, 2] and b.nodes.tolist() == [0, 3]
 
 
+def test_a_nodeset_with_nodes_and_feature_is_their_union(tmp_path):
+    # NodeSet as in slurm.conf(5): Nodes= lists nodes, Feature= adds every node with that
+    # feature; with both, the nodes of either.
+    conf = read(tmp_path, "NodeName=n[1-3] CPUs=1 RealMemory=1 Feature=x\nNodeName=m1 CPUs=1 RealMemory=1\n"
+                          "NodeSet=s Nodes=m1 Feature=x\nPartitionName=p Nodes=s\n")
+    (p,) = conf.machine.partitions
+    assert p.nodes.tolist() == [0, 1, 2, 3]
+
+
 # --------------------------------------------------------------------------- policy
 
 

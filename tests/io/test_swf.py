@@ -172,6 +172,15 @@ def test_request_columns_are_derived(tmp_path):
     assert table.estimate.tolist() == [60, 10]  # time_req, else run
 
 
+def test_units_take_procs_req_only_when_it_is_positive(tmp_path):
+    # docs/reference/job-table.md: units = procs_req "if > 0, else procs_alloc"; a procs_req
+    # of 0 (field 8) is not a request, so the 4 allocated processors (field 5) stand.
+    text = "1 0 1 10 4 -1 -1 0 60 -1 1 1 1 1 1 1 -1 -1\n"
+    table, _ = swf.read(write_text(tmp_path, text))
+    assert int(table.procs_req[0]) == 0
+    assert table.units.tolist() == [4]
+
+
 def test_wrong_field_count_names_file_line_and_text(tmp_path):
     path = write_text(tmp_path, "; Version: 2\n" + line(1) + "2 0 1 1\n")
     with pytest.raises(swf.SWFError) as info:

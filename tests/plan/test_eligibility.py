@@ -85,6 +85,20 @@ def test_partition_defaults_fill_memory_and_time_limit():
     assert c.table.estimate.tolist() == [500, 20]
 
 
+def test_several_partitions_take_the_largest_max_time_and_a_comma_constraint_is_and():
+    # plan/eligibility.py: a comma in a constraint is read as and (node 0 has only a), and a
+    # job of partitions "cpu,gpu" without a time limit gets the largest of their MaxTimes,
+    # 1000 (docs/slurm-cluster.md).
+    m = cluster(cores=(4, 4), gpus=(0, 0), features=("a", "a,b"), mem=(0, 0),
+                partitions=(("cpu", (0,), True), ("gpu", (1,), False)))
+    m = m._replace(partitions=(m.partitions[0]._replace(max_time=500), m.partitions[1]._replace(max_time=1000)))
+    meta = {"partitions": {"cpu,gpu": 0}, "constraints": ["a,b"]}
+    t = table(partition=np.array([0]), constraint=np.array([0]), estimate=np.array([-1]), time_req=np.array([-1]))
+    c = node_classes(t, meta, m)
+    assert nodes_of(c, 0) == [1]
+    assert c.table.estimate.tolist() == [1000]
+
+
 # --------------------------------------------------------------------------- replays
 
 

@@ -51,6 +51,16 @@ def test_validities_expand_weekly_windows_on_the_sites_clock():
     assert site.Validity("always").longest_gap() == 0
 
 
+def test_a_weekly_day_range_may_wrap_past_sunday():
+    # "Fri-Mon" runs Fri, Sat, Sun, Mon (days are counted modulo the week in _days).
+    s = site.parse('[[limit]]\nuser = 1\nitems = 2\nvalidity = "Fri-Mon 08:00-18:00"\n')
+    v = s.limits[0].validity
+    d, h = 86400, 3600
+    assert v.spans == ((8 * h, 18 * h), (4 * d + 8 * h, 4 * d + 18 * h), (5 * d + 8 * h, 5 * d + 18 * h),
+                       (6 * d + 8 * h, 6 * d + 18 * h))
+    assert v.longest_gap() == 3 * d + 14 * h  # Monday 18:00 to Friday 08:00
+
+
 @pytest.mark.parametrize(("text", "words"), [
     ("[[limit]]\nuser = 1\nitemz = 3\n", "1: [[limit]] #1: unknown key 'itemz'"),
     ("[[limit]]\nuser = 1\nitems = 3\n\n[[limit]]\ngroup = 2\nduration = \"4x\"\n", "5: [[limit]] #2: duration"),
@@ -107,6 +117,14 @@ def test_items_percent_takes_the_larger_of_the_two():
     assert starts(text, ROWS)[0] == [0, 0, 10]
 
 
+def test_items_percent_rounds_down():
+    # 25 % of 10 cores is 2.5: the limit is 2 cores (docs/reference/site-file.md: a limit's
+    # percentage rounds down).  Job 1
+    # (2 cores) books [0, 10); job 2 (1 core) would make 3: it waits for job 1's end.
+    text = '[[limit]]\nuser = 1\nresource = "cores"\nitems_percent = 25\n'
+    assert starts(text, [(1, 0, 10, 2, 10, 1), (2, 0, 10, 1, 10, 1)]) == ([0, 10], ["replayed", "replayed"])
+
+
 def test_limit_binds_only_while_valid():
     # the 8-core limit holds over [0, 5): job 2 (d 10) may not overlap it beside job 1;
     # at 5 the limit is gone and 6 + 4 cores fit the machine: job 2 books [5, 15).  Job 3
@@ -144,6 +162,15 @@ def test_freepool_keeps_cores_for_small_jobs():
     assert starts(text, ROWS)[0] == [0, 10, 1]
     got, status = starts(text.replace("{ from = 0, to = 50 }", '"always"').replace("items = 4", "percent = 50"), ROWS)
     assert status == ["rejected_by_limit", "replayed", "replayed"] and got[1:] == [0, 1]
+
+
+def test_freepool_percent_rounds_up():
+    # 25 % of 10 cores is 2.5: the pool keeps 3 (docs/reference/site-file.md: a pool's
+    # percentage rounds up), so a job of more than 1 core sees 7.  Always valid: the 8-core job can never start
+    # (rejected_by_limit); the 1-core job may use the pool and starts at once.
+    text = '[[freepool]]\nresource = "cores"\npercent = 25\n[freepool.unless]\nmax_cores = 1\n'
+    got = starts(text, [(1, 0, 10, 8, 10), (2, 0, 10, 1, 10)])
+    assert got == ([-1, 0], ["rejected_by_limit", "replayed"])
 
 
 def test_kept_gpu_node_cores_and_maintenance_windows_hold_nodes():
