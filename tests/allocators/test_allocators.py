@@ -92,10 +92,11 @@ def small_cases(draw):
 
 
 # Each pair is a parameter rather than a draw: drawn, the derandomized examples of a CI run
-# reached 18 of these 28 pairs (and 22 of the 35 below).
+# reached 18 of these 28 pairs (and 22 of the 35 below).  Eight examples a pair: make
+# test's cold run stays under four minutes (with 20 a pair, on this machine, 10 CPU s more).
 @pytest.mark.parametrize("alloc_rule", ALLOC_RULES, ids="-".join)
 @pytest.mark.parametrize("scheduler", SCHEDS)
-@settings(max_examples=20)
+@settings(max_examples=8)
 @given(case=small_cases(), window=st.sampled_from([100, 2, 0]))
 def test_generated_pairs_equal_the_reference_dispatcher(case, scheduler, alloc_rule, window):
     table, mach = case
@@ -255,7 +256,7 @@ def test_easy_equals_the_naive_oracle_with_netti_allocators(allocator, rule, sch
     _check_against_naive(table, mach, scheduler, allocator, rule, meta=meta)
 
 
-@pytest.mark.parametrize("scheduler", ["easy", "ebf-accasim"])
+@pytest.mark.parametrize("scheduler", ["easy"])  # (each scheduler is a replay loop compiled for the predictor)
 @pytest.mark.parametrize(("allocator", "rule"), [("balanced", "text"), ("weighted", "authors"),
                                                  ("priority-weighted", "authors")])
 def test_netti_study_pairs_equal_the_oracle_under_user_profile_predictions(scheduler, allocator, rule):
@@ -292,7 +293,7 @@ def node_cases(draw):
 
 @pytest.mark.parametrize("alloc_rule", [*ALLOC_RULES, ("keller", "text")], ids="-".join)
 @pytest.mark.parametrize("scheduler", ["fcfs", "sjf", "easy", "easy-sjbf", "ebf-accasim", "prb", "prb-blocking"])
-@settings(max_examples=20)
+@settings(max_examples=8)
 @given(case=node_cases(), window=st.sampled_from([100, 2]))
 def test_generated_nodes_equal_the_naive_oracle_with_netti_allocators(case, scheduler, alloc_rule, window):
     table, mach = case
