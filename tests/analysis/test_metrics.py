@@ -195,6 +195,14 @@ def test_per_account_first_start_latency_counts_from_the_first_submit_of_any_job
     assert acc["jobs"] == 1  # "jobs" counts the replayed jobs only (docs/reference/outputs.md)
 
 
+def test_per_account_leaves_out_an_account_without_a_replayed_job():
+    frame = jobs_frame([
+        dict(submit=0, run=-1, size=1, group=2, status="dropped_no_runtime"),
+        ran(100, 150, 10, size=1, group=1),
+    ])
+    assert list(metrics.per_account(frame, "group", {})["accounts"]) == ["1"]
+
+
 def test_per_account_wait_p95_is_the_linear_95th_percentile():
     # waits 0 and 100: h = (2 - 1) * 0.95 = 0.95 -> 0 + 0.95 * (100 - 0) = 95 (type 7, as the
     # other wait quantiles); mean 50

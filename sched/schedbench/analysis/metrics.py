@@ -449,8 +449,10 @@ def summary(jobs: pl.DataFrame, timeline: pl.DataFrame, totals: Mapping[str, int
 
 def per_account(jobs: pl.DataFrame, by: str, targets: Mapping[int, float]) -> dict:
     """Fairness across accounts (Steffen; issue 12): for each account (the ``by`` column,
-    "group" or "user") with a job in ``jobs``: jobs, mean and p95 wait (s) of its replayed
-    jobs, first-start latency (s: its first start minus its first submit), delivered
+    "group" or "user") with a replayed job in ``jobs`` (an account none of whose jobs was
+    replayed has no wait to compare): jobs, mean and p95 wait (s) of its replayed jobs,
+    first-start latency (s: its first start minus its first submit over all its jobs,
+    dropped ones included), delivered
     unit-hours per day over the trace's span (first submit to last end of the replayed
     jobs; units of the job's resource type, cores for SWF logs) beside its target
     occupancy x 24 (``targets``: units), and Jain's index over the accounts with a target
