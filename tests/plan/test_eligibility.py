@@ -138,3 +138,17 @@ def test_too_wide_for_its_partition():
     # 12 cores: the machine has 16 but the cpu partition 8.
     t = table(procs_req=np.array([12]), partition=np.array([1]))
     assert replay(t, cluster(), "fcfs", "ff", meta=META).status.tolist() == [Status.DROPPED_TOO_WIDE]
+
+
+def test_balanced_orders_every_node_and_a_partition_job_skips_the_others():
+    # docs/reference/allocators.md: the order is computed over every node, the nodes a job
+    # may not use skipped on the way.  GPU nodes 0, 3, 4, 5 and MIC nodes 1, 2; partition p
+    # is nodes 0-2.  Over every node the GPU bin (4) leads the MIC bin (2): 0, 3, 4, 1, 5, 2,
+    # so a 1-core job of p lands on node 0.  Bins counted over p alone (GPU 1, MIC 2) would
+    # put node 1 first.
+    cap = np.array([[4, 1, 0, 0], [4, 0, 1, 0], [4, 0, 1, 0], [4, 1, 0, 0], [4, 1, 0, 0], [4, 1, 0, 0]], np.int64)
+    parts = (Partition("p", np.array([0, 1, 2]), True), Partition("q", np.array([3, 4, 5]), False))
+    mach = Machine(cap, spec_of(cap), "test", tuple(f"n{i}" for i in range(6)), (frozenset(),) * 6, parts)
+    t = table(partition=np.array([0]))
+    r = replay(t, mach, "fcfs", "balanced", meta={"partitions": {"p": 0, "q": 1}})
+    assert r.alloc_log[r.alloc_ptr[0], 0] == 0
