@@ -144,3 +144,22 @@ def test_writing_a_run_imports_no_pandas(tmp_path):
     frame = pl.read_parquet(tmp_path / "run" / "jobs.parquet")
     assert frame["start"].to_list()[1] is None  # too wide for the machine: not run, null
     assert frame["log_start"].to_list() == [3, None]
+
+
+def test_a_symlinked_result_file_counts_as_foreign(tmp_path):
+    # (a mutation run found both rules unguarded) a link is not a file a run wrote
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.json").write_text("{}")
+    (tmp_path / "elsewhere.parquet").write_text("x")
+    (out / "jobs.parquet").symlink_to(tmp_path / "elsewhere.parquet")
+    with pytest.raises(DataError, match="jobs.parquet"):
+        results.check_output_folder(out)
+
+
+def test_result_files_without_a_summary_are_not_a_run_folder(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "jobs.parquet").write_text("x")
+    with pytest.raises(DataError, match="no summary.json"):
+        results.check_output_folder(out)

@@ -162,3 +162,13 @@ def test_steps_off_a_terminal_give_routine_steps_a_line_every_few_seconds():
         "schedbench: compile: 4 of 6, d (pool): loaded from the cache",
         "schedbench: compile: 6 of 6, f (pool): loaded from the cache",
     ]
+
+
+def test_a_line_is_written_when_exactly_one_period_has_passed():
+    # "one line every period_s": at 30.0 s of a 30 s period, the line is due
+    clock = iter([0.0, 30.0])
+    out = io.StringIO()
+    p = progress.Progress(100, "jobs", "job", "replay", stream=out, period_s=30.0, clock=lambda: next(clock))
+    p.update(0)
+    p.update(12)
+    assert out.getvalue() == "schedbench: replay: 12 of 100 jobs (12 %), 30 s\n"

@@ -500,3 +500,37 @@ def test_the_terminal_bar_is_redrawn_while_no_run_ends(monkeypatch, capsys):
     assert len(frames) >= 4 and all(f.lstrip().startswith("sweep:") for f in frames), frames
     time.sleep(0.3)
     assert capsys.readouterr().err == ""  # closed: nothing drawn after
+
+
+# Known-answer cases for four rules a mutation run changed without a test failing.
+
+
+def _recorded_run(results, key, **row):
+    """A run.json under results/runs/<key>/, as an earlier sweep leaves it."""
+    d = Path(results) / "runs" / key
+    d.mkdir(parents=True)
+    (d / "run.json").write_text(json.dumps({"run_id": key, "workload": "w", "scheduler": "easy", "allocator": "ff",
+                                            "predictor": "requested", "seed": 1, **row}))
+
+
+def test_seed_zero_is_a_seed():
+    cfg = {"schedulers": ["easy"], "allocators": ["ff"], "seeds": [0],
+           "workloads": [{"generator": "esp", "machine": "16x(cores=8,gpus=2)"}]}
+    assert {r["seed"] for r in sweep_config.expand(cfg)} == {0}
+
+
+def test_retrying_failed_runs_leaves_another_configs_runs_alone(tmp_path):
+    _recorded_run(tmp_path, "other", status="failed", error="x")
+    execute.sweep([], tmp_path, retry_failed=True, progress=False)
+    assert (tmp_path / "runs" / "other" / "run.json").is_file()
+
+
+def test_failed_total_counts_this_configs_runs_only(tmp_path):
+    _recorded_run(tmp_path, "other", status="failed", error="x")
+    assert execute.sweep([], tmp_path, progress=False)["failed_total"] == 0
+
+
+def test_runs_table_is_sorted_by_workload_first(tmp_path):
+    _recorded_run(tmp_path, "k1", status="ok", workload="b", scheduler="easy")
+    _recorded_run(tmp_path, "k2", status="ok", workload="a", scheduler="fcfs")
+    assert execute.write_runs_table(tmp_path)["run_id"].to_list() == ["k2", "k1"]
