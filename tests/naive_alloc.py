@@ -245,14 +245,10 @@ class _NettiNodes(naive._Nodes):
 
     def order(self, free):
         job = self.current
-        if job is None or self.netti == "ff":
+        if job is None:
             return order_ff(free)
-        if self.netti == "bf":
-            return order_bf(free)
-        if self.netti == "balanced":
-            return order_balanced(free)
-        if self.netti == "keller":
-            return order_keller(self.cap)
+        if self.netti in ("ff", "bf", "balanced", "keller"):
+            return node_order(self.netti, free, self.cap)
         req = list(job.need.unit)
         units = job.need.units
         prio = self.prio if self.netti == "priority-weighted" else None
@@ -401,6 +397,14 @@ def order_keller(cap, prio=None):
         return w * cores + prio[i] * cores
 
     return sorted(range(len(cap)), key=lambda i: (weight(i), i))
+
+
+def node_order(allocator, free, cap):
+    """The nodes in the order ff, bf, balanced or keller (default node priorities) visits
+    them, on free amounts ``free`` (keller: fixed by the capacities ``cap``)."""
+    if allocator == "keller":
+        return order_keller(cap)
+    return {"ff": order_ff, "bf": order_bf, "balanced": order_balanced}[allocator](free)
 
 
 def replay_conservative_keller(jobs, nodes, prio=None):

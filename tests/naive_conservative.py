@@ -136,22 +136,18 @@ from naive import (
     _Nodes,
     link_jobs,
 )
-from naive_alloc import order_balanced
+from naive_alloc import node_order
 
 ALLOCATORS = ("ff", "bf", "balanced")
 
 
-class _BalancedNodes(_Nodes):
-    """C9's allocator for "balanced": Netti et al.'s Balanced order
-    (:func:`naive_alloc.order_balanced`, GPUs and MICs critical) of the amounts it is
-    given: a window's least free amounts when booking, the free resources at a start."""
+class _OrderedNodes(_Nodes):
+    """C9's allocator: its order (:func:`naive_alloc.node_order`; Balanced's with GPUs and
+    MICs critical) of the amounts it is given: a window's least free amounts when booking,
+    the free resources at a start."""
 
     def order(self, free):
-        return order_balanced(free)
-
-
-def _allocator(caps, allocator):
-    return _BalancedNodes(caps, "balanced") if allocator == "balanced" else _Nodes(caps, allocator)
+        return node_order(self.allocator, free, self.cap)
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -525,7 +521,7 @@ def replay_nodes(jobs, nodes, allocator) -> NaiveResult:
     for c in caps:
         if len(c) != NTYPES or min(c) < 0:
             raise ValueError(f"bad node capacity {c}")
-    real = _allocator(caps, allocator)
+    real = _OrderedNodes(caps, allocator)
     empty = [list(c) for c in caps]
     ids, status, sim = [], [], []
     for i, d in enumerate(jobs):
@@ -567,6 +563,6 @@ def replay_nodes(jobs, nodes, allocator) -> NaiveResult:
         totals = [sum(c[k] for c in caps) for k in range(NTYPES)]
         rep = _Conservative(sim, _TotalsPlan(totals), real, "totals")
     else:
-        rep = _Conservative(sim, _NodesPlan(_allocator(caps, allocator)), real, "nodes")
+        rep = _Conservative(sim, _NodesPlan(_OrderedNodes(caps, allocator)), real, "nodes")
     rep.run()
     return _result(len(jobs), ids, status, sim, rep.log, with_alloc=True)

@@ -38,7 +38,7 @@ F8  standing=True (sfs): before pass 1, the first ``depth`` jobs of the list tha
 from __future__ import annotations
 
 import naive
-from naive_alloc import order_balanced, order_keller
+from naive_alloc import node_order
 
 
 def _plan_max(intervals, t0, t1):
@@ -249,11 +249,7 @@ class _Eligible(naive._Nodes):
         return super().try_alloc(job, free)
 
     def order(self, free):
-        if self.allocator == "balanced":
-            return order_balanced(self.every)
-        if self.allocator == "keller":
-            return order_keller(self.cap)
-        return super().order(free)  # ff, bf: ineligible nodes, emptied, change nothing
+        return node_order(self.allocator, self.every, self.cap)
 
 
 class _FairShareNodesReplay(_FairShareReplay):

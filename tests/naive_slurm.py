@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from naive_alloc import order_balanced, order_keller
+from naive_alloc import node_order
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -141,12 +141,9 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
     nodes a job may not use skipped; the backfill's plan always visits nodes in index
     order."""
     m = len(caps)
-    keller = order_keller([list(c) for c in caps])  # fixed for the run
-    orders = {"ff": lambda free: None,
-              "bf": lambda free: sorted(range(m), key=lambda i: (sum(free[i][:3]), i)),
-              "balanced": order_balanced,
-              "keller": lambda free: keller}
-    allocate = orders[allocator]
+
+    def allocate(free):
+        return node_order(allocator, free, [list(c) for c in caps])
     n_cores = sum(c[0] for c in caps)
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
     successors = {}
