@@ -31,23 +31,21 @@ HAND = {
 PARTITIONS = {"cpu": 1, "gpu": 2}
 
 
-def hand_table() -> jobs.JobTable:
-    return jobs.from_columns(**{k: np.array(v) for k, v in HAND.items()})
+def hand_table(**changes) -> jobs.JobTable:
+    """The HAND trace, with some columns replaced."""
+    return jobs.from_columns(**{k: np.array(v) for k, v in (HAND | changes).items()})
 
 
 def hand_run_with(tmp_path, **changes) -> Path:
-    """The HAND trace with some columns replaced, replayed as ``hand_run`` is (fcfs, 2 cores)."""
-    cols = {k: np.array(v) for k, v in (HAND | changes).items()}
-    result = replay(jobs.from_columns(**cols), machine.from_spec("2x(cores=1)"), "fcfs", "ff")
+    """The run folder of :func:`hand_table` replayed under fcfs on two 1-core nodes."""
+    result = replay(hand_table(**changes), machine.from_spec("2x(cores=1)"), "fcfs", "ff")
     results.write_run(result, tmp_path / "run", extra={"trace": "hand", "partitions": PARTITIONS})
     return tmp_path / "run"
 
 
 @pytest.fixture
 def hand_run(tmp_path):
-    result = replay(hand_table(), machine.from_spec("2x(cores=1)"), "fcfs", "ff")
-    results.write_run(result, tmp_path / "run", extra={"trace": "hand", "partitions": PARTITIONS})
-    return tmp_path / "run"
+    return hand_run_with(tmp_path)
 
 
 def test_log_start_is_submit_plus_the_logged_wait_or_null():
