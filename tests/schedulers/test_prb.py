@@ -10,6 +10,7 @@ import pytest
 from schedbench.engine import replay
 from schedbench.io import jobs, machine
 from schedbench.io.jobs import expected_queue_wait
+from schedbench.plan import site
 from schedbench.workloads import eurora_like
 
 
@@ -61,8 +62,6 @@ def test_a_job_kept_out_by_a_window_starts_at_its_end_with_nothing_else_happenin
     """Two 1-core nodes, both down over [5, 20).  J1 (10 s) would run into the window:
     it waits; J2 (3 s) starts at 0 and ends at 3.  Nothing arrives or ends after that, so
     only the window's end can start J1 (a pass offering only arrivals never would)."""
-    from schedbench.plan import site
-
     table = jobs.from_columns(submit=np.array([0, 0]), run=np.array([10, 3]), procs_req=np.array([1, 1]),
                               estimate=np.array([10, 3]))
     windows = site.parse('[[maintenance]]\nnodes = "all"\nfrom = 5\nto = 20\n')
