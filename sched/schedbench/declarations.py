@@ -98,6 +98,8 @@ class Capabilities:
       hook): ``"never"``, ``"on nodes"`` (when its bookings must hold nodes: some job asks
       for more than single units of one type spread freely, or the site has per-node
       windows or kept cores) or ``"always"``;
+    * ``plan_order_option``: a boolean option of its own that, set false, lifts that need
+      (aucsched's ``slurm_bids``: only its SLURM bids are placed in that order);
     * ``pool_only``: it runs only when every replayed job is single units of one resource
       type spread freely (a pool of units), the only jobs its plan can hold;
     * ``default_period``: its decision period (s) when a run gives none (0: every event);
@@ -108,6 +110,7 @@ class Capabilities:
 
     plans: bool = False
     plan_order: str = "never"
+    plan_order_option: str | None = None
     pool_only: bool = False
     default_period: int = 0
     site: frozenset[str] = frozenset(("maintenance",))

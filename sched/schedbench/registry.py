@@ -274,11 +274,13 @@ _FEATURE_TEXT = {"limits": "limits", "freepools": "FreePools", "kept_cores": "ke
                  "maintenance": "maintenance windows"}
 
 
-def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload | None = None) -> None:
+def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload | None = None,
+               options: dict | None = None) -> None:
     """Raise :class:`Impossible` (a usage error naming the pair and the reason) when the
     capabilities of ``scheduler`` and ``allocator`` rule them out together, with ``site``
-    (a :class:`schedbench.plan.site.Site`) or on ``workload`` (:func:`workload_shape`;
-    None: only the checks that need no jobs)."""
+    (a :class:`schedbench.plan.site.Site`), on ``workload`` (:func:`workload_shape`;
+    None: only the checks that need no jobs) and with the scheduler's ``options`` (those
+    not given take their defaults)."""
     s, a = _lookup(SCHEDULERS, scheduler, "scheduler"), _lookup(ALLOCATORS, allocator, "allocator")
     caps = s.capabilities
     pair = f"{s.name}+{a.name}"
@@ -293,11 +295,16 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
     needs_order = caps.plan_order == "always" or (
         caps.plan_order == "on nodes" and workload is not None and workload.on_nodes
     )
+    lifted = ""
+    if caps.plan_order_option is not None:
+        opt = next(o for o in s.options if o.name == caps.plan_order_option)
+        needs_order = needs_order and bool(opt.coerce((options or {}).get(opt.name, opt.default)))
+        lifted = f", or -O {opt.name}=false"
     if needs_order and not a.capabilities.gives_plan_order:
         givers = planning_order_givers()
         where = " on nodes" if caps.plan_order == "on nodes" else ""
         raise Impossible(f"{pair}: {s.name}{where} places jobs in the allocator's planning order, which {a.name} "
-                         f"does not give (use {givers})")
+                         f"does not give (use {givers}{lifted})")
     if caps.pool_only and workload is not None and not workload.pool:
         raise Impossible(f"{pair}: {s.name} plans on pools of units only: every job must be single units of one "
                          "resource type spread freely (node-level reservations for jobs with a node count or "

@@ -365,6 +365,21 @@ def test_dry_run_lists_runs(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+def test_dry_run_names_the_pairs_ruled_out_before_their_workload(tmp_path, capsys):
+    # aucsched's SLURM bids (on by default) need a planning order, which weighted does not
+    # give; the dry run once listed that run as "todo", though the sweep only skips it
+    config = ('schedulers = ["aucsched", "fcfs"]\nallocators = ["weighted", "ff"]\n'
+              '[[workloads]]\ngenerator = "esp"\n')
+    cfg = write_config(tmp_path, config)
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "--dry-run"]) == 0
+    states = {tuple(line.split()[3].split("+")): line.split()[1] for line in capsys.readouterr().out.splitlines()}
+    assert states == {("aucsched", "weighted"): "impossible", ("aucsched", "ff"): "todo",
+                      ("fcfs", "weighted"): "todo", ("fcfs", "ff"): "todo"}
+    off = write_config(tmp_path, config + '[options]\nslurm_bids = false\n')
+    assert cli.main(["sweep", str(off), "-o", str(tmp_path / "r"), "--dry-run"]) == 0
+    assert "impossible" not in capsys.readouterr().out
+
+
 def test_cli_usage_errors(tmp_path, capsys):
     cfg = write_config(tmp_path, 'schedulers = ["nope"]\n[[workloads]]\ngenerator = "esp"\n')
     assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r")]) == 2

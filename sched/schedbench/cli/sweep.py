@@ -27,7 +27,9 @@ def register(sub) -> None:
         "RESULTS must be on a file system the workers share",
     )
     p.add_argument("--retry-failed", action="store_true", help="redo runs recorded as failed")
-    p.add_argument("--dry-run", action="store_true", help="list the runs and whether they are done, run nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the runs and their state (ok, failed, todo, or impossible: the pair is ruled out "
+                   "before its workload is read), run nothing")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no closing line")
     p.set_defaults(func=_run)
 
@@ -45,9 +47,17 @@ def _run(args) -> int:
     config = sweep_config.load_config(path)
     runs = sweep_config.expand(config, path.parent)
     if args.dry_run:
+        from .. import registry
+
         done = execute.finished(args.output)
         for r in runs:
-            state = done.get(r["key"], {}).get("status", "todo")
+            state = done.get(r["key"], {}).get("status")
+            if state is None:  # what rules a pair out before its workload is read (as the run would)
+                try:
+                    registry.check_pair(r["scheduler"], r["allocator"], options=r["options"])
+                    state = "todo"
+                except registry.Impossible:
+                    state = "impossible"
             print(f"{r['key']}  {state:<6}  {r['workload']}  {r['scheduler']}+{r['allocator']}  "
                   f"{r['predictor']}  seed={r['seed']}  machine={r['machine']}")
         return 0

@@ -299,7 +299,7 @@ def start_run(
             raise UsageError("a Simulation takes maintenance windows only (limits, FreePools and kept cores "
                              f"act on a plan: replay {planners} with them)")
     if sched_entry is not None:
-        registry.check_pair(scheduler, allocator, site=site)  # what needs no jobs, before any work
+        registry.check_pair(scheduler, allocator, site=site, options=sched_opts)  # what needs no jobs, before any work
     check_sorted(table)
     registry.predictor(predictor)  # an unknown name is a usage error before any work
     # The input's digest (SHA-256 of every column; hashlib releases the GIL) is computed in

@@ -41,8 +41,7 @@ DECLARATIONS: tuple[Entry, ...] = (
            Option("model", "states", "ipsched: 'states' (integer counts of nodes per free state; the same "
                   "optimum, far fewer columns) or 'nodes' (the paper's per-node model)",
                   choices=("states", "nodes"))), _IP),
-    # Its SLURM bids (slurm_bids=true) need the allocator's planning order: checked by the policy,
-    # since that depends on an option.
+    # Its SLURM bids (slurm_bids=true, the default) are placements in the allocator's planning order.
     Entry("aucsched", Kind.PYTHON, "schedbench.policies.aucsched:aucsched",
           "AUCSCHED (Soner & Ozturan): an auction of contiguous-block bids per period, solved as an IP",
           (*_IP_OPTIONS, _priority_scale("rank"),
@@ -56,7 +55,8 @@ DECLARATIONS: tuple[Entry, ...] = (
            Option("cuts", "off", "aucsched: CBC's cut passes on a window's model: 'off' (none), 'off-first' (none; "
                   "if the node limit stops that solve, the model again with CBC's automatic cuts) or 'auto' "
                   "(automatic cuts at every solve; up to 20 GB of memory on some windows)",
-                  choices=("off", "off-first", "auto"))), _IP),
+                  choices=("off", "off-first", "auto"))),
+          Capabilities(default_period=5, plan_order="always", plan_order_option="slurm_bids")),
     # It places every start in the allocator's planning order.
     Entry("backfill", Kind.PYTHON, "schedbench.policies.backfill:backfill",
           "SLURM backfill as Soner & Ozturan's baseline: EASY over a basic or multifactor priority order, node-level",

@@ -176,11 +176,6 @@ class AucSched(win.WindowPolicy):
             raise UsageError("option max_bids (MAXBIDSPERJOB) must be positive")
         self.max_bids = int(max_bids)
         self.slurm_bids = bool(slurm_bids)
-        if self.slurm_bids and not registry.gives_plan_order(context.allocator):  # (a sweep skips the run)
-            raise registry.Impossible(
-                f"aucsched+{context.allocator}: its SLURM bids are placements in the allocator's planning order, "
-                f"which {context.allocator} does not give (use {registry.planning_order_givers()}, "
-                "or -O slurm_bids=false)")
         if isinstance(spread_bids, bool):  # the option's boolean form before the span bids
             spread_bids = "nodeset" if spread_bids else "none"
         if spread_bids not in SPREAD_SETS:
