@@ -38,7 +38,14 @@ F8  standing=True (sfs): before pass 1, the first ``depth`` jobs of the list tha
 from __future__ import annotations
 
 import naive
-from naive_alloc import node_order
+from naive_alloc import (
+    CRITICAL,
+    _NettiNodes,
+    node_order,
+    order_ff,
+    order_weighted,
+    order_weighted_authors,
+)
 
 
 def _plan_max(intervals, t0, t1):
@@ -224,6 +231,20 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
 #     list that do not fit now get reservations (N4, in order); pass 1 starts a job that
 #     fits now only when, for pred > 0 and reservations held, they survive it (N5).  Pass 2
 #     then starts with no reservation.
+# N7  weighted / priority-weighted (Netti et al., docs/reference/allocators.md): an
+#     *attempt* is every offer of a queued job for a start now: sfs's pass 1 offers, in
+#     the pass's priority order, each job of an account at or below target; pass 2 offers
+#     every queued job in that order (strict: up to the first that does not start,
+#     included).  A job whose request exceeds the machine's free totals (every node
+#     counted) is not offered: no attempt.  An offer fails when the job does not fit now
+#     or, with reservations held and pred > 0, would delay one (N5); else it succeeds.
+#     Making a reservation (and N6's test of which jobs fit) is no attempt; a job offered
+#     in both passes of sfs makes two attempts.  The node order of an attempt
+#     is computed first, on the free amounts of every node, with the priorities p_k as
+#     they stand; then p_k moves (+1 failed, -1 succeeded, within [1, bound]).  Weights:
+#     ``text`` over every job queued at that moment (this one included); ``authors`` over
+#     the next ``window`` jobs still queued after this one in the pass's priority order
+#     (the order the pass offers in, fixed at its start).
 # ---------------------------------------------------------------------------------------
 
 
@@ -252,9 +273,46 @@ class _Eligible(naive._Nodes):
         return node_order(self.allocator, self.every, self.cap)
 
 
+class _NettiEligible(_Eligible):
+    """N2 and N7: ``_Eligible`` that also takes weighted and priority-weighted; during an
+    attempt (``current`` set, with ``scan`` the pass's priority order and ``queue`` the
+    jobs queued now) it orders every node by naive_alloc's order functions."""
+
+    move = _NettiNodes.move  # N7's p_k rule (reads netti, prio, bound)
+
+    def __init__(self, nodes, allocator, weight_rule="authors", window=100, bound=10):
+        super().__init__(nodes, allocator)
+        self.netti = allocator
+        self.rule = weight_rule
+        self.window = window
+        self.bound = bound
+        self.prio = {k: 1 for k in CRITICAL}
+        self.current = None
+        self.scan = []
+        self.queue = []
+
+    def order(self, free):
+        if self.netti not in ("weighted", "priority-weighted"):
+            return super().order(free)
+        job = self.current
+        if job is None:  # a test of fit only: it does not depend on the order
+            return order_ff(self.every)
+        free = self.every
+        units, req = job.need.units, list(job.need.unit)
+        prio = self.prio if self.netti == "priority-weighted" else None
+        if self.rule == "authors":
+            pos = next(i for i, q in enumerate(self.scan) if q is job)
+            after = [(q.pred, q.need.units, list(q.need.unit)) for q in self.scan[pos + 1:] if q in self.queue]
+            return order_weighted_authors(free, self.cap, units, req, after[: self.window], prio)
+        queued = [(q.pred, q.need.units, list(q.need.unit)) for q in self.queue]
+        return order_weighted(free, self.cap, units, req, queued, prio)
+
+
 class _FairShareNodesReplay(_FairShareReplay):
-    def __init__(self, jobs, nodes, allocator, **kw):
-        naive._Replay.__init__(self, jobs, _Eligible(nodes, allocator), "fcfs", is_pool=False)
+    def __init__(self, jobs, nodes, allocator, netti=None, **kw):
+        naive._Replay.__init__(self, jobs, _NettiEligible(nodes, allocator, **(netti or {})), "fcfs",
+                               is_pool=False)
+        self.m.queue = self.queue
         self.planner = _Eligible(nodes, "ff")  # reservations place in node index order
         self.cap = [list(n) for n in nodes]
         self.backfill = kw["backfill"]
@@ -271,6 +329,27 @@ class _FairShareNodesReplay(_FairShareReplay):
         self.occ = {a: 0 for a in self.target}
         self.pass1_starts = []
         self.plans = []  # (now, [(t, end, job, alloc)], [(job, start, pe)]) after every pass
+        self.prio_trace = []  # (now, p_gpu, p_mic) after every pass
+
+    def offer(self, job, now, order, holds):
+        """N7: an attempt of ``job`` (N5 when ``holds``); returns (its allocation or None,
+        the reservations as they then stand)."""
+        totals = [sum(row[k] for row in self.m.free) for k in range(naive.NTYPES)]
+        if any(job.need.units * job.need.unit[k] > totals[k] for k in range(naive.NTYPES)):
+            return None, holds  # not offered
+        self.m.current, self.m.scan = job, order
+        try:
+            alloc = self.fits_now(job)
+        finally:
+            self.m.current = None
+        if alloc is not None and holds and job.pred > 0:
+            new = self._survive(job, alloc, now, holds)
+            if new is None:
+                alloc = None
+            else:
+                holds = new
+        self.m.move(job, 1 if alloc is None else -1)
+        return alloc, holds
 
     # sizes instead of processors (N1)
     def start(self, job, alloc, now):
@@ -366,12 +445,7 @@ class _FairShareNodesReplay(_FairShareReplay):
                 a = self.account_of[job.idx]
                 if self.occ[a] > self.target[a]:
                     continue
-                alloc = self.fits_now(job)
-                if alloc is not None and holds and job.pred > 0:
-                    new = self._survive(job, alloc, now, holds)
-                    if new is None:
-                        continue
-                    holds = new
+                alloc, holds = self.offer(job, now, order, holds)
                 if alloc is not None:
                     self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
                     self.start(job, alloc, now)
@@ -380,7 +454,7 @@ class _FairShareNodesReplay(_FairShareReplay):
             for job in order:
                 a = self.account_of[job.idx]
                 if self.occ[a] <= self.target[a]:
-                    alloc = self.fits_now(job)
+                    alloc, _ = self.offer(job, now, order, [])
                     if alloc is not None:
                         self.pass1_starts.append((now, job.job_id, self.occ[a], self.target[a]))
                         self.start(job, alloc, now)
@@ -389,13 +463,7 @@ class _FairShareNodesReplay(_FairShareReplay):
         for job in order:
             if job not in self.queue:
                 continue
-            alloc = self.fits_now(job)
-            if alloc is not None and holds and job.pred > 0:
-                new = self._survive(job, alloc, now, holds)
-                if new is None:
-                    alloc = None
-                else:
-                    holds = new
+            alloc, holds = self.offer(job, now, order, holds)
             if alloc is not None:
                 self.start(job, alloc, now)
             elif not self.backfill:
@@ -406,6 +474,7 @@ class _FairShareNodesReplay(_FairShareReplay):
                     holds.append(h)
                 reservations += 1
         self.plans.append((now, list(holds), [(r, r.start, r.predicted_end(now)) for r in self.running]))
+        self.prio_trace.append((now, self.m.prio[1], self.m.prio[2]))
         return [j for j in self.running if id(j) not in before]
 
 
@@ -418,13 +487,15 @@ def _sub(free, job, alloc):
 
 
 def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares, half_life=7 * 86400,
-                 backfill=True, standing=False):
+                 backfill=True, standing=False, weight_rule="authors", window=100, bound=10):
     """Replay ``jobs`` (dicts: job_id, submit, run, pred, units, unit = per-unit (cores,
     GPUs, MICs, MiB), req_nodes, elig = set of node indices or None, account = index) on
-    ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff", "bf", "balanced" or
-    "keller" (the reservations place first fit).  A job that no
-    empty machine hosts on its eligible nodes, or that asks for nothing, is not replayed
-    (status "dropped").  Returns a naive.NaiveResult plus pass1_starts and plans."""
+    ``nodes`` ((cores, GPUs, MICs, MiB) each) with allocator "ff", "bf", "balanced",
+    "keller", "weighted" or "priority-weighted" (N7: ``weight_rule``, ``window`` and the
+    priority ``bound``, critical types GPUs and MICs); the reservations place first fit.
+    A job that no empty machine hosts on its eligible nodes, or that asks for nothing, is
+    not replayed (status "dropped").  Returns a naive.NaiveResult plus pass1_starts,
+    plans and prio_trace."""
     caps = [tuple(int(x) for x in nd) for nd in nodes]
     empty = [list(c) for c in caps]
     probe = _Eligible(caps, "ff")
@@ -446,11 +517,12 @@ def replay_nodes(jobs, nodes, allocator, *, sfs, weights, depth, target, shares,
         account_of[i] = int(d["account"])
     accounts = range(len(target))
     rep = _FairShareNodesReplay(
-        sim, caps, allocator, sfs=sfs, weights=tuple(float(w) for w in weights), depth=int(depth),
+        sim, caps, allocator, netti=dict(weight_rule=weight_rule, window=int(window), bound=int(bound)),
+        sfs=sfs, weights=tuple(float(w) for w in weights), depth=int(depth),
         account_of=account_of, target={a: int(target[a]) for a in accounts},
         shares={a: float(shares[a]) for a in accounts}, half_life=int(half_life), backfill=bool(backfill),
         standing=bool(standing))
     rep.run()
     res = naive._result(len(jobs), ids, status, sim, rep.passes, with_alloc=True)
-    res.pass1_starts, res.plans = rep.pass1_starts, rep.plans
+    res.pass1_starts, res.plans, res.prio_trace = rep.pass1_starts, rep.plans, rep.prio_trace
     return res

@@ -7,6 +7,7 @@ jobs and reservations - overdraws no node at any instant."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,11 +20,11 @@ from strategies import CONSTRAINTS, partitioned_machines
 
 
 @st.composite
-def clusters(draw, max_jobs=18):
+def clusters(draw, max_jobs=18, max_cores=6):
     """(table, machine, meta): 2-4 nodes of cores, GPUs and MiB with random features,
     one to three overlapping partitions, jobs of two or three accounts in them with random
     constraints, shapes, runs and estimates (some shorter than the run)."""
-    machine, n_parts = draw(partitioned_machines(max_nodes=4))
+    machine, n_parts = draw(partitioned_machines(max_nodes=4, max_cores=max_cores))
     n = draw(st.integers(1, max_jobs))
     rows = []
     for _ in range(n):
@@ -73,8 +74,9 @@ def _allocations(specs, replayed, n_accounts):
     return [int(np.floor(2.0 * x + 1e-9)) for x in ideal], [x / total if total > 0 else 0.0 for x in ideal]
 
 
-def _run_both(case, scheduler, allocator, weights, depth, backfill):
-    """``scheduler``: priority, sfs, or sfs-standing (sfs with standing reservations)."""
+def _run_both(case, scheduler, allocator, weights, depth, backfill, **netti):
+    """``scheduler``: priority, sfs, or sfs-standing (sfs with standing reservations);
+    ``netti``: weighted / priority-weighted options (weight_rule, window, bound)."""
     table, machine, meta = case
     standing = scheduler == "sfs-standing"
     scheduler = scheduler.removesuffix("-standing")
@@ -82,13 +84,16 @@ def _run_both(case, scheduler, allocator, weights, depth, backfill):
             "backfill": backfill}
     if scheduler == "sfs":
         opts["standing"] = standing
+    for name, value in netti.items():
+        if name != "bound" or allocator == "priority-weighted":
+            opts["priority_bound" if name == "bound" else name] = value
     r = replay(table, machine, scheduler, allocator, meta=meta, options=opts)
     specs = _oracle_jobs(table, meta, machine)
     replayed = [s == Status.REPLAYED for s in r.status]
     target, shares = _allocations(specs, replayed, 3)
     nv = nf.replay_nodes(specs, machine.capacity.tolist(), allocator, sfs=scheduler == "sfs", weights=weights,
                          depth=depth, target=target, shares=shares, backfill=backfill,
-                         standing=standing)
+                         standing=standing, **netti)
     assert replayed == [s == "replayed" for s in nv.status]
     return r, nv
 
@@ -103,12 +108,90 @@ WEIGHTS = st.tuples(st.sampled_from([0.0, 1.0, 7.0]), st.sampled_from([0.0, 1.0,
        weights=WEIGHTS, depth=st.integers(1, 3), backfill=st.sampled_from([True, True, False]))
 def test_engine_equals_oracle_on_nodes(case, scheduler, allocator, weights, depth, backfill):
     r, nv = _run_both(case, scheduler, allocator, weights, depth, backfill)
+    _same_starts_and_nodes(r, nv)
+
+
+def _nodes_of(r, j):
+    rows = r.alloc_log[r.alloc_ptr[j] : r.alloc_ptr[j] + r.nodes_used[j]]
+    return sorted((int(a), int(b)) for a, b in rows)
+
+
+def _same_starts_and_nodes(r, nv):
+    """Job by job: the engine's start and placement are the oracle's."""
     for j, s in enumerate(nv.start):
         if s is None:
             continue
         assert r.start[j] == s, (j, r.start[j], s)
-        rows = r.alloc_log[r.alloc_ptr[j] : r.alloc_ptr[j] + r.nodes_used[j]]
-        assert sorted((int(a), int(b)) for a, b in rows) == nv.alloc[j], j
+        assert _nodes_of(r, j) == nv.alloc[j], j
+
+
+# Netti et al.'s dynamic allocators (N7 of tests/naive_fairshare.py): their node order
+# reads the queue (the authors' window: the jobs behind in the pass's priority order; the
+# text's rule: every queued job) and Priority-Weighted's p_k move with every attempt.
+
+NETTI = st.sampled_from([("weighted", "text"), ("weighted", "authors"), ("priority-weighted", "text"),
+                         ("priority-weighted", "authors")])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=clusters(max_jobs=14, max_cores=40), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]), netti=NETTI,
+       window=st.sampled_from([1, 2, 100]), bound=st.sampled_from([2, 10]), weights=WEIGHTS,
+       depth=st.integers(1, 2), backfill=st.sampled_from([True, True, False]))
+def test_engine_equals_oracle_on_nodes_with_netti_allocators(case, scheduler, netti, window, bound, weights, depth,
+                                                             backfill):
+    allocator, rule = netti
+    r, nv = _run_both(case, scheduler, allocator, weights, depth, backfill, weight_rule=rule, window=window,
+                      bound=bound)
+    _same_starts_and_nodes(r, nv)
+
+
+def _contended(seed=28):
+    """(table, machine, meta): four unlike nodes (many cores, few GPUs: the weights trade
+    the two off, so that p_k changes orders), one partition, and 16 jobs of three accounts
+    that arrive faster than they run: most wait, GPU jobs among them, and weighted places
+    them elsewhere than first fit does, priority-weighted elsewhere than weighted."""
+    from schedbench.io.machine import Machine, Partition, spec_of
+
+    cap = np.array([[64, 1, 0, 0], [8, 2, 0, 0], [32, 0, 0, 0], [16, 2, 0, 0]], dtype=np.int64)
+    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(4)), (frozenset(),) * 4,
+                      (Partition("p0", np.arange(4, dtype=np.int64), default=True),))
+    rng = np.random.default_rng(seed)
+    n = 16
+    units = rng.integers(1, 4, n)
+    cols = dict(
+        submit=np.sort(rng.integers(0, 40, n)), run=rng.integers(5, 40, n), time_req=rng.integers(10, 50, n),
+        units=units, unit_cores=rng.integers(1, 17, n), unit_gpus=rng.integers(0, 2, n),
+        unit_mem=np.zeros(n, np.int64), req_nodes=np.full(n, -1), group=rng.integers(1, 4, n),
+        partition=np.full(n, -1), constraint=np.full(n, -1),
+    )
+    table = jobs.from_columns(job_id=np.arange(1, n + 1), procs_req=units * cols["unit_cores"], **cols)
+    return table, machine, {"partitions": {"p0": 0}, "constraints": CONSTRAINTS}
+
+
+@pytest.mark.parametrize("rule", ["text", "authors"])
+@pytest.mark.parametrize("allocator", ["weighted", "priority-weighted"])
+@pytest.mark.parametrize("scheduler", ["priority", "sfs", "sfs-standing"])
+def test_netti_allocators_equal_the_oracle_where_jobs_wait(scheduler, allocator, rule):
+    """A workload where the comparison bites: jobs wait (a job that starts at its
+    arrival on an idle machine tests no queue-reading rule), and the allocator's nodes
+    are not first fit's."""
+    case = _contended()
+    weights, depth = (1.0, 1.0, 1e4), 2
+    r, nv = _run_both(case, scheduler, allocator, weights, depth, True, weight_rule=rule, window=2, bound=3)
+    _same_starts_and_nodes(r, nv)
+    table = case[0]
+    waited = [j for j, s in enumerate(nv.start) if s is not None and s > table.submit[j]]
+    assert len(waited) >= 6
+    ff = replay(table, case[1], scheduler.removesuffix("-standing"), "ff", meta=case[2],
+                options={"priority_weights": "age=1,size=1,fairshare=1e4", "depth": depth,
+                         **({"standing": True} if scheduler == "sfs-standing" else {})})
+    assert any(_nodes_of(r, j) != _nodes_of(ff, j) for j in waited)
+    if allocator == "priority-weighted":  # the priorities moved, and that changed placements
+        assert any(p != 1 for _, *ps in nv.prio_trace for p in ps)
+        w = replay(table, case[1], scheduler.removesuffix("-standing"), "weighted", meta=case[2],
+                   options={"priority_weights": "age=1,size=1,fairshare=1e4", "depth": depth, "weight_rule": rule,
+                            "window": 2, **({"standing": True} if scheduler == "sfs-standing" else {})})
+        assert any(_nodes_of(r, j) != _nodes_of(w, j) for j in range(len(nv.start)) if nv.start[j] is not None)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,7 +21,8 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   - ``authors`` (the default; the authors' AccaSim code, ``extra/allocators/allocator_weighted.py``):
     the mean is taken over a window of the next ``window`` (default 100) queued jobs
     after the job being placed, in the scheduler's queue order (``easy-sjbf``: the
-    arrival order, not its backfill's shortest-first visits), each weighted by pred +
+    arrival order, not its backfill's shortest-first visits; ``priority`` and ``sfs``:
+    the priority order set at the start of the pass), each weighted by pred +
     1 s, with counters starting at 1, and the load is smoothed by one unit:
     w_k = (1 + Σ (pred + 1) · units · req_k) / (1 + Σ (pred + 1)) · (used_k + 1) / cap_k².
     w_k is never 0 on a type the machine has: accelerators stay weighted when no queued
@@ -41,7 +42,11 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   queued job behind the head (each backfill candidate: it fails when it does not fit
   now or would delay the head's reservation); ``ebf-accasim``: the blocked job's retry
   once its reserved time has come, the in-order starts as FCFS's, then every other queued
-  job in queue order.
+  job in queue order; ``priority`` / ``sfs``: each job a pass offers in its priority
+  order (sfs's pass 1: the jobs of accounts at or below target; pass 2: every queued job,
+  or up to the first that does not start with ``backfill=false``), failing when it does
+  not fit now or would delay a reservation; a job beyond the free totals is not offered
+  (no attempt), nor are reservations attempts.
 
 The factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one
 replay loop for every allocator); the classes below name the fields each family uses.
