@@ -133,6 +133,7 @@ from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
+    C_QH,
     C_QN,
     C_RN,
     W_COUNT,
@@ -143,6 +144,8 @@ from ..core.api import (
     host,
     implements,
     place,
+    queue_compact,
+    reads_queue_order,
     sched_enqueued,
     sched_released,
     sched_started_outside,
@@ -1008,6 +1011,22 @@ def _grid_at_or_after(t0, step, t):
     return t0 + ((t - t0 + step - 1) // step) * step
 
 
+@internal_kernel
+def _queue_in_order(sched, core):
+    """Put the core's queue in slurm's scheduling order (for an allocator that reads the
+    jobs queued behind the one it places: the authors' Weighted window).  Every queued job
+    is in the order once the pass's arrivals got their priorities."""
+    jobs = core.jobs
+    queue_compact(jobs, core.queue, core.scal)
+    w = core.scal[C_QH]
+    order = _order(sched)
+    for r in range(sched.par[P_ON]):
+        j = order[r]
+        if jobs[j, J_STATE] == JobState.QUEUED:
+            core.queue[w] = j
+            w += 1
+
+
 @implements(schedule, Slurm)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
@@ -1016,6 +1035,8 @@ def _pass(sched, core, pred, alloc, now):
         _update_priorities(sched, core, now)
     if par[P_ON] == 0:
         return
+    if reads_queue_order(alloc):
+        _queue_in_order(sched, core)
     _main(sched, core, alloc, now)
     if core.scal[C_QN] == 0:
         return
