@@ -315,6 +315,20 @@ def _netti_check(table, mach, params, allocator, rule, window=100):
 BACKFILL_NOW = {"bf_interval": 0, "bf_resolution": 1}
 
 
+@pytest.mark.parametrize(("allocator", "rule"), NETTI)
+@pytest.mark.parametrize(("seed", "params"), [(3, BACKFILL_NOW), (8, {"bf_interval": 7, "bf_resolution": 4}),
+                                              (0, {**BACKFILL_NOW, "weight_jobsize": 1000.0})])
+def test_slurm_netti_allocators_equal_the_oracle(allocator, rule, seed, params):
+    table, mach = _gpu_workload(seed)
+    got = _netti_check(table, mach, params, allocator, rule)
+    # what the comparison covers: jobs wait, backfill starts some, the nodes are not ff's
+    assert (got.start > table.submit).sum() >= 5
+    no_bf = replay(table, mach, "slurm", allocator, options={**params, "bf_interval": -1}, weight_rule=rule)
+    assert (no_bf.start != got.start).sum() >= 5
+    ff = replay(table, mach, "slurm", "ff", options=params)
+    assert (ff.nodes_used != got.nodes_used).any() or (ff.start != got.start).any()
+
+
 def test_slurm_authors_window_reads_the_priority_order():
     """Under a job-size weight slurm's order is not the arrival order: the authors' window
     must read the jobs behind the placed one in slurm's order (the one its main loop and
@@ -326,3 +340,14 @@ def test_slurm_authors_window_reads_the_priority_order():
     later_first = [(a, b) for a in range(table.n_jobs) for b in range(a + 1, table.n_jobs)
                    if got.start[b] < got.start[a] and table.submit[b] < got.start[b]]
     assert later_first
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), netti=st.sampled_from(NETTI), window=st.sampled_from([1, 3, 100]),
+       params=st.fixed_dictionaries({
+           "bf_interval": st.sampled_from([0, 7]), "bf_resolution": st.sampled_from([1, 4]),
+           "weight_jobsize": st.sampled_from([0.0, 1000.0]), "weight_age": st.sampled_from([0.0, 1000.0]),
+           "default_queue_depth": st.sampled_from([2, 100]), "bf_max_job_test": st.sampled_from([2, 500])}))
+def test_slurm_netti_allocators_equal_the_oracle_on_generated_traces(seed, netti, window, params):
+    table, mach = _gpu_workload(seed, n=20)
+    _netti_check(table, mach, params, *netti, window=window)

@@ -138,6 +138,7 @@ from ..core.api import (
     C_RN,
     W_COUNT,
     W_NODE,
+    attempt_succeeded,
     choose,
     commit,
     fits_now,
@@ -817,9 +818,11 @@ def _allocator_ok(sched, core, j, used, end):
 @internal_kernel
 def _start_planned(sched, core, alloc, j, now, end):
     """Start job j now: on the allocator's nodes when they delay no reservation, else
-    on the plan's; then take it from the plan."""
+    on the plan's; then take it from the plan.  A successful allocation attempt either
+    way (Priority-Weighted hears of it after its node order was computed)."""
     jobs = core.jobs
     used = choose(alloc, core, j)
+    attempt_succeeded(alloc, jobs, j)
     pool = sched.par[P_POOL] != 0
     if not pool and not _allocator_ok(sched, core, j, used, end):
         used = sched.par[P_USED]
