@@ -24,6 +24,21 @@ time, then job id).  A ``preceding`` that is negative, names no job or not an ea
 is no link.  A job whose predecessor is never run (it cannot run, or is itself such a
 job) never runs either: ``status`` "predecessor_not_run".  A job released with think 0
 by a zero-length job's end joins before the extra pass at that instant.
+
+Netti et al.'s Weighted and Priority-Weighted (``allocator`` "weighted" or
+"priority-weighted"; ``weight_rule``, ``window``, ``priority_bound``), as proposed for
+slurm in DOC-PROPOSAL.md: a job that starts is placed along
+``naive_alloc.order_weighted`` (the "text" rule: every job queued at that moment, this one
+included) or ``naive_alloc.order_weighted_authors`` (the "authors" rule: the next
+``window`` jobs still queued after this one in slurm's scheduling order, the order the
+main loop and the backfill cycle walk).  Priority-Weighted's p_k (GPUs, MICs; from 1,
+within [1, priority_bound]) move once per attempt, after that attempt's node order:
+an attempt is a job the main loop offers (+1 when it does not fit now, -1 when it
+starts; jobs it passes over because their partitions are blocked, or beyond
+``default_queue_depth``, are not offered) or a job a backfill cycle starts now (-1,
+whichever nodes it gets); a backfill test that finds no start now (a reservation, or
+nothing within the window) is no attempt.  Reservations never ask the allocator: their
+nodes are first fit in index order on the plan.
 """
 
 from __future__ import annotations
@@ -31,7 +46,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from naive_alloc import node_order
+from naive_alloc import CRITICAL, node_order, order_weighted, order_weighted_authors
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -133,17 +148,37 @@ def place(free, job, order=None):
 def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0.0, weight_partition=0.0,
            weight_qos=0.0, max_age=604800, decay_half_life=604800, favor_small=False, calc_period=300,
            default_queue_depth=100, bf_interval=30, bf_max_job_test=500, bf_window=86400, bf_resolution=60,
-           bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False, allocator="ff"):
+           bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False, allocator="ff",
+           weight_rule="authors", window=100, priority_bound=10):
     """Replay ``jobs`` (list of :class:`Job`, in (submit, id) order) on nodes ``caps``
     (list of 4-tuples); fills each job's ``start`` (None: never); with ``dependencies``
     also ``eligible`` and ``status`` (module docstring).  ``allocator`` (ff, bf, balanced
     or keller) places the jobs that start: its order over every node's free amounts, the
     nodes a job may not use skipped; the backfill's plan always visits nodes in index
-    order."""
+    order.  "weighted" and "priority-weighted" (options ``weight_rule``, ``window``,
+    ``priority_bound``) as the module docstring says."""
     m = len(caps)
+    netti = allocator in ("weighted", "priority-weighted")
+    prio = {k: 1 for k in CRITICAL}
 
-    def allocate(free):
-        return node_order(allocator, free, [list(c) for c in caps])
+    def allocate(free, j, after):
+        """The allocator's node order for job j; ``after``: the jobs behind j in the
+        scheduling order (queued or not: those no longer queued are dropped here)."""
+        if not netti:
+            return node_order(allocator, free, [list(c) for c in caps])
+        p = prio if allocator == "priority-weighted" else None
+        cap = [list(c) for c in caps]
+        if weight_rule == "authors":
+            behind = [(q.est, q.units, list(q.req)) for q in after if q in queue][:window]
+            return order_weighted_authors(free, cap, j.units, list(j.req), behind, p)
+        return order_weighted(free, cap, j.units, list(j.req), [(q.est, q.units, list(q.req)) for q in queue], p)
+
+    def move(j, step):
+        """Priority-Weighted: an attempt of j moved p_k of each critical type it needs."""
+        if allocator == "priority-weighted":
+            for k in CRITICAL:
+                if j.req[k] > 0:
+                    prio[k] = min(max(prio[k] + step, 1), priority_bound)
     n_cores = sum(c[0] for c in caps)
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
     successors = {}
@@ -249,13 +284,16 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
 
     def main(t):
         blocked = set()
-        for j in ordered(t)[:default_queue_depth]:
+        order = ordered(t)
+        for r, j in enumerate(order[:default_queue_depth]):
             if blocked.issuperset(j.parts):
                 continue
-            nodes = place(free, j, allocate(free))
-            if nodes is None:
+            if place(free, j) is None:  # whether it fits does not depend on the order
+                move(j, 1)
                 blocked.update(j.parts)
             else:
+                nodes = place(free, j, allocate(free, j, order[r + 1:]))
+                move(j, -1)
                 start(j, nodes, t)
 
     def backfill(t):
@@ -318,7 +356,8 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
             s, plan_nodes = found
             e = _ceil(s + d, bf_resolution)
             if s == t:
-                nodes = place(free, j, allocate(free))
+                nodes = place(free, j, allocate(free, j, order[order.index(j) + 1:]))
+                move(j, -1)
                 if not pool and not _fits_plan(nodes, j, t, e, holds, caps):
                     nodes = plan_nodes  # the allocator's nodes would enter a reservation
                 start(j, nodes, t)

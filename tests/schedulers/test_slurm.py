@@ -9,8 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import naive_slurm as ns
+from naive import placements
+from schedbench.analysis import results
 from schedbench.cli.main import main
-from schedbench.engine.replay import replay
+from schedbench.engine.replay import Status, replay
 from schedbench.io import jobs, machine
 from schedbench.io.machine import Machine, Partition, spec_of
 from strategies import pool_traces
@@ -261,3 +264,90 @@ def test_a_reservation_holds_until_its_end_rounded_up_to_the_resolution():
     t = _table([0, 0, 0, 0], [60, 30, 30, 100], [8, 8, 12, 4], [60, 30, 30, 100])
     r = replay(t, machine.from_spec("1x(cores=12)"), "slurm", "ff", options={**AGE_ONLY, "bf_resolution": 60})
     assert r.start.tolist() == [0, 60, 100, 0]
+
+
+# --------------------------------------------------------------------------- Netti et al.'s Weighted and
+# Priority-Weighted against tests/naive_slurm.py (whose node orders are tests/naive_alloc.py's)
+
+
+NETTI_CAP = [(8, 2, 0, 32), (8, 0, 2, 32), (8, 2, 0, 32), (16, 0, 0, 32), (4, 1, 1, 32)]
+NETTI = [("weighted", "text"), ("weighted", "authors"), ("priority-weighted", "text"),
+         ("priority-weighted", "authors")]
+
+
+def _gpu_workload(seed, n=30, cap=NETTI_CAP):
+    """n jobs of 1-4 units (1-3 cores, a GPU or a MIC on some) over 60 s on ``cap``: a
+    third of them or more wait, and backfill starts some."""
+    rng = np.random.default_rng(seed)
+    run = rng.integers(1, 40, n)
+    gpus = (rng.random(n) < 0.3).astype(np.int64)
+    table = jobs.from_columns(
+        job_id=np.arange(1, n + 1), submit=np.sort(rng.integers(0, 60, n)), run=run, estimate=run + rng.integers(0, 20, n),
+        units=rng.integers(1, 5, n), unit_cores=rng.integers(1, 4, n), unit_gpus=gpus,
+        unit_mics=((rng.random(n) < 0.2) & (gpus == 0)).astype(np.int64), unit_mem=np.zeros(n, np.int64),
+        req_nodes=np.full(n, -1), user=rng.integers(1, 3, n), group=rng.integers(1, 3, n))
+    c = np.array(cap, dtype=np.int64)
+    return table, Machine(c, spec_of(c))
+
+
+def _netti_check(table, mach, params, allocator, rule, window=100):
+    """The engine against naive_slurm, job by job: starts and nodes.  Returns the result."""
+    est = np.where(table.estimate > 0, table.estimate, table.run)
+    cap = [tuple(int(v) for v in c) for c in mach.capacity]
+    ref = [ns.Job(submit=int(table.submit[i]), run=int(table.run[i]), est=int(est[i]), units=int(table.units[i]),
+                  req=tuple(max(int(c[i]), 0) for c in (table.unit_cores, table.unit_gpus, table.unit_mics,
+                                                         table.unit_mem)),
+                  req_nodes=int(table.req_nodes[i]) if table.req_nodes[i] > 0 else -1,
+                  user=int(table.user[i]), account=int(table.group[i]))
+           for i in range(table.n_jobs)]
+    ns.replay(ref, cap, **params, allocator=allocator, weight_rule=rule, window=window)
+    got = replay(table, mach, "slurm", allocator, options=params, weight_rule=rule, window=window)
+    expected = np.array([-1 if j.start is None else j.start for j in ref], dtype=np.int64)
+    start = np.where(got.status == Status.REPLAYED, got.start, -1)
+    bad = np.flatnonzero(start != expected)
+    assert bad.size == 0, f"{params}: job {bad[0]}: engine {start[bad[0]]}, oracle {expected[bad[0]]} ({bad.size} differ)"
+    placed = placements(results.allocations_frame(got))
+    for i, j in enumerate(ref):
+        assert placed.get(int(table.job_id[i]), []) == sorted(j.nodes), (params, i)
+    return got
+
+
+BACKFILL_NOW = {"bf_interval": 0, "bf_resolution": 1}
+
+
+@pytest.mark.parametrize(("allocator", "rule"), NETTI)
+@pytest.mark.parametrize(("seed", "params"), [(3, BACKFILL_NOW), (8, {"bf_interval": 7, "bf_resolution": 4}),
+                                              (0, {**BACKFILL_NOW, "weight_jobsize": 1000.0})])
+def test_slurm_netti_allocators_equal_the_oracle(allocator, rule, seed, params):
+    table, mach = _gpu_workload(seed)
+    got = _netti_check(table, mach, params, allocator, rule)
+    # what the comparison covers: jobs wait, backfill starts some, the nodes are not ff's
+    assert (got.start > table.submit).sum() >= 5
+    no_bf = replay(table, mach, "slurm", allocator, options={**params, "bf_interval": -1}, weight_rule=rule)
+    assert (no_bf.start != got.start).sum() >= 5
+    ff = replay(table, mach, "slurm", "ff", options=params)
+    assert (ff.nodes_used != got.nodes_used).any() or (ff.start != got.start).any()
+
+
+def test_slurm_authors_window_reads_the_priority_order():
+    """Under a job-size weight slurm's order is not the arrival order: the authors' window
+    must read the jobs behind the placed one in slurm's order (the one its main loop and
+    backfill walk), as it reads PRB's and the fair-share schedulers' orders."""
+    table, mach = _gpu_workload(0)
+    params = {**BACKFILL_NOW, "weight_jobsize": 1000.0}
+    # the orders differ: some job starts before one submitted earlier that waits for it
+    got = _netti_check(table, mach, params, "weighted", "authors")
+    later_first = [(a, b) for a in range(table.n_jobs) for b in range(a + 1, table.n_jobs)
+                   if got.start[b] < got.start[a] and table.submit[b] < got.start[b]]
+    assert later_first
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), netti=st.sampled_from(NETTI), window=st.sampled_from([1, 3, 100]),
+       params=st.fixed_dictionaries({
+           "bf_interval": st.sampled_from([0, 7]), "bf_resolution": st.sampled_from([1, 4]),
+           "weight_jobsize": st.sampled_from([0.0, 1000.0]), "weight_age": st.sampled_from([0.0, 1000.0]),
+           "default_queue_depth": st.sampled_from([2, 100]), "bf_max_job_test": st.sampled_from([2, 500])}))
+def test_slurm_netti_allocators_equal_the_oracle_on_generated_traces(seed, netti, window, params):
+    table, mach = _gpu_workload(seed, n=20)
+    _netti_check(table, mach, params, *netti, window=window)

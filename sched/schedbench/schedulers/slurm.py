@@ -133,16 +133,20 @@ from .._jit import inline_kernel, internal_kernel
 from ..core import JittedScheduler
 from ..core.api import (
     C_FREE,
+    C_QH,
     C_QN,
     C_RN,
     W_COUNT,
     W_NODE,
+    attempt_succeeded,
     choose,
     commit,
     fits_now,
     host,
     implements,
     place,
+    queue_compact,
+    reads_queue_order,
     sched_enqueued,
     sched_released,
     sched_started_outside,
@@ -814,9 +818,11 @@ def _allocator_ok(sched, core, j, used, end):
 @internal_kernel
 def _start_planned(sched, core, alloc, j, now, end):
     """Start job j now: on the allocator's nodes when they delay no reservation, else
-    on the plan's; then take it from the plan."""
+    on the plan's; then take it from the plan.  A successful allocation attempt either
+    way (Priority-Weighted hears of it after its node order was computed)."""
     jobs = core.jobs
     used = choose(alloc, core, j)
+    attempt_succeeded(alloc, jobs, j)
     pool = sched.par[P_POOL] != 0
     if not pool and not _allocator_ok(sched, core, j, used, end):
         used = sched.par[P_USED]
@@ -1008,6 +1014,22 @@ def _grid_at_or_after(t0, step, t):
     return t0 + ((t - t0 + step - 1) // step) * step
 
 
+@internal_kernel
+def _queue_in_order(sched, core):
+    """Put the core's queue in slurm's scheduling order (for an allocator that reads the
+    jobs queued behind the one it places: the authors' Weighted window).  Every queued job
+    is in the order once the pass's arrivals got their priorities."""
+    jobs = core.jobs
+    queue_compact(jobs, core.queue, core.scal)
+    w = core.scal[C_QH]
+    order = _order(sched)
+    for r in range(sched.par[P_ON]):
+        j = order[r]
+        if jobs[j, J_STATE] == JobState.QUEUED:
+            core.queue[w] = j
+            w += 1
+
+
 @implements(schedule, Slurm)
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
@@ -1016,6 +1038,8 @@ def _pass(sched, core, pred, alloc, now):
         _update_priorities(sched, core, now)
     if par[P_ON] == 0:
         return
+    if reads_queue_order(alloc):
+        _queue_in_order(sched, core)
     _main(sched, core, alloc, now)
     if core.scal[C_QN] == 0:
         return
