@@ -22,7 +22,8 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
     the mean is taken over a window of the next ``window`` (default 100) queued jobs
     after the job being placed, in the scheduler's queue order (``easy-sjbf``: the
     arrival order, not its backfill's shortest-first visits; ``priority`` and ``sfs``:
-    the priority order set at the start of the pass), each weighted by pred +
+    the priority order set at the start of the pass; ``slurm``: its scheduling order),
+    each weighted by pred +
     1 s, with counters starting at 1, and the load is smoothed by one unit:
     w_k = (1 + Σ (pred + 1) · units · req_k) / (1 + Σ (pred + 1)) · (used_k + 1) / cap_k².
     w_k is never 0 on a type the machine has: accelerators stay weighted when no queued
@@ -46,7 +47,8 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   order (sfs's pass 1: the jobs of accounts at or below target; pass 2: every queued job,
   or up to the first that does not start with ``backfill=false``), failing when it does
   not fit now or would delay a reservation; a job beyond the free totals is not offered
-  (no attempt), nor are reservations attempts.
+  (no attempt), nor are reservations attempts; ``slurm``: each job its main scheduler
+  reaches (fails unless it starts) and each job a backfill cycle starts now (succeeds).
 
 The factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one
 replay loop for every allocator); the classes below name the fields each family uses.

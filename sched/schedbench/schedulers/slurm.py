@@ -89,7 +89,12 @@ Backfill scheduler (sched/backfill)
     holding the totals is the same plan at less cost.
     Simplified: no preemption, licences, QOS or association limits, advance
     reservations, bf_continue or cycle time limits (a cycle is instantaneous), and the
-    candidate node order on the plan is the index order.
+    candidate node order on the plan is the index order: a reservation's nodes are the
+    plan's first fit whatever the allocator, which is asked only for a job starting now
+    (and overruled when its nodes would enter a reservation).  So slurm needs no planning
+    order and takes every allocator, Weighted and Priority-Weighted included; with an
+    allocator that reads the queue behind the job it places (the authors' Weighted
+    window) the core's queue is put in slurm's scheduling order at each pass.
 
     A cycle that cannot change anything is skipped: when nothing arrived, started or
     ended since the last one, the priority order did not change and neither a running
