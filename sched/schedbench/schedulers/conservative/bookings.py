@@ -21,10 +21,13 @@ from .state import (
     B_BEGIN,
     B_COUNT,
     B_END,
+    B_FREED,
     B_PTR,
     B_TRIED,
+    ENDS_LOG,
     S_BN,
     S_ENDS_ADDED,
+    S_FREED_ADDED,
     S_TRIM,
     S_USED,
     _by_state,
@@ -151,6 +154,29 @@ def _book_nodes(sched, core, j, begin, end, sign):
     _book_nodes_keeping(sched, core, j, begin, end, sign, True)
     if sign > 0:  # an extended booking: its end is a new candidate
         _note_end(sched, end)
+    else:
+        _note_freed(sched, core, j)
+
+
+@inline_kernel
+def _log_freed(sched, node):
+    sc = sched.scal
+    sched.ends_log[ENDS_LOG + sc[S_FREED_ADDED] % ENDS_LOG] = node
+    sc[S_FREED_ADDED] += 1
+
+
+@internal_kernel
+def _note_freed(sched, core, j):
+    """Job j's booking was removed (a release, a move, rebooking): log its nodes (the
+    freed-nodes ring of sched.ends_log), so that compression knows on which nodes room was
+    freed since a job's last try (:func:`fit._freed_nodes_may_host`)."""
+    jobs = core.jobs
+    if jobs[j, J_STATE] == JobState.RUNNING or jobs[j, J_STATE] == JobState.DONE:
+        for u in range(jobs[j, J_PTR], jobs[j, J_PTR] + jobs[j, J_NODES]):
+            _log_freed(sched, core.log[u, 0])
+    else:
+        for u in range(sched.book[j, B_PTR], sched.book[j, B_PTR] + sched.book[j, B_COUNT]):
+            _log_freed(sched, sched.bnodes[u, 0])
 
 
 @inline_kernel
@@ -158,7 +184,7 @@ def _note_end(sched, end):
     """Remember a new booking end (nodes): the candidate instants compression must test
     again for a job are the ones added since its last try (:func:`fit._new_end_from`)."""
     sc = sched.scal
-    sched.ends_log[sc[S_ENDS_ADDED] % sched.ends_log.shape[0]] = end
+    sched.ends_log[sc[S_ENDS_ADDED] % ENDS_LOG] = end
     sc[S_ENDS_ADDED] += 1
 
 
@@ -229,6 +255,7 @@ def _book_new_nodes(sched, core, j, begin, end):
     _node_add_rows(sched, core.jobs, j, sched.bnodes, p, used, begin, end, 1, True)
     _note_end(sched, end)
     sched.book[j, B_TRIED] = sched.scal[S_ENDS_ADDED]  # its earliest fit: as good as a try
+    sched.book[j, B_FREED] = sched.scal[S_FREED_ADDED]
 
 
 _by_state(_book_new, _book_new_pool, _book_new_nodes)

@@ -52,7 +52,7 @@ def conservative(setup) -> JittedScheduler:
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)
     common = dict(
-        book=np.full((n, 5), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
+        book=np.full((n, 6), -1, dtype=np.int64), ptype=ptype if ptype is not None else np.zeros(n, np.int64),
         size=J[:, J_UNITS].copy(), wake=wake,
         arrivals=np.zeros(n, dtype=np.int64), starting=np.zeros(2 * n + 16, dtype=np.int64),
         pmf=np.zeros((2, cap), dtype=np.int64), scal=scal, site=site,
@@ -77,6 +77,6 @@ def conservative(setup) -> JittedScheduler:
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
         wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
-        ends_log=np.zeros(ENDS_LOG, dtype=np.int64),
+        ends_log=np.zeros(2 * ENDS_LOG, dtype=np.int64),
     )
     return JittedScheduler(state, grow=_grow)

@@ -44,10 +44,13 @@ from .pruning import (
 from .site import _clear_of_windows, _constraints_fit, _down_until, _unconstrained
 from .state import (
     B_COUNT,
+    B_FREED,
     B_PTR,
     B_TRIED,
+    ENDS_LOG,
     S_ENDS_ADDED,
     S_FREED,
+    S_FREED_ADDED,
     S_FULL_AT,
     S_GROW,
     S_LIVE,
@@ -794,7 +797,7 @@ def _new_end_from(sched, j, lo, hi):
     (every candidate may be new)."""
     added = sched.scal[S_ENDS_ADDED]
     since = sched.book[j, B_TRIED]
-    ring = sched.ends_log.shape[0]
+    ring = ENDS_LOG
     if since < 0 or added - since > ring:
         return np.int64(-1)
     first = INF
@@ -831,6 +834,55 @@ def _own_nodes_may_host(sched, core, j, now, before, b0):
     p = sched.book[j, B_PTR]
     for r in range(p, p + sched.book[j, B_COUNT]):
         if _hosts_before(sched, cap, sched.bnodes[r, 0], req, now, before, b0, d, True, keep) >= need:
+            return True
+    return False
+
+
+# More freed-node entries than this since a try and the test is skipped: with 64, kth-one
+# (one-core nodes, many releases) 0.64-0.70 s against 0.62-0.65 without the test; with 16,
+# 0.63-0.65, and burst-ff gains as much (docs/internals/performance.md)
+FREED_READ = 16
+
+
+@internal_kernel
+def _freed_nodes_may_host(sched, core, j, now, b0, since):
+    """Whether a node on which a booking was removed since the job's last try or booking
+    (the freed-nodes log's entries from number ``since`` on) may host a unit of job j, or
+    its share for an exact node count, in a window starting in [now, b0)
+    (:func:`_hosts_before`); true without reading them when they are more than
+    FREED_READ (the test then seldom rules a job out, and costs a node read each).
+
+    At that try no window starting before its booking took the job (it was its earliest
+    fit, or the try found none earlier), and since then the plan gained room only where
+    bookings were removed: elsewhere every node's least free amount over any window is
+    the same or less.  A window that takes the job now and did not then has a node that
+    hosts more of it than it did, one of those; when none of them hosts even a unit (a
+    share) in any window before b0, no earlier window takes it.  (Site constraints may
+    change without the plan: the caller asks only for jobs without them.)"""
+    jobs = core.jobs
+    cap = core.cap
+    added = sched.scal[S_FREED_ADDED]
+    if added - since > FREED_READ:
+        return True
+    req = jobs[j, J_REQ : J_REQ + N_RES]
+    req_nodes = jobs[j, J_REQ_NODES]
+    need = jobs[j, J_UNITS] // req_nodes if req_nodes > 0 else 1
+    if need <= 0:
+        return True  # (every node counts for such a share)
+    elig = core.elig[jobs[j, J_CLASS]]
+    keep = _kept_cores(sched, jobs, j)
+    d = _d(jobs, j)
+    p = sched.book[j, B_PTR]
+    count = sched.book[j, B_COUNT]
+    for i in range(since, added):
+        node = sched.ends_log[ENDS_LOG + i % ENDS_LOG]
+        if elig[node] == 0:
+            continue
+        own = False
+        for r in range(p, p + count):
+            if sched.bnodes[r, 0] == node:
+                own = True
+        if _hosts_before(sched, cap, node, req, now, b0, b0, d, own, keep) >= need:
             return True
     return False
 
@@ -934,6 +986,8 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
             limit = b0
             resume = INF
     sched.book[j, B_TRIED] = sc[S_ENDS_ADDED]
+    freed_since = sched.book[j, B_FREED]
+    sched.book[j, B_FREED] = sc[S_FREED_ADDED]
     if limit <= now and resume >= b0:
         return -1  # (now itself: with no room freed from now on, it fails as the candidate before it did)
     sc[S_TRY_LIMIT] = limit if site_free else -1
@@ -961,6 +1015,8 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
             return -1
     first = _totals_fit(sched, jobs, j, max(t0, floor), b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
+        return -1
+    if site_free and freed_since >= 0 and not _freed_nodes_may_host(sched, core, j, now, b0, freed_since):
         return -1
     may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)

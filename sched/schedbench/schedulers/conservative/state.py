@@ -50,12 +50,14 @@ S_MEMO_REQ = 29  # .. S_MEMO_REQ + N_RES - 1: its request per unit
 S_TRY_LIMIT = 33  # the running try's limit when it is one to remember (-1: not)
 S_WINDOWS = 34  # pool: 1 when the site has maintenance windows (every node the same ones)
 S_WINDOW_GAP = 35  # pool: the longest gap between two of those windows (s; a longer booking fits only after them)
-N_SCAL = 36
+S_FREED_ADDED = 36  # nodes: entries ever written to the freed-nodes log (sched.ends_log's second half)
+N_SCAL = 37
 
-# Columns of sched.book, int64 (n, 5): booking begin and end (s; -1 when none), first row
-# and row count of the booked nodes in sched.bnodes (node mode), and the number of booking
-# ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`).
-B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED = range(5)
+# Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
+# and row count of the booked nodes in sched.bnodes (node mode), the number of booking
+# ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`),
+# and sched.scal[S_FREED_ADDED] then (node mode, -1 before; :func:`fit._freed_nodes_may_host`).
+B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED, B_FREED = range(6)
 
 # Booking ends remembered in sched.ends_log (a ring: older ones are overwritten)
 ENDS_LOG = 1 << 13
@@ -132,10 +134,12 @@ class ConservativeNodes(NamedTuple):
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount and longest free run (:func:`.pruning._build_npmf`;
-    -1: not built since the vector or the instant last changed); ends_log int64 (ENDS_LOG,): the end of every booking added
-    (new, moved, extended), end number i at i % ENDS_LOG (sched.scal[S_ENDS_ADDED] so
-    far), so that compression knows which candidate instants are new since a job's last
-    try."""
+    -1: not built since the vector or the instant last changed); ends_log int64 (2 ENDS_LOG,),
+    two rings: the end of every booking added (new, moved, extended), end number i at i %
+    ENDS_LOG (sched.scal[S_ENDS_ADDED] so far), so that compression knows which candidate
+    instants are new since a job's last try; and from ENDS_LOG on the nodes of every
+    booking removed (released, moved, rebooked), entry i at ENDS_LOG + i % ENDS_LOG
+    (sched.scal[S_FREED_ADDED] so far), the only nodes where room was freed since."""
 
     slots: np.ndarray
     meta: np.ndarray
