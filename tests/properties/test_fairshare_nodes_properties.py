@@ -266,6 +266,21 @@ def test_priority_weighted_attempts_on_fixed_workloads(name, scheduler):
     assert (int(r.start[j]), _nodes_of(r, j)) == (start, nodes)
 
 
+@pytest.mark.parametrize("scheduler", ["priority", "sfs", "sfs-standing"])
+def test_priority_weighted_attempts_on_pool_jobs(scheduler):
+    """Every job is single units of one type (cores or GPUs): the engine plans on totals
+    (the pool variant) while the oracle places on nodes; N7's attempts (beyond the free
+    totals, backfill refusals) give the same starts and nodes.  Before they were counted
+    the pool variant placed some GPU jobs elsewhere."""
+    rows = [(1, 4, 21, 1, 0, 1, -1, 2), (1, 24, 10, 19, 1, 0, -1, 3), (2, 13, 25, 19, 1, 0, -1, 2),
+            (2, 20, 7, 2, 0, 1, -1, 1), (5, 8, 5, 1, 0, 1, -1, 3), (6, 17, 38, 18, 1, 0, -1, 1),
+            (20, 8, 13, 4, 0, 1, -1, 2), (20, 13, 14, 4, 0, 1, -1, 1), (21, 20, 13, 7, 1, 0, -1, 1),
+            (22, 20, 17, 19, 1, 0, -1, 2), (23, 6, 24, 10, 1, 0, -1, 3), (28, 22, 16, 2, 0, 1, -1, 2)]
+    r, nv = _run_both(_fixed([(8, 2), (4, 2), (16, 0), (8, 1)], rows), scheduler, "priority-weighted",
+                      (1.0, 1.0, 1e4), 1, True, weight_rule="text", window=2, bound=10)
+    _same_starts_and_nodes(r, nv)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]), depth=st.integers(1, 3))
 def test_the_plan_never_overdraws_a_node(case, scheduler, depth):
