@@ -235,11 +235,12 @@ def replay_pool(job_id, submit, run, size, pred, account, procs, *, sfs, weights
 #     *attempt* is every offer of a queued job for a start now: sfs's pass 1 offers, in
 #     the pass's priority order, each job of an account at or below target; pass 2 offers
 #     every queued job in that order (strict: up to the first that does not start,
-#     included).  A job whose request exceeds the machine's free totals (every node
-#     counted) is not offered: no attempt.  An offer fails when the job does not fit now
-#     or, with reservations held and pred > 0, would delay one (N5); else it succeeds.
-#     Making a reservation (and N6's test of which jobs fit) is no attempt; a job offered
-#     in both passes of sfs makes two attempts.  The node order of an attempt
+#     included).  Every pass offers, even one where nothing is free, and every job it
+#     offers is an attempt, whatever the free totals: one that does not fit now fails.
+#     An offer fails when the job does not fit now or, with reservations held and
+#     pred > 0, would delay one (N5); else it succeeds.  Making a reservation (and N6's
+#     test of which jobs fit) is no attempt; a job offered in both passes of sfs makes
+#     two attempts.  The node order of an attempt
 #     is computed first, on the free amounts of every node, with the priorities p_k as
 #     they stand; then p_k moves (+1 failed, -1 succeeded, within [1, bound]).  Weights:
 #     ``text`` over every job queued at that moment (this one included); ``authors`` over
@@ -334,9 +335,6 @@ class _FairShareNodesReplay(_FairShareReplay):
     def offer(self, job, now, order, holds):
         """N7: an attempt of ``job`` (N5 when ``holds``); returns (its allocation or None,
         the reservations as they then stand)."""
-        totals = [sum(row[k] for row in self.m.free) for k in range(naive.NTYPES)]
-        if any(job.need.units * job.need.unit[k] > totals[k] for k in range(naive.NTYPES)):
-            return None, holds  # not offered
         self.m.current, self.m.scan = job, order
         try:
             alloc = self.fits_now(job)

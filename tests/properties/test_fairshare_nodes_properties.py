@@ -194,6 +194,93 @@ def test_netti_allocators_equal_the_oracle_where_jobs_wait(scheduler, allocator,
         assert any(_nodes_of(r, j) != _nodes_of(w, j) for j in range(len(nv.start)) if nv.start[j] is not None)
 
 
+def _fixed(cap, rows):
+    """(table, machine, meta): nodes of (cores, GPUs) ``cap``, one partition, and jobs
+    (submit, run, estimate, units, cores and GPUs per unit, req_nodes, account 1-3)."""
+    from schedbench.io.machine import Machine, Partition, spec_of
+
+    cap = np.array([[c, g, 0, 0] for c, g in cap], dtype=np.int64)
+    m = len(cap)
+    machine = Machine(cap, spec_of(cap), "", tuple(f"n{i}" for i in range(m)), (frozenset(),) * m,
+                      (Partition("p0", np.arange(m, dtype=np.int64), default=True),))
+    r = np.array(rows, dtype=np.int64)
+    n = len(r)
+    table = jobs.from_columns(
+        job_id=np.arange(1, n + 1), submit=r[:, 0], run=r[:, 1], time_req=r[:, 2], units=r[:, 3], unit_cores=r[:, 4],
+        unit_gpus=r[:, 5], unit_mem=np.zeros(n, np.int64), req_nodes=r[:, 6], group=r[:, 7],
+        partition=np.full(n, -1), constraint=np.full(n, -1), procs_req=r[:, 3] * r[:, 4])
+    return table, machine, {"partitions": {"p0": 0}, "constraints": CONSTRAINTS}
+
+
+# Priority-Weighted's attempts (N7) on fixed workloads, each found by replaying the oracle
+# with one reading of "attempt" changed: a placement then differs.  Each row: nodes,
+# jobs, weight rule, bound, the schedulers where it bites, and one job's known (start,
+# nodes) under N7 (with the other reading in the comment).
+_PW_CASES = {
+    # At 11 job 1 (3 units with a GPU each) exceeds the 2 free GPUs: a failed attempt
+    # lifts p_gpu to 2 before job 2 is placed, which then avoids the GPU nodes (n2, not
+    # n3).  Old reading, no attempt beyond the free totals: n3.
+    "beyond the free totals": (
+        [(64, 1), (8, 2), (32, 0), (16, 2)],
+        [(2, 24, 15, 3, 5, 1, -1, 2), (11, 19, 49, 3, 7, 1, -1, 3), (11, 9, 17, 1, 5, 0, -1, 2),
+         (15, 6, 36, 3, 16, 0, -1, 1), (25, 5, 40, 2, 3, 1, -1, 3), (39, 6, 19, 2, 15, 0, -1, 2)],
+        "text", 3, ("priority", "sfs", "sfs-standing"), (2, 11, [(2, 1)])),
+    # Four jobs fill the machine at 0; the GPU jobs arriving at 1, 3 and 4 fail in passes
+    # where nothing is free, so p_gpu stands higher when job 7 is placed at 9 (n2, not n0;
+    # job 8 then starts at 18, not 19).  Old reading, no attempt in such a pass: n0.
+    "a pass where nothing is free": (
+        [(4, 1), (8, 2), (16, 0), (8, 0)],
+        [(0, 9, 16, 1, 4, 1, 1, 1), (0, 7, 10, 1, 8, 2, 1, 2), (0, 9, 12, 1, 16, 0, 1, 1), (0, 14, 19, 1, 8, 0, 1, 3),
+         (1, 13, 21, 2, 3, 1, -1, 2), (3, 21, 23, 2, 5, 1, -1, 3), (4, 19, 28, 1, 8, 1, -1, 1),
+         (5, 10, 11, 2, 2, 0, -1, 1), (18, 13, 15, 1, 3, 1, -1, 3)],
+        "text", 10, ("priority", "sfs", "sfs-standing"), (7, 9, [(2, 2)])),
+    # A GPU job that fits now but would delay the reservation fails (N5); without that
+    # attempt job 7 goes to n1 at 29 (and job 5 starts at 60, not 65).
+    "a backfill refusal": (
+        [(8, 1), (4, 2), (8, 0)],
+        [(4, 33, 29, 3, 5, 1, -1, 1), (14, 15, 11, 2, 2, 0, -1, 2), (19, 28, 34, 1, 6, 0, -1, 3),
+         (22, 30, 39, 3, 6, 0, -1, 3), (22, 29, 15, 3, 7, 1, -1, 2), (23, 36, 36, 1, 7, 1, -1, 2),
+         (25, 29, 40, 2, 7, 1, -1, 3), (27, 36, 35, 1, 1, 1, -1, 3), (29, 31, 19, 3, 1, 0, -1, 3),
+         (31, 38, 35, 3, 8, 1, -1, 1)],
+        "authors", 10, ("priority",), (7, 29, [(0, 1)])),
+    # The node order of an attempt uses p_k as they stand before it: with p_gpu lowered
+    # first, job 2 goes to n1 and n3; and with no attempt beyond the free totals too.
+    "p_k move after the node order": (
+        [(64, 1), (8, 2), (32, 0), (16, 2)],
+        [(11, 19, 16, 1, 50, 1, -1, 1), (15, 8, 13, 3, 1, 1, -1, 1), (22, 25, 46, 2, 5, 1, -1, 3),
+         (31, 29, 33, 3, 1, 0, -1, 3), (35, 26, 29, 2, 2, 1, -1, 3), (38, 19, 14, 2, 5, 1, -1, 3)],
+        "text", 3, ("priority",), (2, 23, [(3, 2)])),
+}
+
+
+@pytest.mark.parametrize(("name", "scheduler"), [(name, s) for name, c in _PW_CASES.items() for s in c[4]])
+def test_priority_weighted_attempts_on_fixed_workloads(name, scheduler):
+    """Every job a pass offers is an attempt, those beyond the free totals and those of a
+    pass where nothing is free included, and so is a backfill refusal; p_k move after
+    the attempt's node order (N7): the engine equals the oracle, and the job named gets
+    the start and nodes that reading gives."""
+    cap, rows, rule, bound, _, (j, start, nodes) = _PW_CASES[name]
+    r, nv = _run_both(_fixed(cap, rows), scheduler, "priority-weighted", (1.0, 1.0, 1e4), 1, True,
+                      weight_rule=rule, window=2, bound=bound)
+    _same_starts_and_nodes(r, nv)
+    assert (int(r.start[j]), _nodes_of(r, j)) == (start, nodes)
+
+
+@pytest.mark.parametrize("scheduler", ["priority", "sfs", "sfs-standing"])
+def test_priority_weighted_attempts_on_pool_jobs(scheduler):
+    """Every job is single units of one type (cores or GPUs): the engine plans on totals
+    (the pool variant) while the oracle places on nodes; N7's attempts (beyond the free
+    totals, backfill refusals) give the same starts and nodes.  Before they were counted
+    the pool variant placed some GPU jobs elsewhere."""
+    rows = [(1, 4, 21, 1, 0, 1, -1, 2), (1, 24, 10, 19, 1, 0, -1, 3), (2, 13, 25, 19, 1, 0, -1, 2),
+            (2, 20, 7, 2, 0, 1, -1, 1), (5, 8, 5, 1, 0, 1, -1, 3), (6, 17, 38, 18, 1, 0, -1, 1),
+            (20, 8, 13, 4, 0, 1, -1, 2), (20, 13, 14, 4, 0, 1, -1, 1), (21, 20, 13, 7, 1, 0, -1, 1),
+            (22, 20, 17, 19, 1, 0, -1, 2), (23, 6, 24, 10, 1, 0, -1, 3), (28, 22, 16, 2, 0, 1, -1, 2)]
+    r, nv = _run_both(_fixed([(8, 2), (4, 2), (16, 0), (8, 1)], rows), scheduler, "priority-weighted",
+                      (1.0, 1.0, 1e4), 1, True, weight_rule="text", window=2, bound=10)
+    _same_starts_and_nodes(r, nv)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=clusters(), scheduler=st.sampled_from(["priority", "sfs", "sfs-standing"]), depth=st.integers(1, 3))
 def test_the_plan_never_overdraws_a_node(case, scheduler, depth):

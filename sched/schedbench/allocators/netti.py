@@ -46,8 +46,10 @@ Priority-Weighted.  Each places jobs by the spec's allocation rule
   job in queue order; ``priority`` / ``sfs``: each job a pass offers in its priority
   order (sfs's pass 1: the jobs of accounts at or below target; pass 2: every queued job,
   or up to the first that does not start with ``backfill=false``), failing when it does
-  not fit now or would delay a reservation; a job beyond the free totals is not offered
-  (no attempt), nor are reservations attempts; ``slurm``: each job its main scheduler
+  not fit now or would delay a reservation; a job beyond the free totals fails like any
+  other that does not fit (the schedulers report it though they never ask for its
+  placement), and so does every job of a pass where nothing is free; making a
+  reservation is no attempt; ``slurm``: each job its main scheduler
   reaches (fails unless it starts) and each job a backfill cycle starts now (succeeds).
 
 The factories return the shared :class:`schedbench.allocators.dispatch.Allocator` (one

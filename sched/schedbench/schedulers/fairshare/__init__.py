@@ -30,7 +30,8 @@ does not say).  Queue order: priority high to low, then (submit, id).
 Each pass at ``now``, on a plan of the future (built in the pass when its first
 reservation is made: each running job, those started in this pass included, holds its
 resources over [now, max(start + pred, now)), as EASY's predicted ends; a pass where
-nothing is free does nothing):
+nothing is free starts nothing and is cut short, but for an allocator that counts
+attempts, below):
 
 * ``sfs`` first runs **pass 1** (§4.2.1) over the *local list*: queued jobs, in priority
   order, of accounts whose occupancy now is at or below target; each job that fits now
@@ -82,6 +83,16 @@ features)
 
 Maintenance windows still bind (the core hides nodes in maintenance from every start)
 but neither plan sees them.
+
+Allocation attempts (the allocator hooks ``attempt_failed`` / ``attempt_succeeded``,
+which Priority-Weighted counts): each job a pass offers, in its order, is one; it fails
+when it does not fit now or would delay a reservation (on pools too, where that test
+needs no placement), else it succeeds; making a reservation is none.  Both passes rule
+out, without offering them, the jobs whose request exceeds the free totals, and skip a
+pass where nothing is free; for an allocator whose ``counts_attempts`` is True they
+report each such job as a failed attempt where the pass would have offered it, and run
+the pass where nothing is free (every job it offers fails), as EASY reports the jobs its
+min-tree skips.
 """
 
 from __future__ import annotations

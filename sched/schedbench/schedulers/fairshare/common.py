@@ -19,6 +19,8 @@ from ...core.api import (
     C_MAINT,
     C_QH,
     C_QN,
+    attempt_failed,
+    counts_attempts,
     fits_now,
     mask_maintenance,
     queue_compact,
@@ -83,19 +85,23 @@ def _order_queue(jobs, queue, scal, sched, now):
 
 
 @inline_kernel
-def _prepare_pass(sched, core, now):
+def _prepare_pass(sched, core, alloc, now):
     """Refresh the factors when usage changed; returns False when the pass can do nothing
-    (no free resource or an empty queue: reservations live only within a pass), else puts
-    the queue in priority order and returns True."""
+    (an empty queue, or no free resource: reservations live only within a pass), else puts
+    the queue in priority order and returns True.  With nothing free, an allocator that
+    counts attempts (:func:`schedbench.core.api.counts_attempts`) still gets the pass: each
+    job it offers is a failed attempt, as in any other pass."""
     par = sched.par
     if par[P_DIRTY] != 0:
         _refresh_factors(sched.usage, sched.shares, sched.factor)
         par[P_DIRTY] = 0
     scal = core.scal
+    if scal[C_QN] == 0:
+        return False
     room = 0
     for k in range(N_RES):
         room += scal[C_FREE + k]
-    if room == 0 or scal[C_QN] == 0:
+    if room == 0 and not counts_attempts(alloc):
         return False
     _order_queue(core.jobs, core.queue, scal, sched, now)
     return True
@@ -109,7 +115,10 @@ def _offer(core, alloc, j, now):
 
 @inline_kernel
 def _totals_admit(jobs, j, scal):
-    """Whether the machine's free totals leave room for job j (a necessary condition)."""
+    """Whether the machine's free totals leave room for job j (a necessary condition).
+    A job it rules out is not offered: callers report it as a failed attempt to an
+    allocator that counts attempts (:func:`schedbench.core.api.counts_attempts`), and
+    to no other."""
     for k in range(N_RES):
         if jobs[j, J_UNITS] * jobs[j, J_REQ + k] > scal[C_FREE + k]:
             return False
@@ -124,18 +133,23 @@ def _local_pass(sched, core, alloc, now):
     jobs = core.jobs
     queue = core.queue
     qh = core.scal[C_QH]
+    counting = counts_attempts(alloc)
     for r in range(qh, qh + core.scal[C_QN]):
         j = queue[r]
         a = sched.acct[j]
         if jobs[j, J_STATE] == JobState.QUEUED and sched.occ[a] <= sched.target[a]:
-            if _totals_admit(jobs, j, core.scal) and _offer(core, alloc, j, now):
-                sched.occ[a] += sched.size[j]
+            if _totals_admit(jobs, j, core.scal):
+                if _offer(core, alloc, j, now):
+                    sched.occ[a] += sched.size[j]
+            elif counting:  # beyond the free totals: it fails without being offered
+                attempt_failed(alloc, jobs, j)
 
 
 @inline_kernel
 def _fits_at(core, alloc, j, now):
     """Whether queued job j would start now (try_start's test, nothing started): it fits
-    the free nodes with those in maintenance during its predicted run hidden."""
+    the free nodes with those in maintenance during its predicted run hidden.  A test,
+    not an attempt: the allocator hears nothing."""
     if not _totals_admit(core.jobs, j, core.scal):
         return False
     maint = core.scal[C_MAINT] != 0

@@ -32,6 +32,7 @@ from ...core.api import (
     attempt_succeeded,
     choose,
     commit,
+    counts_attempts,
     fits_now,
     implements,
     mask_maintenance,
@@ -370,12 +371,15 @@ def _standing_pass(sched, core, alloc, now):
         if _reserve(sched, core, j, now, nh):
             nh += 1
         made += 1
+    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         a = sched.acct[j]
         if jobs[j, J_STATE] != JobState.QUEUED or sched.occ[a] > sched.target[a]:
             continue
         if not _totals_admit(jobs, j, scal):
+            if counting:  # beyond the free totals: it fails without being offered
+                attempt_failed(alloc, jobs, j)
             continue
         if nh > 0 and jobs[j, J_PRED] > 0:
             started = _backfill_one(sched, core, alloc, j, now, nh)
@@ -389,7 +393,7 @@ def _standing_pass(sched, core, alloc, now):
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
     """schedule() for priority and sfs on any workload (package docstring)."""
-    if not _prepare_pass(sched, core, now):
+    if not _prepare_pass(sched, core, alloc, now):
         return
     par = sched.par
     jobs = core.jobs
@@ -404,13 +408,17 @@ def _pass(sched, core, pred, alloc, now):
             _local_pass(sched, core, alloc, now)
     reserved = 0
     nh = 0  # reservations holding a placement (all of them but for a job no empty machine fits)
+    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         fit = _totals_admit(jobs, j, scal)
-        if reserved >= par[P_DEPTH] and not fit:
-            continue  # a backfill candidate that cannot fit now
+        if not fit:
+            if counting:  # beyond the free totals: it fails without being offered
+                attempt_failed(alloc, jobs, j)
+            if reserved >= par[P_DEPTH]:
+                continue  # a backfill candidate that cannot fit now
         if nh > 0 and jobs[j, J_PRED] > 0:  # it must delay no reservation
             started = fit and _backfill_one(sched, core, alloc, j, now, nh)
         else:

@@ -13,6 +13,8 @@ from ...core.api import (
     C_QH,
     C_QN,
     C_RN,
+    attempt_failed,
+    counts_attempts,
     implements,
     sched_released,
     sched_started_outside,
@@ -147,6 +149,7 @@ def _standing_pass(sched, core, alloc, now):
             _plan_running(sched, core, now)
         _reserve(sched, sched.jtype[j], jobs[j, J_UNITS], jobs[j, J_PRED], now)
         made += 1
+    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         a = sched.acct[j]
@@ -156,9 +159,12 @@ def _standing_pass(sched, core, alloc, now):
         size = jobs[j, J_UNITS]
         p = jobs[j, J_PRED]
         if size > scal[C_FREE + k]:
+            if counting:  # beyond the free total: it fails without being offered
+                attempt_failed(alloc, jobs, j)
             continue
         if made > 0 and p > 0 and not _delays_none(sched, k, size, p, now):
-            continue  # it would delay a standing reservation
+            attempt_failed(alloc, jobs, j)  # it would delay a standing reservation
+            continue
         if _offer(core, alloc, j, now):
             _started(sched, jobs, j, now, made > 0)
 
@@ -167,7 +173,7 @@ def _standing_pass(sched, core, alloc, now):
 @inline_kernel
 def _pass(sched, core, pred, alloc, now):
     """schedule() for priority and sfs on pool jobs (package docstring)."""
-    if not _prepare_pass(sched, core, now):
+    if not _prepare_pass(sched, core, alloc, now):
         return
     par = sched.par
     jobs = core.jobs
@@ -181,6 +187,7 @@ def _pass(sched, core, pred, alloc, now):
         else:
             _local_pass(sched, core, alloc, now)
     reserved = 0
+    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
@@ -188,11 +195,16 @@ def _pass(sched, core, pred, alloc, now):
         k = sched.jtype[j]
         size = jobs[j, J_UNITS]
         p = jobs[j, J_PRED]
-        if reserved >= par[P_DEPTH] and size > scal[C_FREE + k]:
-            continue  # a backfill candidate that cannot fit now
         ok = size <= scal[C_FREE + k]
-        if ok and reserved > 0 and p > 0:  # it must delay no reservation
+        if not ok:
+            if counting:  # beyond the free total: it fails without being offered
+                attempt_failed(alloc, jobs, j)
+            if reserved >= par[P_DEPTH]:
+                continue  # a backfill candidate that cannot fit now
+        elif reserved > 0 and p > 0:  # it must delay no reservation
             ok = _delays_none(sched, k, size, p, now)
+            if not ok:
+                attempt_failed(alloc, jobs, j)  # a backfill refusal, as on nodes
         if ok and _offer(core, alloc, j, now):
             _started(sched, jobs, j, now, reserved > 0)
         elif par[P_BACKFILL] == 0:
