@@ -155,28 +155,32 @@ def _book_nodes(sched, core, j, begin, end, sign):
     if sign > 0:  # an extended booking: its end is a new candidate
         _note_end(sched, end)
     else:
-        _note_freed(sched, core, j)
+        _note_freed(sched, core, j, begin, end)
 
 
 @inline_kernel
-def _log_freed(sched, node):
+def _log_freed(sched, node, begin, end):
     sc = sched.scal
-    sched.ends_log[ENDS_LOG + sc[S_FREED_ADDED] % ENDS_LOG] = node
+    i = sc[S_FREED_ADDED] % ENDS_LOG
+    sched.ends_log[ENDS_LOG + i] = node
+    sched.ends_log[2 * ENDS_LOG + i] = begin
+    sched.ends_log[3 * ENDS_LOG + i] = end
     sc[S_FREED_ADDED] += 1
 
 
 @internal_kernel
-def _note_freed(sched, core, j):
-    """Job j's booking was removed (a release, a move, rebooking): log its nodes (the
-    freed-nodes ring of sched.ends_log), so that compression knows on which nodes room was
-    freed since a job's last try (:func:`fit._freed_nodes_may_host`)."""
+def _note_freed(sched, core, j, begin, end):
+    """Job j's booking [begin, end) was removed (a release, a move, rebooking): log its
+    nodes and span (the freed-room ring of sched.ends_log), so that compression knows
+    where room was freed since a job's last try (:func:`fit._freed_floor`)."""
     jobs = core.jobs
+    begin = max(begin, sched.scal[S_TRIM])
     if jobs[j, J_STATE] == JobState.RUNNING or jobs[j, J_STATE] == JobState.DONE:
         for u in range(jobs[j, J_PTR], jobs[j, J_PTR] + jobs[j, J_NODES]):
-            _log_freed(sched, core.log[u, 0])
+            _log_freed(sched, core.log[u, 0], begin, end)
     else:
         for u in range(sched.book[j, B_PTR], sched.book[j, B_PTR] + sched.book[j, B_COUNT]):
-            _log_freed(sched, sched.bnodes[u, 0])
+            _log_freed(sched, sched.bnodes[u, 0], begin, end)
 
 
 @inline_kernel

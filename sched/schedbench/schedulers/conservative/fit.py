@@ -845,46 +845,54 @@ FREED_READ = 16
 
 
 @internal_kernel
-def _freed_nodes_may_host(sched, core, j, now, b0, since):
-    """Whether a node on which a booking was removed since the job's last try or booking
-    (the freed-nodes log's entries from number ``since`` on) may host a unit of job j, or
-    its share for an exact node count, in a window starting in [now, b0)
-    (:func:`_hosts_before`); true without reading them when they are more than
-    FREED_READ (the test then seldom rules a job out, and costs a node read each).
+def _freed_floor(sched, core, j, now, b0, since):
+    """An instant before which no window of job j starting in [now, b0) can take it that
+    did not at its last try or booking, from the room freed since (the freed-room log's
+    entries from number ``since`` on): b0 or later when there is none; ``now`` without
+    reading them when they are more than FREED_READ (a bound seldom better, and each
+    entry costs a node read).
 
     At that try no window starting before its booking took the job (it was its earliest
-    fit, or the try found none earlier), and since then the plan gained room only where
-    bookings were removed: elsewhere every node's least free amount over any window is
-    the same or less.  A window that takes the job now and did not then has a node that
-    hosts more of it than it did, one of those; when none of them hosts even a unit (a
-    share) in any window before b0, no earlier window takes it.  (Site constraints may
-    change without the plan: the caller asks only for jobs without them.)"""
+    fit, or the try found none earlier), and since then the plan gained room only in
+    the spans of the bookings removed, on their nodes: elsewhere every node's least free
+    amount over any window is the same or less.  A window that takes the job now and did
+    not then has one of those nodes hosting more of it, so it meets that node's freed
+    span [from, to) and starts in [from - d + 1, to), and the node hosts at least a unit
+    of the job (its share, for an exact node count) in a window starting before
+    min(to, b0) (:func:`_hosts_before`).  The answer is the earliest such start over the
+    entries that pass.  (Site constraints may change without the plan: the caller asks
+    only for jobs without them.)"""
     jobs = core.jobs
     cap = core.cap
     added = sched.scal[S_FREED_ADDED]
     if added - since > FREED_READ:
-        return True
+        return now
     req = jobs[j, J_REQ : J_REQ + N_RES]
     req_nodes = jobs[j, J_REQ_NODES]
     need = jobs[j, J_UNITS] // req_nodes if req_nodes > 0 else 1
     if need <= 0:
-        return True  # (every node counts for such a share)
+        return now  # (every node counts for such a share)
     elig = core.elig[jobs[j, J_CLASS]]
     keep = _kept_cores(sched, jobs, j)
     d = _d(jobs, j)
     p = sched.book[j, B_PTR]
     count = sched.book[j, B_COUNT]
+    log = sched.ends_log
+    low = INF
     for i in range(since, added):
-        node = sched.ends_log[ENDS_LOG + i % ENDS_LOG]
-        if elig[node] == 0:
+        r = i % ENDS_LOG
+        node = log[ENDS_LOG + r]
+        lo = max(now, log[2 * ENDS_LOG + r] - d + 1)
+        hi = min(log[3 * ENDS_LOG + r], b0)
+        if lo >= hi or lo >= low or elig[node] == 0:
             continue
         own = False
-        for r in range(p, p + count):
-            if sched.bnodes[r, 0] == node:
+        for u in range(p, p + count):
+            if sched.bnodes[u, 0] == node:
                 own = True
-        if _hosts_before(sched, cap, node, req, now, b0, b0, d, own, keep) >= need:
-            return True
-    return False
+        if _hosts_before(sched, cap, node, req, now, hi, b0, d, own, keep) >= need:
+            low = lo
+    return low
 
 
 @inline_kernel
@@ -1016,8 +1024,15 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     first = _totals_fit(sched, jobs, j, max(t0, floor), b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1
-    if site_free and freed_since >= 0 and not _freed_nodes_may_host(sched, core, j, now, b0, freed_since):
-        return -1
+    if site_free and freed_since >= 0:
+        # the windows that meet room freed since the last try: none, or from later on
+        low = _freed_floor(sched, core, j, now, b0, freed_since)
+        if low >= b0:
+            return -1
+        if low > first:
+            first = _totals_fit(sched, jobs, j, low, b0, b0, e0)
+            if first < 0 or (first >= limit and resume >= b0):
+                return -1
     may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)
     if may:

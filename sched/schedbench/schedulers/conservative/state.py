@@ -56,7 +56,7 @@ N_SCAL = 37
 # Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), the number of booking
 # ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`),
-# and sched.scal[S_FREED_ADDED] then (node mode, -1 before; :func:`fit._freed_nodes_may_host`).
+# and sched.scal[S_FREED_ADDED] then (node mode, -1 before; :func:`fit._freed_floor`).
 B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED, B_FREED = range(6)
 
 # Booking ends remembered in sched.ends_log (a ring: older ones are overwritten)
@@ -134,12 +134,14 @@ class ConservativeNodes(NamedTuple):
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount and longest free run (:func:`.pruning._build_npmf`;
-    -1: not built since the vector or the instant last changed); ends_log int64 (2 ENDS_LOG,),
+    -1: not built since the vector or the instant last changed); ends_log int64 (4 ENDS_LOG,),
     two rings: the end of every booking added (new, moved, extended), end number i at i %
     ENDS_LOG (sched.scal[S_ENDS_ADDED] so far), so that compression knows which candidate
-    instants are new since a job's last try; and from ENDS_LOG on the nodes of every
-    booking removed (released, moved, rebooked), entry i at ENDS_LOG + i % ENDS_LOG
-    (sched.scal[S_FREED_ADDED] so far), the only nodes where room was freed since."""
+    instants are new since a job's last try; and the room freed by every booking removed
+    (released, moved, rebooked), one entry per node, entry i (sched.scal[S_FREED_ADDED]
+    so far) at ENDS_LOG + i % ENDS_LOG (the node), 2 ENDS_LOG + i % ENDS_LOG and 3
+    ENDS_LOG + i % ENDS_LOG (the span [from, to) of the removed booking, from trimmed to
+    the plan's start), the only room freed since."""
 
     slots: np.ndarray
     meta: np.ndarray
