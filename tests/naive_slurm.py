@@ -26,8 +26,8 @@ job) never runs either: ``status`` "predecessor_not_run".  A job released with t
 by a zero-length job's end joins before the extra pass at that instant.
 
 Netti et al.'s Weighted and Priority-Weighted (``allocator`` "weighted" or
-"priority-weighted"; ``weight_rule``, ``window``, ``priority_bound``), as proposed for
-slurm in DOC-PROPOSAL.md: a job that starts is placed along
+"priority-weighted"; ``weight_rule``, ``window``, ``priority_bound``), as
+docs/reference/allocators.md gives them for slurm: a job that starts is placed along
 ``naive_alloc.order_weighted`` (the "text" rule: every job queued at that moment, this one
 included) or ``naive_alloc.order_weighted_authors`` (the "authors" rule: the next
 ``window`` jobs still queued after this one in slurm's scheduling order, the order the
