@@ -295,15 +295,15 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
     needs_order = caps.plan_order == "always" or (
         caps.plan_order == "on nodes" and workload is not None and workload.on_nodes
     )
-    lifted = ""
+    who, lifted = s.name, ""
     if caps.plan_order_option is not None:
         opt = next(o for o in s.options if o.name == caps.plan_order_option)
         needs_order = needs_order and bool(opt.coerce((options or {}).get(opt.name, opt.default)))
-        lifted = f", or -O {opt.name}=false"
+        who, lifted = f"{s.name} with {opt.name}=true", f", or -O {opt.name}=false"
     if needs_order and not a.capabilities.gives_plan_order:
         givers = planning_order_givers()
         where = " on nodes" if caps.plan_order == "on nodes" else ""
-        raise Impossible(f"{pair}: {s.name}{where} places jobs in the allocator's planning order, which {a.name} "
+        raise Impossible(f"{pair}: {who}{where} places jobs in the allocator's planning order, which {a.name} "
                          f"does not give (use {givers}{lifted})")
     if caps.pool_only and workload is not None and not workload.pool:
         raise Impossible(f"{pair}: {s.name} plans on pools of units only: every job must be single units of one "
