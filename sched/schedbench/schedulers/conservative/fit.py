@@ -1015,6 +1015,12 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     # has room for, and tell where that search may start.  Every window the search
     # tests starts before ``before``: the bounds need only hold for those.
     before = limit if resume >= b0 else b0
+    if site_free and freed_since >= 0:
+        # the windows that meet room freed since the last try: none, or from later on
+        low = _freed_floor(sched, core, j, now, b0, freed_since)
+        if low >= b0 or (low >= limit and resume >= b0):
+            return -1
+        floor = max(floor, low)
     t0 = now
     cores = jobs[j, J_REQ] * jobs[j, J_UNITS]
     if cores > 0:
@@ -1024,15 +1030,6 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     first = _totals_fit(sched, jobs, j, max(t0, floor), b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1
-    if site_free and freed_since >= 0:
-        # the windows that meet room freed since the last try: none, or from later on
-        low = _freed_floor(sched, core, j, now, b0, freed_since)
-        if low >= b0:
-            return -1
-        if low > first:
-            first = _totals_fit(sched, jobs, j, low, b0, b0, e0)
-            if first < 0 or (first >= limit and resume >= b0):
-                return -1
     may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)
     if may:
