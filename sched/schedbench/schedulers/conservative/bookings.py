@@ -160,6 +160,8 @@ def _book_nodes(sched, core, j, begin, end, sign):
 
 @inline_kernel
 def _log_freed(sched, node, begin, end):
+    """Append (node, begin, end), room freed on ``node`` over [begin, end) (s), to the
+    freed-room ring of sched.ends_log (int64 (4 ENDS_LOG,), :class:`ConservativeNodes`)."""
     sc = sched.scal
     i = sc[S_FREED_ADDED] % ENDS_LOG
     sched.ends_log[ENDS_LOG + i] = node

@@ -50,7 +50,7 @@ S_MEMO_REQ = 29  # .. S_MEMO_REQ + N_RES - 1: its request per unit
 S_TRY_LIMIT = 33  # the running try's limit when it is one to remember (-1: not)
 S_WINDOWS = 34  # pool: 1 when the site has maintenance windows (every node the same ones)
 S_WINDOW_GAP = 35  # pool: the longest gap between two of those windows (s; a longer booking fits only after them)
-S_FREED_ADDED = 36  # nodes: entries ever written to the freed-nodes log (sched.ends_log's second half)
+S_FREED_ADDED = 36  # nodes: entries ever written to the freed-room ring of sched.ends_log
 N_SCAL = 37
 
 # Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
@@ -59,7 +59,7 @@ N_SCAL = 37
 # and sched.scal[S_FREED_ADDED] then (node mode, -1 before; :func:`fit._freed_floor`).
 B_BEGIN, B_END, B_PTR, B_COUNT, B_TRIED, B_FREED = range(6)
 
-# Booking ends remembered in sched.ends_log (a ring: older ones are overwritten)
+# Entries each ring of sched.ends_log remembers (booking ends; freed room): older ones are overwritten
 ENDS_LOG = 1 << 13
 
 
@@ -88,7 +88,7 @@ class ConservativePool(NamedTuple):
     """Conservative backfilling on resource totals.
 
     slots int64 (N_RES, cap, 3) and meta int64 (N_RES, 5): the plan, one used RUSV per
-    resource type; book int64 (n, 4): each job's booking (``B_*``); ptype int64 (n,): the
+    resource type; book int64 (n, 6): each job's booking (``B_*``); ptype int64 (n,): the
     job's resource type and size int64 (n,): its units; wake int64 (2n + 16, 2): lazy
     min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
     of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2 + N_RES
