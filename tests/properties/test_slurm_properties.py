@@ -199,7 +199,7 @@ NETTI = st.sampled_from([("weighted", "text"), ("weighted", "authors"), ("priori
 # 3-5 nodes and 10-20 jobs: about a fifth of the examples have jobs that wait and a job
 # limited to some nodes that Weighted places elsewhere than ff (2-4 nodes and 1-20 jobs:
 # one in twenty); tests/schedulers/test_slurm.py has fixed traces that always do
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=partitioned(min_nodes=3, max_nodes=5, min_jobs=10), params=PARAMS, netti=NETTI,
        window=st.sampled_from([1, 3, 100]))
 def test_slurm_netti_allocators_equal_the_oracle_with_partitions_and_features(case, params, netti, window):
