@@ -9,6 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import naive_slurm as ns
+from naive import placements
+from schedbench.analysis import results
 from schedbench.engine import replay
 from schedbench.io import jobs, machine
 from strategies import node_case, node_traces, partitioned_machines, pool_traces
@@ -30,7 +32,7 @@ PARAMS = st.fixed_dictionaries({
 })
 
 
-ALLOCATORS = st.sampled_from(["ff", "bf", "balanced", "keller"])  # weighted ones: the oracle has no queue view
+ALLOCATORS = st.sampled_from(["ff", "bf", "balanced", "keller"])  # weighted ones: NETTI (below, and tests/schedulers/test_slurm.py)
 
 
 def _check(table, mach, params, allocator="ff"):
@@ -118,15 +120,16 @@ def _holds(expr: str, feats: frozenset) -> bool:
 
 
 @st.composite
-def partitioned(draw):
+def partitioned(draw, min_nodes=2, max_nodes=4, min_jobs=1):
     """(table, machine, meta, eligible node sets, partition lists): 2-4 nodes of cores,
     GPUs and MiB with random features, 1-3 overlapping partitions with random tiers and
     job factors (one of them the default), jobs in one partition, in two ("p0,p1"), or in
-    none (the default), with random constraints."""
-    mach, n_parts = draw(partitioned_machines(max_nodes=4, max_cores=4, features=FEATURES, priorities=True))
+    none (the default), with random constraints; 1-20 jobs (at least ``min_jobs``)."""
+    mach, n_parts = draw(partitioned_machines(min_nodes=min_nodes, max_nodes=max_nodes, max_cores=4,
+                                              features=FEATURES, priorities=True))
     feats, parts = mach.node_features, mach.partitions
     names = [f"p{p}" for p in range(n_parts)] + (["p0,p1"] if n_parts > 1 else [])
-    n = draw(st.integers(1, 20))
+    n = draw(st.integers(min_jobs, 20))
     rows = []
     for _ in range(n):
         units = draw(st.integers(1, 3))
@@ -157,6 +160,14 @@ def partitioned(draw):
 def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_partition, allocator):
     table, mach, meta, eligible, lists = case
     params = {**params, "weight_partition": weight_partition}
+    _check_partitioned(case, params, allocator)
+
+
+def _check_partitioned(case, params, allocator, nodes=False, **alloc_options):
+    """The engine against naive_slurm on a :func:`partitioned` case, job by job: starts,
+    and with ``nodes`` the placements too.  ``alloc_options``: the allocator's options
+    (weight_rule, window), given to both."""
+    table, mach, meta, eligible, lists = case
     est = np.where(table.estimate > 0, table.estimate, table.run)
     top = max(p.job_factor for p in mach.partitions)
     jobs_ = [
@@ -168,9 +179,31 @@ def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_p
                part_factor=max(mach.partitions[p].job_factor for p in lists[i]) / top)
         for i in range(table.n_jobs)
     ]
-    ns.replay(jobs_, [tuple(int(v) for v in c) for c in mach.capacity], **params, allocator=allocator)
-    r = replay.replay(table, mach, "slurm", allocator, options=params, meta=meta)
+    ns.replay(jobs_, [tuple(int(v) for v in c) for c in mach.capacity], **params, allocator=allocator,
+              **alloc_options)
+    r = replay.replay(table, mach, "slurm", allocator, options=params, meta=meta, **alloc_options)
     expected = np.array([-1 if j.start is None else j.start for j in jobs_], dtype=np.int64)
     got = np.where(r.status == replay.Status.REPLAYED, r.start, -1)
     bad = np.flatnonzero(got != expected)
     assert bad.size == 0, f"{params}: job {bad[0]}: engine {got[bad[0]]}, oracle {expected[bad[0]]} ({bad.size} differ)"
+    if nodes:
+        placed = placements(results.allocations_frame(r))
+        for i, j in enumerate(jobs_):
+            assert placed.get(int(table.job_id[i]), []) == sorted(j.nodes), (params, i)
+
+
+NETTI = st.sampled_from([("weighted", "text"), ("weighted", "authors"), ("priority-weighted", "text"),
+                         ("priority-weighted", "authors")])
+
+
+# 3-5 nodes and 10-20 jobs: about a fifth of the examples have jobs that wait and a job
+# limited to some nodes that Weighted places elsewhere than ff (2-4 nodes and 1-20 jobs:
+# one in twenty); tests/schedulers/test_slurm.py has fixed traces that always do
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=partitioned(min_nodes=3, max_nodes=5, min_jobs=10), params=PARAMS, netti=NETTI,
+       window=st.sampled_from([1, 3, 100]))
+def test_slurm_netti_allocators_equal_the_oracle_with_partitions_and_features(case, params, netti, window):
+    """Weighted and Priority-Weighted rank every node (the machine's totals in the weights)
+    and skip those a job may not use when placing it: starts and nodes as the oracle's."""
+    allocator, rule = netti
+    _check_partitioned(case, params, allocator, nodes=True, weight_rule=rule, window=window)
