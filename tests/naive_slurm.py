@@ -32,8 +32,9 @@ docs/reference/allocators.md gives them for slurm: a job that starts is placed a
 included) or ``naive_alloc.order_weighted_authors`` (the "authors" rule: the next
 ``window`` jobs still queued after this one in slurm's scheduling order, the order the
 main loop and the backfill cycle walk), ranking every node with the machine's totals in
-the weights; ``place`` skips the nodes the job may not use, as for the other allocators.  Priority-Weighted's p_k (GPUs, MICs; from 1,
-within [1, priority_bound]) move once per attempt, after that attempt's node order:
+the weights; ``place`` skips the nodes the job may not use, as for the other
+allocators.  Priority-Weighted's p_k (GPUs, MICs; from 1, within [1, priority_bound])
+move once per attempt, after that attempt's node order:
 an attempt is a job the main loop offers (+1 when it does not fit now, -1 when it
 starts; jobs it passes over because their partitions are blocked, or beyond
 ``default_queue_depth``, are not offered) or a job a backfill cycle starts now (-1,
