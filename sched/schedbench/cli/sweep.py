@@ -58,7 +58,7 @@ def _run(args) -> int:
                     state = "todo"
                 except registry.Impossible:
                     state = "impossible"
-            print(f"{r['key']}  {state:<6}  {r['workload']}  {r['scheduler']}+{r['allocator']}  "
+            print(f"{r['key']}  {state:<10}  {r['workload']}  {r['scheduler']}+{r['allocator']}  "
                   f"{r['predictor']}  seed={r['seed']}  machine={r['machine']}")
         return 0
     counts = execute.sweep(
