@@ -160,7 +160,7 @@ def partitioned(draw, min_nodes=2, max_nodes=4, min_jobs=1):
 def test_slurm_equals_oracle_with_partitions_and_features(case, params, weight_partition, allocator):
     table, mach, meta, eligible, lists = case
     params = {**params, "weight_partition": weight_partition}
-    _check_partitioned(case, params, allocator)
+    _check_partitioned(case, params, allocator, nodes=True)
 
 
 def _check_partitioned(case, params, allocator, nodes=False, **alloc_options):
