@@ -45,6 +45,15 @@ def order_balanced(free, critical=CRITICAL):
     return order
 
 
+def move_priorities(prio, req, step, bound):
+    """Priority-Weighted's rule for one attempt of a job requesting ``req`` per unit:
+    each critical type it asks for moves by ``step`` (+1 failed, -1 allocated), kept
+    within [1, bound]; ``prio`` ({type: p_k}) is changed in place."""
+    for k in CRITICAL:
+        if req[k] > 0:
+            prio[k] = min(max(prio[k] + step, 1), bound)
+
+
 def order_weighted(free, cap, units, req, queued, prio=None):
     """Rank R_i = sum_k w_k * imp_ik over types node i has; w_k = mean_req_k * load_k /
     cap_k (times p_k for critical types under Priority-Weighted).  ``queued``: list of
@@ -192,9 +201,7 @@ class ReferenceDispatcher:
 
     def _move(self, req, step):
         if self.allocator == "priority-weighted":
-            for k in CRITICAL:
-                if req[k] > 0:
-                    self.prio[k] = min(max(self.prio[k] + step, 1), self.bound)
+            move_priorities(self.prio, req, step, self.bound)
 
     def decide(self, view):
         free = [[int(x) for x in row] for row in view.free]
@@ -262,9 +269,7 @@ class _NettiNodes(naive._Nodes):
 
     def move(self, job, step):
         if self.netti == "priority-weighted":
-            for k in CRITICAL:
-                if job.need.unit[k] > 0:
-                    self.prio[k] = min(max(self.prio[k] + step, 1), self.bound)
+            move_priorities(self.prio, job.need.unit, step, self.bound)
 
 
 class _NettiReplay(naive._Replay):

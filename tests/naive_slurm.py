@@ -48,7 +48,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from naive_alloc import CRITICAL, node_order, order_weighted, order_weighted_authors
+from naive_alloc import (
+    CRITICAL,
+    move_priorities,
+    node_order,
+    order_weighted,
+    order_weighted_authors,
+)
 
 
 # eq=False: jobs compare by identity, as naive._Job's (why: there)
@@ -178,9 +184,7 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
     def move(j, step):
         """Priority-Weighted: an attempt of j moved p_k of each critical type it needs."""
         if allocator == "priority-weighted":
-            for k in CRITICAL:
-                if j.req[k] > 0:
-                    prio[k] = min(max(prio[k] + step, 1), priority_bound)
+            move_priorities(prio, j.req, step, priority_bound)
     n_cores = sum(c[0] for c in caps)
     valid = [j for j in jobs if j.run >= 0 and j.units > 0 and place([list(c) for c in caps], j) is not None]
     successors = {}

@@ -311,11 +311,6 @@ def check_pair(scheduler: str, allocator: str, *, site=None, workload: Workload 
                          "several types per unit are not implemented)")
 
 
-def gives_plan_order(allocator: str) -> bool:
-    """Whether ``allocator`` gives a planning order (the ``plan_order`` hook)."""
-    return _lookup(ALLOCATORS, allocator, "allocator").capabilities.gives_plan_order
-
-
 def planning_order_givers() -> str:
     """The allocators that give a planning order, as a phrase for a message."""
     return _either([n for n, e in ALLOCATORS.items() if e.capabilities.gives_plan_order])

@@ -114,6 +114,15 @@ def _offer(core, alloc, j, now):
 
 
 @inline_kernel
+def _not_offered(alloc, jobs, j):
+    """Job j is ruled out without being offered (beyond the free totals): a failed
+    attempt for an allocator that counts every attempt
+    (:func:`schedbench.core.api.counts_attempts`), nothing for the others."""
+    if counts_attempts(alloc):
+        attempt_failed(alloc, jobs, j)
+
+
+@inline_kernel
 def _totals_admit(jobs, j, scal):
     """Whether the machine's free totals leave room for job j (a necessary condition).
     A job it rules out is not offered: callers report it as a failed attempt to an
@@ -133,7 +142,6 @@ def _local_pass(sched, core, alloc, now):
     jobs = core.jobs
     queue = core.queue
     qh = core.scal[C_QH]
-    counting = counts_attempts(alloc)
     for r in range(qh, qh + core.scal[C_QN]):
         j = queue[r]
         a = sched.acct[j]
@@ -141,8 +149,8 @@ def _local_pass(sched, core, alloc, now):
             if _totals_admit(jobs, j, core.scal):
                 if _offer(core, alloc, j, now):
                     sched.occ[a] += sched.size[j]
-            elif counting:  # beyond the free totals: it fails without being offered
-                attempt_failed(alloc, jobs, j)
+            else:
+                _not_offered(alloc, jobs, j)
 
 
 @inline_kernel

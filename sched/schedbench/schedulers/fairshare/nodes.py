@@ -32,7 +32,6 @@ from ...core.api import (
     attempt_succeeded,
     choose,
     commit,
-    counts_attempts,
     fits_now,
     implements,
     mask_maintenance,
@@ -62,6 +61,7 @@ from .common import (
     P_STANDING,
     _fits_at,
     _local_pass,
+    _not_offered,
     _offer,
     _prepare_pass,
     _released_body,
@@ -371,15 +371,13 @@ def _standing_pass(sched, core, alloc, now):
         if _reserve(sched, core, j, now, nh):
             nh += 1
         made += 1
-    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         a = sched.acct[j]
         if jobs[j, J_STATE] != JobState.QUEUED or sched.occ[a] > sched.target[a]:
             continue
         if not _totals_admit(jobs, j, scal):
-            if counting:  # beyond the free totals: it fails without being offered
-                attempt_failed(alloc, jobs, j)
+            _not_offered(alloc, jobs, j)
             continue
         if nh > 0 and jobs[j, J_PRED] > 0:
             started = _backfill_one(sched, core, alloc, j, now, nh)
@@ -408,15 +406,13 @@ def _pass(sched, core, pred, alloc, now):
             _local_pass(sched, core, alloc, now)
     reserved = 0
     nh = 0  # reservations holding a placement (all of them but for a job no empty machine fits)
-    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
             continue
         fit = _totals_admit(jobs, j, scal)
         if not fit:
-            if counting:  # beyond the free totals: it fails without being offered
-                attempt_failed(alloc, jobs, j)
+            _not_offered(alloc, jobs, j)
             if reserved >= par[P_DEPTH]:
                 continue  # a backfill candidate that cannot fit now
         if nh > 0 and jobs[j, J_PRED] > 0:  # it must delay no reservation

@@ -14,7 +14,6 @@ from ...core.api import (
     C_QN,
     C_RN,
     attempt_failed,
-    counts_attempts,
     implements,
     sched_released,
     sched_started_outside,
@@ -29,6 +28,7 @@ from .common import (
     P_STANDING,
     _fits_at,
     _local_pass,
+    _not_offered,
     _offer,
     _prepare_pass,
     _released_body,
@@ -149,7 +149,6 @@ def _standing_pass(sched, core, alloc, now):
             _plan_running(sched, core, now)
         _reserve(sched, sched.jtype[j], jobs[j, J_UNITS], jobs[j, J_PRED], now)
         made += 1
-    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         a = sched.acct[j]
@@ -159,8 +158,7 @@ def _standing_pass(sched, core, alloc, now):
         size = jobs[j, J_UNITS]
         p = jobs[j, J_PRED]
         if size > scal[C_FREE + k]:
-            if counting:  # beyond the free total: it fails without being offered
-                attempt_failed(alloc, jobs, j)
+            _not_offered(alloc, jobs, j)
             continue
         if made > 0 and p > 0 and not _delays_none(sched, k, size, p, now):
             attempt_failed(alloc, jobs, j)  # it would delay a standing reservation
@@ -187,7 +185,6 @@ def _pass(sched, core, pred, alloc, now):
         else:
             _local_pass(sched, core, alloc, now)
     reserved = 0
-    counting = counts_attempts(alloc)
     for r in range(qh, qh + n):
         j = queue[r]
         if jobs[j, J_STATE] != JobState.QUEUED:
@@ -197,8 +194,7 @@ def _pass(sched, core, pred, alloc, now):
         p = jobs[j, J_PRED]
         ok = size <= scal[C_FREE + k]
         if not ok:
-            if counting:  # beyond the free total: it fails without being offered
-                attempt_failed(alloc, jobs, j)
+            _not_offered(alloc, jobs, j)
             if reserved >= par[P_DEPTH]:
                 continue  # a backfill candidate that cannot fit now
         elif reserved > 0 and p > 0:  # it must delay no reservation
