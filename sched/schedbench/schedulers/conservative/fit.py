@@ -585,8 +585,10 @@ def _fit(sched, core, alloc, j, now):
 
 
 def _earlier_fit(sched, core, alloc, j, now, b0, e0):
-    """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1; the
-    plan is unchanged (node placement left in core.work).  sched.scal[S_FREED]: the latest instant
+    """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1.  The
+    plan is unchanged, except that on nodes a job that fits earlier has its booking
+    already off it (the caller moves it: :func:`bookings._move`; the placement is left in
+    core.work).  sched.scal[S_FREED]: the latest instant
     at which the plan freed room since the job's booking was last chosen or tried, while
     every other change only took room.
 
@@ -1041,10 +1043,13 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
             c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
             if 0 <= c < b0:
                 t = _fit_before(sched, core, alloc, j, c, b0)
-        # put the booking back as it was (the caller moves it when t >= 0); the placement
-        # found stays in core.work: booking rows come from bnodes, not from work
-        _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
-        if t >= 0:
+        if t < 0:
+            # put the booking back as it was
+            _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+        else:
+            # the booking stays off: the caller moves the job to t (:func:`_move_nodes`
+            # books the placement left in core.work and forgets the old nodes' prefix
+            # minima)
             sched.scal[S_FULL_AT] = -1  # the move changes its nodes' full-until instants
             # and the totals from t on (the prefix maxima are read only here, and the
             # plan changes during compression only by its moves; each pass starts them
