@@ -672,6 +672,8 @@ def _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
     not count: its run holding b0 - 1, if any, may last long enough.  Builds the node's
     prefix rows as needed."""
     wfree = sched.wfree
+    # every type's fullness first: the nodes ruled out by one type (a GPU job's nodes with
+    # their GPUs taken, read in the cores' full-until order) cost no run test of another
     for k in range(N_RES):
         if req[k] == 0:
             continue
@@ -680,9 +682,13 @@ def _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
         v = node * N_RES + k
         if sched.npmf_n[v] < 0:
             sched.npmf_n[v] = _build_npmf(sched.nslots[v], sched.nmeta[v], sched.npmf[v], now, cap[node, k])
-        npmf = sched.npmf[v]
-        if _full_until(npmf, now) >= before:  # full from now until then (most nodes): no search
+        if _full_until(sched.npmf[v], now) >= before:  # full from now until then (most nodes): no search
             return False
+    for k in range(N_RES):
+        if req[k] == 0:
+            continue
+        v = node * N_RES + k
+        npmf = sched.npmf[v]
         m = sched.npmf_n[v]
         lo = _first_row_reaching(npmf, m, before)
         if _longest_run_before(npmf, m, lo) < d and not (
