@@ -263,11 +263,31 @@ def test_compression_lets_a_free_run_go_on_into_the_jobs_own_booking():
 
 
 def _first_window_below(rows, t, d, high, limit):
-    """fit._first_window_below on a used vector with ``rows`` (start, stop, items)."""
+    """fit._first_window_below on a used vector with ``rows`` (start, stop, items), its
+    first row reaching past t found from row 0 as a search's fresh cursor does."""
     from schedbench.schedulers.conservative.fit import _first_window_below as kernel
+    from schedbench.schedulers.conservative.fit import _row_after
 
     slots, meta = _vector(rows)
-    return int(kernel(slots, meta, np.int64(t), np.int64(d), np.int64(high), np.int64(limit)))
+    i = _row_after(slots, np.int64(len(rows)), np.int64(0), np.int64(t))
+    return int(kernel(slots, meta, i, np.int64(t), np.int64(d), np.int64(high), np.int64(limit)))
+
+
+def test_row_after_finds_the_first_row_past_t_from_any_row_before_it():
+    """A search's row cursor: from every row at or before the answer, near it (the steps)
+    or far (the binary search), the first row whose stop is > t."""
+    from schedbench.schedulers.conservative.fit import _row_after
+
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 3, 9, 40):
+        stops = np.cumsum(rng.integers(1, 4, n)) if n else np.zeros(0, dtype=np.int64)
+        slots = np.zeros((n + 1, 3), dtype=np.int64)
+        slots[:n, 1] = stops
+        slots[:n, 0] = stops - 1
+        for t in range(-1, int(stops[-1]) + 2 if n else 2):
+            answer = int(np.searchsorted(stops, t, side="right"))
+            for i in range(answer + 1):
+                assert _row_after(slots, np.int64(n), np.int64(i), np.int64(t)) == answer, (n, t, i)
 
 
 @pytest.mark.parametrize(("rows", "t", "d", "high", "expected"), [

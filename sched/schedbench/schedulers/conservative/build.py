@@ -75,7 +75,9 @@ def conservative(setup) -> JittedScheduler:
     state = ConservativeNodes(
         slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
-        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1), order=np.arange(m, dtype=np.int64), key=np.zeros(m),
+        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64),
+                               np.arange(m, dtype=np.int64)[:, None], np.zeros((m, N_RES), np.int64)], axis=1),
+        order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
         ends_log=np.zeros(4 * ENDS_LOG, dtype=np.int64),
     )

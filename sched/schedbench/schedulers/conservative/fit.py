@@ -67,6 +67,7 @@ from .state import (
     S_TRY_LIMIT,
     S_USED,
     S_WINDOWS,
+    W_ROW,
     _by_state,
     _d,
     _index_of,
@@ -153,15 +154,43 @@ def _nodes_at(sched, core, alloc, j, t):
 
 
 @inline_kernel
-def _window_max(slots, meta, t, d):
+def _row_after(slots, n, i, t):
+    """The first of a vector's rows [0, n) whose stop is > t, given a row i at or before
+    it (a search's row cursor, sched.wvalid column W_ROW + k): a few steps forward, then
+    a binary search of the rest (the candidates of one search are near each other)."""
+    for _ in range(4):
+        if i >= n or slots[i, S_STOP] > t:
+            return i
+        i += 1
+    lo, hi = i, n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if slots[mid, S_STOP] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inline_kernel
+def _cursor_row(sched, node, k, t):
+    """The first row of node ``node``'s vector of type k whose stop is > t, from the
+    search's row cursor, which moves there (t never goes back within a search)."""
+    v = node * N_RES + k
+    i = _row_after(sched.nslots[v], sched.nmeta[v, M_N], sched.wvalid[node, W_ROW + k], t)
+    sched.wvalid[node, W_ROW + k] = i
+    return i
+
+
+@inline_kernel
+def _window_max(slots, meta, i, t, d):
     """(most used, exact until) of a node's used vector over the window [t, t + d), d >=
-    1: its largest value, and an instant > t before which the largest value over [t', t'
-    + d) is the same for every t' >= t (the window's first row may only leave at the
-    first change of value after t, and a new value may only enter when t' + d passes the
-    first change at or after t + d).  Where no row is stored the vector is 0 (used
-    vectors)."""
+    1, i its first row whose stop is > t: its largest value, and an instant > t before
+    which the largest value over [t', t' + d) is the same for every t' >= t (the window's
+    first row may only leave at the first change of value after t, and a new value may
+    only enter when t' + d passes the first change at or after t + d).  Where no row is
+    stored the vector is 0 (used vectors)."""
     n = meta[M_N]
-    i = kernel_first_stop_after(slots, n, t)
     if i >= n:
         return np.int64(0), INF
     first_change = slots[i, S_STOP] if slots[i, S_START] <= t else slots[i, S_START]
@@ -180,14 +209,14 @@ def _window_max(slots, meta, t, d):
 
 
 @inline_kernel
-def _first_window_below(slots, meta, t, d, high, limit):
+def _first_window_below(slots, meta, i, t, d, high, limit):
     """The first t' >= t whose window [t', t' + d) holds no instant of a node's used
-    vector at ``high`` or more, or an instant >= ``limit`` when there is none before it.
-    A row at ``high`` or more meets every window starting before its stop that reaches
-    its start, so the answer is the stop of the last such row met, row by row."""
+    vector at ``high`` or more, or an instant >= ``limit`` when there is none before it
+    (i: the vector's first row whose stop is > t).  A row at ``high`` or more meets every
+    window starting before its stop that reaches its start, so the answer is the stop of
+    the last such row met, row by row."""
     n = meta[M_N]
     c = t
-    i = kernel_first_stop_after(slots, n, t)
     while i < n and slots[i, S_START] < c + d and c < limit:
         if slots[i, S_ITEMS] >= high:
             c = slots[i, S_STOP]
@@ -268,7 +297,7 @@ def _refresh_node(sched, core, j, node, t, d, keep):
             wfree[node, k] = 0
         else:
             v = node * N_RES + k
-            used, exact = _window_max(sched.nslots[v], sched.nmeta[v], t, d)
+            used, exact = _window_max(sched.nslots[v], sched.nmeta[v], _cursor_row(sched, node, k, t), t, d)
             wfree[node, k] = cap[node, k] - used
             until = min(until, exact)
     _take_kept(wfree, cap, node, keep)
@@ -304,7 +333,8 @@ def _no_rise(sched, core, j, node, t, d, keep, limit):
             no_rise = INF  # more than it holds
             break
         v = node * N_RES + k
-        no_rise = max(no_rise, _first_window_below(sched.nslots[v], sched.nmeta[v], t, d, room + 1, limit))
+        no_rise = max(no_rise, _first_window_below(sched.nslots[v], sched.nmeta[v], _cursor_row(sched, node, k, t), t, d,
+                                                   room + 1, limit))
     sched.wvalid[node, 1] = no_rise
 
 
@@ -488,7 +518,10 @@ def _node_fit(sched, core, alloc, j, now, limit):
     # (the nodes compression's bound leaves out host nothing of the job at any candidate
     # before limit: never read)
     for p in range(_live_count(sched)):
-        wvalid[_live_node(sched, p), 0] = -1
+        node = _live_node(sched, p)
+        wvalid[node, 0] = -1
+        for k in range(N_RES):
+            wvalid[node, W_ROW + k] = 0  # (the plan may have changed since the last search)
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:

@@ -53,6 +53,8 @@ S_WINDOW_GAP = 35  # pool: the longest gap between two of those windows (s; a lo
 S_FREED_ADDED = 36  # nodes: entries ever written to the freed-room ring of sched.ends_log
 N_SCAL = 37
 
+W_ROW = 6  # sched.wvalid's first row-cursor column (nodes; see ConservativeNodes)
+
 # Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), the number of booking
 # ends added before the job was last booked or tried (node mode; :func:`fit._new_end_from`),
@@ -120,7 +122,7 @@ class ConservativeNodes(NamedTuple):
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
     wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
-    int64 (m, 6): during one earliest-fit search, for each node the instant before which
+    int64 (m, 6 + N_RES): during one earliest-fit search, for each node the instant before which
     its row of wfree (the job's types) stays exact for every later candidate window
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
     during compression's search, column 3 lists the eligible nodes that may host some of
@@ -130,7 +132,11 @@ class ConservativeNodes(NamedTuple):
     instant until which a node's first type is at capacity from now on (INF without that
     type), and column 5 the nodes in that order (built at sched.scal[S_FULL_AT], once
     per compression and again after each move): the nodes full until a booking begins,
-    a suffix of it, are left out of compression's bound without being read;
+    a suffix of it, are left out of compression's bound without being read; columns
+    W_ROW + k (k < N_RES): during one earliest-fit search, a row of the node's vector of
+    type k at or before the first whose stop is after the search's candidate (candidates
+    only move forward, so the next search of that vector starts there: 0 at the search's
+    start);
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount and longest free run (:func:`.pruning._build_npmf`;
