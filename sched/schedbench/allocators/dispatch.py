@@ -47,6 +47,7 @@ from ..core.api import (
     counts_attempts,
     implements,
     plan_order,
+    plan_order_reads,
     reads_queue_order,
 )
 from ..core.hooks import implementation
@@ -93,7 +94,7 @@ _DTYPES: dict[str, type] = dict(
 """Each array field's dtype: a family's field must have it (one numba type for every
 family), and a field the family lacks is an empty array of it."""
 
-_HOOKS = (choose, plan_order, alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded,
+_HOOKS = (choose, plan_order, plan_order_reads, alloc_enqueued, alloc_committed, alloc_released, attempt_failed, attempt_succeeded,
           counts_attempts, reads_queue_order)
 _JIT_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 

@@ -18,12 +18,14 @@ import numpy as np
 from .._jit import inline_kernel, internal_kernel, kernel
 from ..core.api import (
     W_IDENT,
+    OrderReads,
     alloc_released,
     argsort_stable,
     choose,
     implements,
     place_in_order,
     plan_order,
+    plan_order_reads,
 )
 from ..core.layout import J_REQ, N_RES
 from .dispatch import Allocator, pack
@@ -89,6 +91,12 @@ def _ff_plan_order(alloc, free, order, key, tmp):
     return 0
 
 
+@implements(plan_order_reads, FirstFit)
+@inline_kernel
+def _ff_plan_order_reads(alloc):
+    return OrderReads.NOTHING
+
+
 @implements(alloc_released, FirstFit)
 @inline_kernel
 def _ff_released(alloc, jobs, j, lowest):
@@ -114,6 +122,12 @@ def _best_fit_order(free, order, key, tmp):
 def _bf_plan_order(alloc, free, order, key, tmp):
     _best_fit_order(free, order, key, tmp)
     return 0
+
+
+@implements(plan_order_reads, BestFit)
+@inline_kernel
+def _bf_plan_order_reads(alloc):
+    return OrderReads.OWN_ROW
 
 
 @implements(choose, BestFit)

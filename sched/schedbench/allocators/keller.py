@@ -39,7 +39,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import inline_kernel, kernel
-from ..core.api import choose, implements, place_in_order, plan_order
+from ..core.api import OrderReads, choose, implements, place_in_order, plan_order, plan_order_reads
 from ..errors import UsageError
 from ..io.machine import Machine
 from .dispatch import Allocator, pack
@@ -135,3 +135,9 @@ def _keller_plan_order(alloc, free, order, key, tmp):
     for p in range(order.shape[0]):  # a loop: slice assignment needs numba's runtime
         order[p] = alloc.order[p]
     return 0
+
+
+@implements(plan_order_reads, Keller)
+@inline_kernel
+def _keller_plan_order_reads(alloc):
+    return OrderReads.NOTHING

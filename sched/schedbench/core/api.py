@@ -54,6 +54,7 @@ For :class:`schedbench.engine.simulation.Simulation` (called from Python)
 """
 
 from .hooks import (
+    OrderReads,
     alloc_committed,
     alloc_enqueued,
     alloc_released,
@@ -64,6 +65,7 @@ from .hooks import (
     implements,
     learn,
     plan_order,
+    plan_order_reads,
     predict,
     reads_queue_order,
     sched_enqueued,
@@ -121,7 +123,7 @@ __all__ = [
     "W_COUNT", "W_COUNT2", "W_IDENT", "W_NODE", "W_NODE2", "Core", "QueueOrder",
     "advance", "alloc_committed", "alloc_enqueued", "alloc_released", "argsort_stable", "arrivals_left",
     "attempt_failed", "attempt_succeeded", "choose", "commit", "counts_attempts", "first_window_after", "fits", "fits_now", "host",
-    "implements", "learn", "pass_at", "plan_order", "predict", "place", "place_in_order", "queue_compact",
+    "implements", "learn", "pass_at", "plan_order", "plan_order_reads", "OrderReads", "predict", "place", "place_in_order", "queue_compact",
     "queue_tidy", "reads_queue_order", "record", "sched_enqueued", "sched_has_room", "sched_released", "sched_started_outside", "sched_wake",
     "schedule", "skip_idle_ticks", "sort_in_place", "start_from_policy", "totals_decide", "try_start", "mask_maintenance", "unmask_maintenance", "window_meets",
 ]

@@ -26,6 +26,7 @@ parameters by the same names.
 
 from __future__ import annotations
 
+import enum
 import inspect
 
 from numba.core.errors import TypingError
@@ -162,6 +163,23 @@ def plan_order(alloc, free, order, key, tmp):
     return -1
 
 
+class OrderReads(enum.IntEnum):
+    """What an allocator's planning order (:func:`plan_order`) reads of the free amounts,
+    so that a planner computes only that (:func:`plan_order_reads`)."""
+
+    NOTHING = 0  # a fixed order (First-Fit's node index, Keller's)
+    OWN_ROW = 1  # each node's place follows from its own row alone (Best-Fit's key)
+    EVERY_ROW = 2  # a node's place may depend on other nodes' rows (Balanced's bins)
+
+
+def plan_order_reads(alloc):
+    """Allocator hook: what :func:`plan_order` reads (an :class:`OrderReads` code).  With
+    NOTHING or OWN_ROW, the order of the nodes that host some of a job, which is all a
+    placement reads, does not depend on the rows of the nodes that host none: a planner
+    may leave those rows at 0.  The default, EVERY_ROW, is always right."""
+    return 2
+
+
 def alloc_enqueued(alloc, jobs, j):
     """Allocator hook: job ``j`` joined the queue (jobs: the job matrix)."""
 
@@ -217,7 +235,7 @@ _dispatch(revises, required=False, inline="always")  # a constant: the core's ch
 for _hook in (learn, revise, sched_enqueued, sched_has_room, sched_started_outside, sched_released, sched_wake,
               alloc_released):
     _dispatch(_hook, required=False)
-for _hook in (plan_order, alloc_enqueued, alloc_committed, attempt_failed, attempt_succeeded, counts_attempts,
-              reads_queue_order):
+for _hook in (plan_order, plan_order_reads, alloc_enqueued, alloc_committed, attempt_failed, attempt_succeeded,
+              counts_attempts, reads_queue_order):
     _dispatch(_hook, required=False, inline="always")
 del _hook

@@ -11,9 +11,11 @@ from ...core.api import (
     W_COUNT,
     W_IDENT,
     W_NODE,
+    OrderReads,
     host,
     place,
     plan_order,
+    plan_order_reads,
     window_meets,
 )
 from ...core.layout import J_CLASS, J_REQ, J_REQ_NODES, J_UNITS, N_RES
@@ -129,11 +131,21 @@ def _nodes_at(sched, core, alloc, j, t):
     keep = site.gpu[0] if jobs[j, J_REQ + 1] == 0 else 0  # expensive resources (Keller §6)
     every = sched.scal[S_LIVE] < 0  # (else only compression's live nodes were computed)
     stamp = sched.scal[S_STAMP]
+    reads = plan_order_reads(alloc)
     for node in range(wfree.shape[0]):
-        down = window_meets(site.mspan, site.mwin, node, t, t + d)
         # (a live node full at t may not have been refreshed there, :func:`_live_sorted`:
         # the search reset its exact-until to -1)
         computed = elig[node] != 0 and (every or sched.wvalid[node, 2] == stamp) and sched.wvalid[node, 0] > t
+        if not computed and reads != OrderReads.EVERY_ROW:
+            # it hosts nothing of the job at t (not eligible, left out by compression's
+            # bound, or full at t), and the order of those that host some does not read
+            # its row: most nodes during compression, each read of 4 vectors saved
+            for k in range(N_RES):
+                wfree[node, k] = 0
+            continue
+        if computed and reads == OrderReads.NOTHING:
+            continue  # the job's types are exact, and nothing else is read
+        down = window_meets(site.mspan, site.mwin, node, t, t + d)
         for k in range(N_RES):
             v = node * N_RES + k
             if computed and jobs[j, J_REQ + k] > 0:
