@@ -154,6 +154,8 @@ GOALS = (
     # issue 27's
     ("conservative+ff on Eurora, simulate_s", "test_conservative_eurora[ff]", "simulate_s", "<", 0.4),
     ("conservative+bf on Eurora, simulate_s", "test_conservative_eurora[bf]", "simulate_s", "<", 0.6),
+    ("conservative+ff on a bursty Eurora, simulate_s", "test_conservative_burst[ff]", "simulate_s", "<", 0.4),
+    ("conservative+bf on a bursty Eurora, simulate_s", "test_conservative_burst[bf]", "simulate_s", "<", 0.6),
     ("conservative+ff on HPC2N (pool), simulate_s", "test_conservative_hpc2n_pool", "simulate_s", "<", 1.0),
 )
 

@@ -9,6 +9,10 @@ comparison, on a pool.
   2-core machine, interleaved with the code before compression's per-node bound: ff
   1.47-1.51 s -> 0.97-0.98 s, bf 1.93-1.99 s -> 1.11-1.12 s, balanced 1.78-1.79 s ->
   1.11-1.12 s (two rounds each).
+* ``test_conservative_burst[ff|bf]``: a bursty Eurora-like workload the size of the
+  5,917-job Eurora log issue 27 names, which we do not have (``conservative_nodes_speed.py``'s
+  ``burst-ff`` / ``burst-bf``; it needs no shared trace).  Goal (issue 27, for that log):
+  under 0.4 s (ff) and 0.6 s (bf); 71 s / 108 s on the log when filed.
 * ``test_conservative_hpc2n_maintenance``: the first 20,000 jobs of the HPC2N log under a
   weekly two-hour maintenance window on eight of its nodes (a site that binds nodes makes
   conservative plan on nodes even for a pool log), first-fit.
@@ -66,6 +70,15 @@ def test_conservative_eurora(benchmark, allocator):
     table, meta = eurora.read_instances(EURORA / "job_instances")
     mach = machine.from_node_file(EURORA / "system_configs" / "nodes_#64")
     _timed(benchmark, table, mach, allocator, rounds=3, meta=meta)
+
+
+@pytest.mark.benchmark
+@pytest.mark.parametrize("allocator", ["ff", "bf"])
+def test_conservative_burst(benchmark, allocator):
+    from conservative_nodes_speed import _load
+
+    table, mach, _, kw = _load(f"burst-{allocator}")
+    _timed(benchmark, table, mach, allocator, rounds=3, **kw)
 
 
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
