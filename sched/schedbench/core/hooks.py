@@ -177,7 +177,7 @@ def plan_order_reads(alloc):
     NOTHING or OWN_ROW, the order of the nodes that host some of a job, which is all a
     placement reads, does not depend on the rows of the nodes that host none: a planner
     may leave those rows at 0.  The default, EVERY_ROW, is always right."""
-    return 2
+    return 2  # EVERY_ROW (a literal: the allocator dispatch copies this body without its globals)
 
 
 def alloc_enqueued(alloc, jobs, j):

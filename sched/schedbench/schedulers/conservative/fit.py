@@ -121,7 +121,9 @@ def _nodes_at(sched, core, alloc, j, t):
     """Whether the allocator places job j on the nodes' least free amounts over [t, t +
     d) (into core.work; the nodes used in sched.scal[S_USED]).  The job's types on its
     eligible nodes are already in wfree (:func:`_refresh_nodes` at t); the rest, which
-    only the allocator's order reads, are computed here."""
+    only the allocator's order reads, are computed here, as far as it reads them
+    (:func:`plan_order_reads`: the nodes that host nothing get a zero row when the order
+    of the others does not depend on theirs)."""
     jobs = core.jobs
     d = _d(jobs, j)
     wfree = sched.wfree
