@@ -8,6 +8,8 @@ Cases (``--case``, repeatable; default all):
 * ``burst-ff``, ``burst-bf``: an Eurora-like workload with long bursts, the size of the
   5,917-job Eurora log issue 27 names (which we do not have): ``schedbench workload
   eurora-like --jobs 5917 --seed 1 --load 1.2 --burstiness 3``, generated in-process.
+* ``burst8-ff``, ``burst8-bf``: the same with ``--burstiness 8``: longer bursts, a deeper
+  queue during them (about ten times burst-ff's time).
 * ``hpc2n-weekly``: the whole HPC2N log (202,871 jobs), first-fit, a weekly two-hour
   maintenance window on nodes 0-7 (a site that binds nodes makes conservative plan on
   nodes even for a pool log).
@@ -52,7 +54,7 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 WEEKLY = '[[maintenance]]\nnodes = "0-7"\nweekly = "Tue 06:00-08:00"\n'
 ONE = '[[maintenance]]\nnodes = "0-15"\nfrom = "60d"\nto = "60d2h"\n'
 ALL = '[[maintenance]]\nnodes = "all"\nfrom = "60d"\nto = "60d2h"\n'
-CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
+CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "burst8-ff", "burst8-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
          "kth-all", "kth-none", "hpc2n-deep", "hpc2n-weekly-all"]
 DEEP_JOBS = 20_000
 
@@ -74,12 +76,13 @@ def _load(case: str):
     from schedbench.io import eurora, machine, swf
     from schedbench.plan import site
 
-    if case.startswith("burst-"):
+    if case.startswith(("burst-", "burst8-")):
         import numpy as np
 
         from schedbench.workloads import eurora_like
 
-        table, meta = eurora_like.generate(5917, np.random.default_rng(1), load=1.2, burstiness=3.0)
+        burstiness = 8.0 if case.startswith("burst8-") else 3.0
+        table, meta = eurora_like.generate(5917, np.random.default_rng(1), load=1.2, burstiness=burstiness)
         return table, machine.from_spec(meta["machine"]), case.split("-", 1)[1], {"meta": meta}
     if case.startswith("eurora-"):
         table, meta = eurora.read_instances(TRACES / "eurora" / "job_instances")
