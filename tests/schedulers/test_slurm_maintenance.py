@@ -172,7 +172,7 @@ ALLOCATORS = st.sampled_from([("ff", None), ("bf", None), ("weighted", "authors"
                               ("priority-weighted", "authors"), ("priority-weighted", "text")])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), case=node_traces(), params=PARAMS, allocator=ALLOCATORS)
 def test_slurm_main_loop_with_windows_equals_the_oracle(data, case, params, allocator):
     """With the backfill off, every start and every placement is the oracle's: no job
