@@ -41,6 +41,16 @@ starts; jobs it passes over because their partitions are blocked, or beyond
 whichever nodes it gets); a backfill test that finds no start now (a reservation, or
 nothing within the window) is no attempt.  Reservations never ask the allocator: their
 nodes are first fit in index order on the plan.
+
+Maintenance windows (``maintenance``: per node a list of [a, b) windows, as
+``naive.replay_nodes`` takes them; docs/reference/site-file.md, "Which scheduler applies
+what", the queue schedulers' rules, which naive.py writes as M1 and M2): in the main loop
+a job sees every node with a window meeting [now, now + max(est, 1)) as having nothing
+free, both for whether it fits and for its placement, so that Weighted's free and load
+totals count those nodes as taken (M1); while jobs wait, every window end after now is a
+decision instant (M2).  The backfill cycle has no rule for windows (neither the replay
+contract nor the engine's slurm plan has one: ``slurm`` refuses a site with maintenance
+windows), so windows are modelled only with the backfill off (``bf_interval`` -1).
 """
 
 from __future__ import annotations
@@ -157,15 +167,19 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
            weight_qos=0.0, max_age=604800, decay_half_life=604800, favor_small=False, calc_period=300,
            default_queue_depth=100, bf_interval=30, bf_max_job_test=500, bf_window=86400, bf_resolution=60,
            bf_max_job_user=0, priority_type="multifactor", shares=None, dependencies=False, allocator="ff",
-           weight_rule="authors", window=100, priority_bound=10):
+           weight_rule="authors", window=100, priority_bound=10, maintenance=None):
     """Replay ``jobs`` (list of :class:`Job`, in (submit, id) order) on nodes ``caps``
     (list of 4-tuples); fills each job's ``start`` (None: never); with ``dependencies``
     also ``eligible`` and ``status`` (module docstring).  ``allocator`` (ff, bf, balanced
     or keller) places the jobs that start: its order over every node's free amounts, the
     nodes a job may not use skipped; the backfill's plan always visits nodes in index
     order.  "weighted" and "priority-weighted" (options ``weight_rule``, ``window``,
-    ``priority_bound``) as the module docstring says."""
+    ``priority_bound``) as the module docstring says.  ``maintenance``: per node a list
+    of [a, b) windows (module docstring; only with ``bf_interval`` -1)."""
     m = len(caps)
+    if maintenance is not None:
+        assert bf_interval < 0, "naive_slurm models maintenance windows with the backfill off only"
+        assert len(maintenance) == m
     netti = allocator in ("weighted", "priority-weighted")
     prio = {k: 1 for k in CRITICAL}
 
@@ -288,17 +302,26 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
         pr = {id(j): priority(j, t) for j in queue}
         return sorted(queue, key=lambda j: (-j.tier, -pr[id(j)], idx[id(j)]))
 
+    def visible(t, j):
+        """The free amounts job j sees at t: with maintenance windows, every node whose
+        window meets [t, t + max(est, 1)) has nothing free (module docstring, M1)."""
+        if maintenance is None:
+            return free
+        end = t + max(j.est, 1)
+        return [[0] * 4 if any(a < end and t < b for a, b in maintenance[i]) else list(free[i]) for i in range(m)]
+
     def main(t):
         blocked = set()
         order = ordered(t)
         for r, j in enumerate(order[:default_queue_depth]):
             if blocked.issuperset(j.parts):
                 continue
-            if place(free, j) is None:  # whether it fits does not depend on the order
+            seen = visible(t, j)
+            if place(seen, j) is None:  # whether it fits does not depend on the order
                 move(j, 1)
                 blocked.update(j.parts)
             else:
-                nodes = place(free, j, allocate(free, j, order[r + 1:]))
+                nodes = place(seen, j, allocate(seen, j, order[r + 1:]))
                 move(j, -1)
                 start(j, nodes, t)
 
@@ -412,6 +435,8 @@ def replay(jobs, caps, *, weight_age=0.0, weight_fairshare=0.0, weight_jobsize=0
         nxt += [j.start + j.run for j in running]
         if queue and bf_interval > 0:
             nxt.append(t0 + ((t - t0) // bf_interval + 1) * bf_interval)
+        if queue and maintenance is not None:  # M2: a window end is a decision instant while jobs wait
+            nxt += [b for wins in maintenance for _, b in wins if b > t]
         if not nxt:
             break
         t = min(nxt)

@@ -412,3 +412,67 @@ def test_slurm_netti_allocators_equal_the_oracle_with_partitions_and_features(al
     ff = placements(results.allocations_frame(replay(table, mach, "slurm", "ff", options=params, meta=meta)))
     placed = placements(results.allocations_frame(got))
     assert sum(placed[int(table.job_id[i])] != ff.get(int(table.job_id[i])) for i in np.flatnonzero(limited)) >= 2
+
+
+# Priority-Weighted's p_k moves once per attempt (netti.py's docstring; naive_alloc.move_priorities).
+# Two hand-made cases where the GPU priority p_GPU decides the last job's node, one with
+# the decisive GPU start in a backfill cycle and one in the main loop.  Node 0 has a few
+# cores and many GPUs, node 1 only cores; the last job J4 (1 core, nothing behind it in
+# the order: the authors' window is empty) goes to the node of lower rank, node 0's
+# rank growing with p_GPU (its one free GPU) and node 1's fixed (its free cores).
+
+
+def _pw_table(submit, run, cores, gpus):
+    n = len(submit)
+    return jobs.from_columns(job_id=np.arange(1, n + 1), submit=submit, run=run, estimate=run, units=np.ones(n),
+                             unit_cores=cores, unit_gpus=gpus, unit_mics=np.zeros(n), unit_mem=np.zeros(n),
+                             req_nodes=np.full(n, -1))
+
+
+def _pw_machine(cores0, gpus0, cores1):
+    cap = np.array([(cores0, gpus0, 0, 0), (cores1, 0, 0, 0)], dtype=np.int64)
+    return Machine(cap, spec_of(cap))
+
+
+def _last_job_node(table, mach, allocator, params):
+    got = replay(table, mach, "slurm", allocator, options=params)
+    return placements(results.allocations_frame(got))[int(table.job_id[-1])]
+
+
+def test_priority_weighted_moves_p_once_for_a_backfill_start():
+    """A job a backfill cycle starts moves p_GPU by -1 once (after its node order).
+    Node 0: 4 cores, 16 GPUs; node 1: 8 cores.  J1 (3 cores, 15 GPUs, 0-100) leaves one
+    GPU; J2 (1 core, 2 GPUs, at 1) waits for it: the main loop offers it and it fails at
+    every pass (+1).  J3 (1 core, 1 GPU, at 2, 1 s) backfills on node 0 (-1) and ends at
+    3.  p_GPU: 1 (J1 starts), 2 (t=1), 3 then 2 (t=2), 3 (t=3), 4 (t=4, J4's arrival).
+    J4 (1 core) backfills at 4; used 3 cores of 12 and 15 GPUs of 16, so w_cores = 4/144
+    and w_GPU = 16/256 x p_GPU: node 0's rank is p_GPU/16 (0 cores, 1 GPU left), node
+    1's 7/36.  With p_GPU = 4, 0.25 > 0.194: node 1.  A second move at J3's start (p_GPU
+    3 at J4) would put J4 on node 0, as Weighted (p = 1) does."""
+    table = _pw_table([0, 1, 2, 4], [100, 50, 1, 10], [3, 1, 1, 1], [15, 2, 1, 0])
+    mach = _pw_machine(4, 16, 8)
+    got = _netti_check(table, mach, BACKFILL_NOW, "priority-weighted", "authors")
+    assert got.start.tolist() == [0, 100, 2, 4]
+    assert _last_job_node(table, mach, "priority-weighted", BACKFILL_NOW) == [(1, 1)]
+    assert _last_job_node(table, mach, "weighted", BACKFILL_NOW) == [(0, 1)]
+
+
+def test_priority_weighted_moves_p_once_for_a_main_loop_start():
+    """A job the main loop starts moves p_GPU by -1 once (after its node order).  Node 0:
+    5 cores, 32 GPUs; node 1: 8 cores; a job-size weight puts larger jobs first.  J1 (3
+    cores, 31 GPUs, 0-100) leaves one GPU; J2 (1 core, 2 GPUs, at 1) waits for it and
+    fails at every pass (+1).  J3 (1 core, at 2, 1 s) only makes a pass.  J4 (2 cores, 1
+    GPU, at 3, 1 s) goes before J2 and the main loop starts it on node 0 (-1).  p_GPU: 1,
+    2 (t=1), 3 (t=2), 2 then 3 (t=3: J4 starts, J2 fails), 4 (t=4), 5 (t=5, J5's
+    arrival).  J5 (1 core) backfills at 5; used 3 cores of 13 and 31 GPUs of 32, so
+    w_cores = 4/169 and w_GPU = 32/1024 x p_GPU: node 0's rank is 4/169 + p_GPU/32 (1
+    core, 1 GPU left), node 1's 28/169.  With p_GPU = 5, 0.18 > 0.166: node 1.  A
+    second move at J4's start (p_GPU 4 at J5: 0.149) would put J5 on node 0, as Weighted
+    does."""
+    table = _pw_table([0, 1, 2, 3, 5], [100, 50, 1, 1, 10], [3, 1, 1, 2, 1], [31, 2, 0, 1, 0])
+    mach = _pw_machine(5, 32, 8)
+    params = {**BACKFILL_NOW, "weight_jobsize": 1000.0}
+    got = _netti_check(table, mach, params, "priority-weighted", "authors")
+    assert got.start.tolist() == [0, 100, 2, 3, 5]
+    assert _last_job_node(table, mach, "priority-weighted", params) == [(1, 1)]
+    assert _last_job_node(table, mach, "weighted", params) == [(0, 1)]

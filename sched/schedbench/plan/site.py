@@ -33,8 +33,9 @@ duration such as ``"2d12h"`` after t = 0) or a weekly window ``"Mon-Fri 08:00-18
 whose t = 0 is ``[clock] start`` (default ``"Mon 00:00"``; Keller's cron validity).
 
 Limits, FreePools and kept cores act on the plan of the ``conservative`` scheduler
-(Keller's planning); maintenance windows bind every jitted scheduler (the core hides a
-node from a job whose predicted run meets one of its windows).  See
+(Keller's planning); maintenance windows bind every jitted scheduler but ``slurm``, which
+refuses them (the core hides a node from a job whose predicted run meets one of its
+windows, but slurm's backfill plan does not book around them).  See
 ``docs/reference/site-file.md``.  :func:`load` reads and checks a file;
 :func:`compile_site` turns it into the arrays the scheduler's kernels read.
 """
