@@ -855,6 +855,8 @@ def _new_end_from(sched, j, lo, hi):
     ring = ENDS_LOG
     if since < 0 or added - since > ring:
         return np.int64(-1)
+    if lo >= hi:
+        return INF  # (the room freed since reaches the booking: no span to search)
     first = INF
     # the ring's entries since..added, as (at most) two runs: no division per entry
     a = since % ring
