@@ -147,8 +147,8 @@ def parse_grid(items):
     return grid
 
 
-def report(fitted, all_res, scale, seed, predictor, seconds, grid_args=(), fixed=None):
-    extra = (f" --fixed {fixed}" if fixed else "") + "".join(f" --grid {g}" for g in grid_args)
+def report(fitted, all_res, scale, seed, predictor, seconds, grid_args=(), fixed=None, sweeps=1):
+    extra = f" --sweeps {sweeps}" + (f" --fixed {fixed}" if fixed else "") + "".join(f" --grid {g}" for g in grid_args)
     lines = [f"Fitted with `python bench/netti_calibrate.py --scale {scale:g} --seed {seed} --months {','.join(fitted)}{extra}` "
              f"(predictor {predictor}, node file order; {seconds:.0f} s).", "",
              "```python", "CALIBRATED = {"]
@@ -193,7 +193,8 @@ def main(argv=None) -> int:
     fitted, res = fit(args.scale, args.seed, args.predictor, args.sweeps,
                       lambda msg: print(f"[{time.perf_counter() - t0:.0f} s] {msg}", file=sys.stderr, flush=True),
                       only, read_fitted(args.fixed) if args.fixed else None, grid)
-    text = report(fitted, res, args.scale, args.seed, args.predictor, time.perf_counter() - t0, args.grid, args.fixed)
+    text = report(fitted, res, args.scale, args.seed, args.predictor, time.perf_counter() - t0, args.grid, args.fixed,
+                  args.sweeps)
     print(text)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,6 @@ def test_grid_rejects_unknown_parameters_and_non_numbers(item):
 def test_report_names_the_grid_and_the_fixed_start():
     res = {(sc, a, m): 0.1 for sc in netti_calibrate.SCHEDULERS for a in netti_calibrate.ALLOCATORS for m in "sq"}
     text = netti_calibrate.report({"apr2014": {"rate": 2.0}}, {"apr2014": res}, 0.1, 0, "user-profile", 1.0,
-                                  ["gpu_scale=1"], "start.md")
-    assert "--months apr2014 --fixed start.md --grid gpu_scale=1`" in text
+                                  ["gpu_scale=1"], "start.md", 2)
+    assert "--months apr2014 --sweeps 2 --fixed start.md --grid gpu_scale=1`" in text
     assert "| 16 of 16 |" in text
