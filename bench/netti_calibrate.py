@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 import time
 from pathlib import Path
 
-from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells
+from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells, read_fitted
 from schedbench import registry
 from schedbench.io import machine
 from schedbench.workloads import eurora_like
@@ -118,16 +117,6 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
         fitted[month] = current
         all_res[month] = evaluate(current)[1]
     return {m: fitted[m] for m in only}, all_res
-
-
-def read_fitted(path):
-    """The CALIBRATED block of an earlier report."""
-    block = re.search(r"```python\n(.*?)```", Path(path).read_text(), re.S)
-    if block is None:
-        raise SystemExit(f"{path}: no ```python block with CALIBRATED")
-    namespace = {}
-    exec(block.group(1), namespace)  # our own report's literal dict
-    return namespace["CALIBRATED"]
 
 
 def parse_grid(items):
