@@ -12,19 +12,22 @@ the month being fitted (the earlier months at their fitted values), seeded, node
 order, so the search is deterministic.  Prints the fitted table (paste it into ``eurora_like.CALIBRATED``) and the
 residuals (ours / paper − 1) of every target.
 
-    python bench/netti_calibrate.py [--scale F] [--seed 0] [--sweeps 1] [--months M,..] [--fixed REPORT] [-o FILE]
+    python bench/netti_calibrate.py [--scale F] [--seed 0] [--sweeps 1] [--months M,..] [--fixed REPORT]
+                                    [--grid NAME=V,..] [-o FILE]
+
+``--grid`` replaces one parameter's candidate values (repeatable), e.g. ``--grid gpu_scale=1``
+to hold it at 1 where the larger values would replay an overloaded month for too long.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 import time
 from pathlib import Path
 
-from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells
+from netti_study import CHAINS, PAPER, PAPER_KEY, continuous_cells, read_fitted
 from schedbench import registry
 from schedbench.io import machine
 from schedbench.workloads import eurora_like
@@ -68,10 +71,12 @@ def loss(res):
     return sum(math.log(100) if r is None else abs(math.log(max(r + 1, 1e-9))) for r in res.values()) / len(res)
 
 
-def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fixed=None):
+def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fixed=None, grid=None):
     """Fit the months in ``only`` (chronological order); a month runs in its chain of
     :data:`netti_study.CHAINS` up to its last copy, the months before it in the chain at
-    their fitted values (or ``fixed[month]``, or their presets)."""
+    their fitted values (or ``fixed[month]``, or their presets).  ``grid``: the candidate
+    values per parameter (default :data:`GRID`)."""
+    grid = GRID if grid is None else grid
     mach = machine.from_spec(eurora_like.MACHINE_SPEC)
     fitted, all_res = dict(fixed or {}), {}
     for month in sorted(only, key=eurora_like.CHRONOLOGICAL.index):
@@ -99,7 +104,7 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
         best = evaluate(current)[0]
         for _ in range(sweeps):
             improved = False
-            for name, values in GRID.items():
+            for name, values in grid.items():
                 for v in values:
                     value = v * base_core if name == "burst_core_hours" else v
                     trial = {**current, name: value}
@@ -114,18 +119,26 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
     return {m: fitted[m] for m in only}, all_res
 
 
-def read_fitted(path):
-    """The CALIBRATED block of an earlier report."""
-    block = re.search(r"```python\n(.*?)```", Path(path).read_text(), re.S)
-    if block is None:
-        raise SystemExit(f"{path}: no ```python block with CALIBRATED")
-    namespace = {}
-    exec(block.group(1), namespace)  # our own report's literal dict
-    return namespace["CALIBRATED"]
+def parse_grid(items):
+    """GRID with the ``NAME=V1,V2,..`` items of ``--grid`` replacing their parameters' values."""
+    grid = dict(GRID)
+    for item in items:
+        name, _, values = item.partition("=")
+        name = name.strip()
+        if name not in GRID:
+            raise ValueError(f"--grid {item!r}: choose a parameter from {', '.join(GRID)}")
+        try:
+            grid[name] = tuple(float(v) for v in values.split(",") if v.strip())
+        except ValueError:
+            raise ValueError(f"--grid {item!r}: the values must be numbers") from None
+        if not grid[name]:
+            raise ValueError(f"--grid {item!r}: give at least one value")
+    return grid
 
 
-def report(fitted, all_res, scale, seed, predictor, seconds):
-    lines = [f"Fitted with `python bench/netti_calibrate.py --scale {scale:g} --seed {seed} --months {','.join(fitted)}` "
+def report(fitted, all_res, scale, seed, predictor, seconds, grid_args=(), fixed=None, sweeps=1):
+    extra = f" --sweeps {sweeps}" + (f" --fixed {fixed}" if fixed else "") + "".join(f" --grid {g}" for g in grid_args)
+    lines = [f"Fitted with `python bench/netti_calibrate.py --scale {scale:g} --seed {seed} --months {','.join(fitted)}{extra}` "
              f"(predictor {predictor}, node file order; {seconds:.0f} s).", "",
              "```python", "CALIBRATED = {"]
     for month, p in fitted.items():
@@ -151,17 +164,26 @@ def main(argv=None) -> int:
     ap.add_argument("--predictor", default=default_pred)
     ap.add_argument("--months", default=",".join(eurora_like.CHRONOLOGICAL),
                     help="months to fit (default all four, in order)")
-    ap.add_argument("--fixed", type=Path, help="an earlier report whose fitted values the other months keep")
+    ap.add_argument("--fixed", type=Path, help="an earlier report: the other months keep its fitted values, and the "
+                    "months fitted start from them")
+    ap.add_argument("--grid", action="append", default=[], metavar="NAME=V,..",
+                    help="replace one parameter's candidate values (repeatable; burst_core_hours in "
+                    "multiples of the paper's figure, as in GRID)")
     ap.add_argument("-o", "--output", type=Path, help="also write the report (Markdown) here")
     args = ap.parse_args(argv)
     only = tuple(m.strip() for m in args.months.split(",") if m.strip())
     if not only or any(m not in eurora_like.CHRONOLOGICAL for m in only):
         ap.error(f"--months: choose from {', '.join(eurora_like.CHRONOLOGICAL)}")
+    try:
+        grid = parse_grid(args.grid)
+    except ValueError as exc:
+        ap.error(str(exc))
     t0 = time.perf_counter()
     fitted, res = fit(args.scale, args.seed, args.predictor, args.sweeps,
                       lambda msg: print(f"[{time.perf_counter() - t0:.0f} s] {msg}", file=sys.stderr, flush=True),
-                      only, read_fitted(args.fixed) if args.fixed else None)
-    text = report(fitted, res, args.scale, args.seed, args.predictor, time.perf_counter() - t0)
+                      only, read_fitted(args.fixed) if args.fixed else None, grid)
+    text = report(fitted, res, args.scale, args.seed, args.predictor, time.perf_counter() - t0, args.grid, args.fixed,
+                  args.sweeps)
     print(text)
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

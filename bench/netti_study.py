@@ -40,6 +40,7 @@ end with the paper's gains for all four months.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -249,19 +250,33 @@ def chains_of(months):
     return [chain for chain in CHAINS if chain[-1] in months or any(m in months for m in chain)]
 
 
-def continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers=SCHEDULERS):
+def read_fitted(path):
+    """The CALIBRATED block of a bench/netti_calibrate.py report: {month: parameters}."""
+    block = re.search(r"```python\n(.*?)```", Path(path).read_text(), re.S)
+    if block is None:
+        raise SystemExit(f"{path}: no ```python block with CALIBRATED")
+    namespace = {}
+    exec(block.group(1), namespace)  # our own report's literal dict
+    return namespace["CALIBRATED"]
+
+
+def continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers=SCHEDULERS, fitted=None,
+                  fitted_from=()):
     """The continuous runs' tables: per node order and month, ours beside the paper's, and
-    a count of where the aware allocators gain."""
+    a count of where the aware allocators gain.  ``fitted``: {month: parameters} replacing
+    :data:`eurora_like.CALIBRATED`'s for those months (read from the reports ``fitted_from``)."""
     runs = []
     for chain in chains_of(months):
-        table, meta = eurora_like.generate_months(chain, seed, scale, calibrated=calibrated)
+        table, meta = eurora_like.generate_months(chain, seed, scale, calibrated=calibrated, overrides=fitted)
         runs.append((chain, table, meta))
     mach = machine.from_spec(runs[0][2]["machine"])
     loads = {m["name"]: m["offered_load"] for _, _, meta in runs for m in meta["months"]}
     head = (f"## Continuous runs: {' | '.join(' -> '.join(c) for c, _, _ in runs)} "
             f"({sum(t.n_jobs for _, t, _ in runs)} jobs, seed {seed}, scale {scale:g}: each month "
             f"{runs[0][2]['months'][0]['days']} day(s) at its real jobs per day; "
-            f"{'calibrated' if calibrated else 'presets only'})\n\n"
+            f"{'calibrated' if calibrated else 'presets only'}"
+            + (f"; {', '.join(sorted(fitted))} as fitted in {', '.join(map(str, fitted_from))}" if fitted else "")
+            + ")\n\n"
             + "Offered load per month (GPUs / cores): "
             + "; ".join(f"{name} {v['gpus']:.2f} / {v['cores']:.2f}" for name, v in loads.items()))
     parts = [head]
@@ -352,8 +367,16 @@ def main(argv=None) -> int:
     ap.add_argument("--cp-det-time", type=float,
                     help="cph's deterministic-time limit per CP-SAT solve (default: cph's own, 1); "
                     "the tables say when it is set")
+    ap.add_argument("--fitted", type=Path, action="append", default=[], metavar="REPORT",
+                    help="months take the fitted values of a bench/netti_calibrate.py report instead of "
+                    "eurora_like.CALIBRATED's (repeatable; a later report wins a month both fit)")
     ap.add_argument("-o", "--output", type=Path, help="also write the tables (Markdown) here")
     args = ap.parse_args(argv)
+    if args.fitted and args.uncalibrated:
+        ap.error("--fitted and --uncalibrated exclude each other")
+    fitted = {}
+    for path in args.fitted:
+        fitted.update(read_fitted(path))
     CPH_OPTIONS.clear()
     if args.cp_det_time is not None:
         if not args.cp_det_time > 0:
@@ -393,7 +416,7 @@ def main(argv=None) -> int:
             ap.error(f"unknown month {m!r}; choose from {', '.join(MONTHS)}")
     if months:
         text += "\n\n" + continuous_md(months, args.seed, args.scale, not args.uncalibrated, orders, args.predictor,
-                                      schedulers)
+                                      schedulers, fitted or None, args.fitted)
     text += (
         f"\n\ns = mean slowdown (wait + run) / run over jobs with run > 0; q = mean queue size over "
         f"dispatching instants; predictor {args.predictor}; {time.perf_counter() - t0:.0f} s.  "

@@ -49,7 +49,7 @@ def test_the_default_schedulers_leave_cph_out():
 def test_cp_det_time_reaches_cph_alone_and_is_said_under_the_tables(monkeypatch, capsys):
     seen = {}
 
-    def fake_continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers):
+    def fake_continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers, fitted=None, fitted_from=()):
         seen.update(cph=netti_study._options("cph"), sjf=netti_study._options("sjf"), schedulers=schedulers)
         return "(tables)"
 
@@ -64,3 +64,44 @@ def test_cp_det_time_reaches_cph_alone_and_is_said_under_the_tables(monkeypatch,
     with pytest.raises(SystemExit) as stop:
         netti_study.main([*argv, "--cp-det-time", "0"])
     assert stop.value.code == 2
+
+
+def test_fitted_reports_replace_the_calibrated_values_month_by_month(monkeypatch, tmp_path, capsys):
+    seen = {}
+
+    def fake_continuous_md(months, seed, scale, calibrated, orders, predictor, schedulers, fitted=None, fitted_from=()):
+        seen.update(fitted=fitted, calibrated=calibrated)
+        return "(tables)"
+
+    monkeypatch.setattr(netti_study, "continuous_md", fake_continuous_md)
+    first, second = tmp_path / "a.md", tmp_path / "b.md"
+    first.write_text("Fitted with ...\n\n```python\nCALIBRATED = {\n    'aug2014': {'rate': 2},\n"
+                     "    'sep2014': {'rate': 0.5},\n}\n```\n")
+    second.write_text("```python\nCALIBRATED = {'sep2014': {'rate': 1}}\n```\n")
+    argv = ["--months", "aug2014,sep2014", "--orders", "file", "--loads", "", "--no-instances"]
+    assert netti_study.main([*argv, "--fitted", str(first), "--fitted", str(second)]) == 0
+    assert seen == {"fitted": {"aug2014": {"rate": 2}, "sep2014": {"rate": 1}}, "calibrated": True}
+    assert netti_study.main(argv) == 0
+    assert seen["fitted"] is None
+    with pytest.raises(SystemExit):
+        netti_study.main([*argv, "--fitted", str(first), "--uncalibrated"])
+    capsys.readouterr()
+
+
+def test_continuous_md_heading_names_the_fitted_report(monkeypatch):
+    calls = []
+
+    def fake_generate_months(chain, seed, scale, calibrated=True, overrides=None):
+        calls.append(overrides)
+        return _Table(), {"machine": "m", "months": [{"name": m, "days": 3, "offered_load": {"gpus": 0.5, "cores": 0.25}}
+                                                      for m in chain]}
+
+    class _Table:
+        n_jobs = 7
+
+    monkeypatch.setattr(netti_study.eurora_like, "generate_months", fake_generate_months)
+    monkeypatch.setattr(netti_study.machine, "from_spec", lambda spec: spec)
+    text = netti_study.continuous_md(["apr2015"], 0, 0.1, True, (), "requested", ("sjf",),
+                                     {"apr2015": {"rate": 3.0}}, ["fit.md"])
+    assert calls == [{"apr2015": {"rate": 3.0}}]
+    assert "calibrated; apr2015 as fitted in fit.md)" in text
