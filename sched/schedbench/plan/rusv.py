@@ -110,7 +110,14 @@ def _is_free(meta, items):
 @inline_kernel
 def _first_stop_after(slots, n, t):
     """Index of the first of rows [0, n) whose stop is > t (n when none)."""
-    lo, hi = 0, n
+    return _first_stop_after_from(slots, 0, n, t)
+
+
+@inline_kernel
+def _first_stop_after_from(slots, lo, n, t):
+    """Index of the first of rows [lo, n) whose stop is > t (n when none), the rows
+    before lo known to stop at or before t."""
+    hi = n
     while lo < hi:
         mid = (lo + hi) >> 1
         if slots[mid, S_STOP] <= t:
@@ -1344,6 +1351,7 @@ kernel_add = _add
 kernel_add_two = _add_two
 kernel_earliest_fit = _earliest_fit
 kernel_first_stop_after = _first_stop_after
+kernel_first_stop_after_from = _first_stop_after_from
 kernel_max_in = _max_in
 kernel_value_at = _value_at
 kernel_earliest_fit_valid = _earliest_fit_valid

@@ -29,6 +29,7 @@ from ...plan.rusv import (
     kernel_earliest_fit,
     kernel_earliest_fit_indexed_call,
     kernel_first_stop_after,
+    kernel_first_stop_after_from,
     kernel_index_keep,
     kernel_max_in,
 )
@@ -176,14 +177,7 @@ def _row_after(slots, n, i, t):
         if i >= n or slots[i, S_STOP] > t:
             return i
         i += 1
-    lo, hi = i, n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if slots[mid, S_STOP] <= t:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    return kernel_first_stop_after_from(slots, i, n, t)
 
 
 @inline_kernel
