@@ -196,6 +196,28 @@ def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
         assert _full_until(rows, now, 2) == (x if x > now else now), (rows, now)
 
 
+def test_stays_at_most_before_on_random_vectors():
+    """pruning._stays_at_most_before against windows read instant by instant: whether
+    some window [t, t + d), now <= t < before, holds the vector at or below ``high``
+    throughout (the vector is 0 from 41 on)."""
+    from schedbench.schedulers.conservative.pruning import _stays_at_most_before
+
+    rng = np.random.default_rng(17)
+    checked = {True: 0, False: 0}
+    for rows, now, used in _random_node_vectors(19):
+        padded = np.concatenate([used, np.zeros(80, dtype=np.int64)])
+        slots, meta = _vector(rows)
+        for d in (1, 3, 8, 20):
+            for high in (0, 1, 2):
+                before = int(rng.integers(now + 1, 50))
+                want = any(padded[t : t + d].max() <= high for t in range(now, before))
+                got = bool(_stays_at_most_before(slots, meta, np.int64(now), np.int64(before), np.int64(d),
+                                                 np.int64(high)))
+                assert got == want, (rows, now, before, d, high)
+                checked[want] += 1
+    assert min(checked.values()) > 100  # both answers well represented
+
+
 INF = int(rusv.INF)  # what the prefix rows hold for a run without end
 
 

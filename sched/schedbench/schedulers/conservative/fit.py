@@ -43,6 +43,7 @@ from .pruning import (
     _full_until,
     _least_used_before,
     _longest_run_before,
+    _stays_at_most_before,
 )
 from .site import _clear_of_windows, _constraints_fit, _down_until, _unconstrained
 from .state import (
@@ -747,15 +748,29 @@ def _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
 
 
 @inline_kernel
-def _hosts_before(sched, cap, node, req, now, before, b0, d, own, keep):
+def _hosts_before(sched, cap, node, req, now, before, b0, d, own, keep, need):
     """The most units of a job (``req`` per unit, d seconds, ``keep`` cores kept on GPU
     nodes) ``node`` may host in a window starting in [now, before): 0 when
-    :func:`_node_may_host_before` rules it out, else what its most free amounts host
-    (left in wfree's row, kept cores taken off)."""
+    :func:`_node_may_host_before` rules it out, or when the caller's ``need`` units (1,
+    or an exact node count's share; 0: no test) fit in no such window on some requested
+    type (:func:`_stays_at_most_before`; not on the job's own nodes, ``own``, whose run
+    may go on into the booking the search takes off), else what its most free amounts
+    host (left in wfree's row, kept cores taken off)."""
     if not _node_may_host_before(sched, cap, node, req, now, before, b0, d, own):
         return np.int64(0)
     _take_kept(sched.wfree, cap, node, keep)
-    return np.int64(host(sched.wfree, node, req))
+    h = np.int64(host(sched.wfree, node, req))
+    if h < need or need <= 0 or own:
+        return h
+    kept = _node_kept(cap, node, keep)
+    for k in ACCELERATORS_FIRST:
+        if req[k] == 0:
+            continue
+        v = node * N_RES + k
+        high = cap[node, k] - need * req[k] - (kept if k == 0 else 0)
+        if not _stays_at_most_before(sched.nslots[v], sched.nmeta[v], now, before, d, high):
+            return np.int64(0)
+    return h
 
 
 @internal_kernel
@@ -802,7 +817,8 @@ def _nodes_may_host_before(sched, core, j, now, before, b0):
         node = wvalid[p, 5] if ordered else p
         if elig[node] == 0:
             continue
-        h = _hosts_before(sched, cap, node, req, now, before, b0, d, wvalid[node, 2] == -stamp, keep)
+        h = _hosts_before(sched, cap, node, req, now, before, b0, d, wvalid[node, 2] == -stamp, keep,
+                          share if req_nodes > 0 else np.int64(1))
         if (h >= share) if req_nodes > 0 else (h > 0):
             wvalid[live, 3] = node
             wvalid[node, 2] = stamp
@@ -891,7 +907,7 @@ def _own_nodes_may_host(sched, core, j, now, before, b0):
     d = _d(jobs, j)
     p = sched.book[j, B_PTR]
     for r in range(p, p + sched.book[j, B_COUNT]):
-        if _hosts_before(sched, cap, sched.bnodes[r, 0], req, now, before, b0, d, True, keep) >= need:
+        if _hosts_before(sched, cap, sched.bnodes[r, 0], req, now, before, b0, d, True, keep, need) >= need:
             return True
     return False
 
@@ -948,7 +964,7 @@ def _freed_floor(sched, core, j, now, b0, since):
         for u in range(p, p + count):
             if sched.bnodes[u, 0] == node:
                 own = True
-        if _hosts_before(sched, cap, node, req, now, hi, b0, d, own, keep) >= need:
+        if _hosts_before(sched, cap, node, req, now, hi, b0, d, own, keep, need) >= need:
             low = lo
     return low
 
