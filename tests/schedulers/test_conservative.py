@@ -197,10 +197,10 @@ def test_full_until_is_the_end_of_the_full_run_on_random_vectors():
 
 
 def test_stays_at_most_before_on_random_vectors():
-    """pruning._stays_at_most_before against windows read instant by instant: whether
+    """fit._stays_at_most_before against windows read instant by instant: whether
     some window [t, t + d), now <= t < before, holds the vector at or below ``high``
     throughout (the vector is 0 from 41 on)."""
-    from schedbench.schedulers.conservative.pruning import _stays_at_most_before
+    from schedbench.schedulers.conservative.fit import _stays_at_most_before
 
     rng = np.random.default_rng(17)
     checked = {True: 0, False: 0}

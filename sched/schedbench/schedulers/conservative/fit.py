@@ -43,7 +43,6 @@ from .pruning import (
     _full_until,
     _least_used_before,
     _longest_run_before,
-    _stays_at_most_before,
 )
 from .site import _clear_of_windows, _constraints_fit, _down_until, _unconstrained
 from .state import (
@@ -167,6 +166,17 @@ def _nodes_at(sched, core, alloc, j, t):
                  jobs[j, J_REQ_NODES], core.work[W_NODE], core.work[W_COUNT], core.elig[jobs[j, J_CLASS]])
     sched.scal[S_USED] = used
     return used >= 0
+
+
+@inline_kernel
+def _stays_at_most_before(slots, meta, now, before, d, high):
+    """Whether some window [t, t + d), now <= t < before, keeps a used vector at or below
+    ``high`` >= 0 throughout (gaps hold 0): a node hosts a unit of a job in a window only
+    if each requested type stays at or below its capacity less the unit's request there.
+    :func:`pruning._longest_run_before` answers this for ``high`` = capacity - 1 from
+    prefix rows; other bars are :func:`_first_window_below` of the bar above ``high``."""
+    i = kernel_first_stop_after(slots, meta[M_N], now)
+    return _first_window_below(slots, meta, i, now, d, high + 1, before) < before
 
 
 @inline_kernel

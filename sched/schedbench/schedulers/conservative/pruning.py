@@ -223,40 +223,6 @@ def _least_used_before(slots, meta, npmf, lo, now, t):
 
 
 @inline_kernel
-def _stays_at_most_before(slots, meta, now, before, d, high):
-    """Whether some window [t, t + d), now <= t < before, keeps a used vector at or below
-    ``high`` throughout (gaps hold 0): a node hosts a unit of a job in a window only if
-    each requested type stays at or below its capacity less the unit's request there.
-    :func:`_longest_run_before` answers this for ``high`` = capacity - 1 from prefix rows;
-    other bars are read from the vector, row by row from now, until a stretch at or
-    below ``high`` that begins before ``before`` lasts d, or none can begin any more."""
-    n = meta[M_N]
-    i = kernel_first_stop_after(slots, n, now)
-    begun = now  # the open stretch's start (-1: none open)
-    covered = now
-    while i < n:
-        start = slots[i, S_START]
-        if start > covered and begun < 0:
-            begun = covered  # a gap opens one
-        if slots[i, S_ITEMS] > high:
-            if 0 <= begun < before and start - begun >= d:
-                return True
-            begun = -1
-        elif begun < 0:
-            begun = max(start, now)
-        covered = slots[i, S_STOP]
-        if begun < 0:
-            if covered >= before:
-                return False
-        elif covered - begun >= d:
-            return begun < before
-        i += 1
-    if begun < 0:
-        begun = covered  # all free after the last row
-    return begun < before
-
-
-@inline_kernel
 def _below_cap_at(slots, meta, t, cap):
     """Whether a used vector holds less than ``cap`` at instant t."""
     n = meta[M_N]
