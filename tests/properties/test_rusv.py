@@ -135,6 +135,42 @@ def test_earliest_fit_is_the_first_window_that_fits(seq, size, d, t0, ex):
     assert limited == -1
 
 
+@settings(max_examples=150, deadline=None)
+@given(seq=st.lists(st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), max_size=20),
+       size=st.integers(0, AVL + 1), d=st.integers(1, 15), t0=st.integers(0, 40), clip=st.integers(0, H + 5),
+       short=st.integers(0, 10))
+def test_clipped_fit_is_the_first_window_that_fits_before_the_clip(seq, size, d, t0, clip, short):
+    """Windows [t, min(t + d, clip)) on any vector, even one above avl (then only the part
+    before the clip counts)."""
+    r, v = build(R.Kind.USED, seq)
+    used = np.concatenate([v, np.zeros(200, int)])
+    limit = max(clip - short, 0)
+    got = R.earliest_fit_clipped(r, size, d, t0, clip, limit=limit)
+    want = next((t for t in range(t0, limit) if (used[t:min(t + d, clip)] + size <= AVL).all()), -1)
+    assert got == (-1 if size > AVL else want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bookings=st.lists(st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), max_size=20),
+       move=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), t0=st.integers(0, H),
+       short=st.integers(0, 10))
+def test_clipped_fit_is_a_moved_bookings_earliest_fit(bookings, move, t0, short):
+    """What conservative compression relies on: on a plan that never exceeds avl (each
+    booking at its earliest fit) and holds a booking of ``size`` items at [b0, b0 + d),
+    the clipped search before b0 is the earliest fit with that booking excluded."""
+    r = R.new(AVL, cap=4)
+    for at, length, x in bookings:
+        t = R.earliest_fit(r, x, length, at)
+        R.increment(r, t, t + length, x)
+    at, d, size = move
+    b0 = R.earliest_fit(r, size, d, at)
+    R.increment(r, b0, b0 + d, size)
+    assert R.max_in(r, 0, 4 * H) <= AVL
+    limit = max(b0 - short, 0)
+    want = R.earliest_fit(r, size, d, t0, limit=limit, exclude=(b0, b0 + d, size))
+    assert R.earliest_fit_clipped(r, size, d, t0, b0, limit=limit) == want
+
+
 @st.composite
 def validities(draw):
     """Sorted disjoint [start, stop) intervals inside [0, 2H)."""

@@ -435,6 +435,47 @@ def _earliest_fit(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
         t = nxt
 
 
+@inline_kernel
+def _earliest_fit_clipped(slots, meta, size, d, t0, limit, clip):
+    """Earliest start t in [t0, limit) (s) such that the used vector plus ``size`` stays
+    within ``avl`` over [t, min(t + d, clip)); -1 when none.  ``d`` >= 1, ``limit`` <=
+    ``clip``.
+
+    A planner moving a booking of ``size`` items at [clip, clip + d) earlier searches
+    this way: a window that starts before clip and overlaps the booking holds, from clip
+    on, no more than the plan with the booking in it, which never exceeds ``avl``.  So the
+    window's part from clip on always fits, and only the rows before clip are read, each
+    window tested from its right end as in :func:`_earliest_fit`'s first phase (HPC2N on
+    a pool: 96 % of compression's successful searches overlap their own booking, where
+    :func:`_earliest_fit` sweeps piece by piece)."""
+    n = meta[M_N]
+    room = meta[M_AVL] - size
+    if room < 0:
+        return -1
+    i = _first_stop_after(slots, n, t0)
+    cand = t0
+    j = i  # rows [i, j) start before the window's end
+    ok = i  # rows [ok, j) are known to leave room
+    while cand < limit:
+        end = min(cand + d, clip)
+        while j < n and slots[j, S_START] < end:
+            j += 1
+        k = j - 1
+        while k >= ok and slots[k, S_ITEMS] <= room:
+            k -= 1
+        if k < ok:
+            return cand  # gaps leave room too
+        cand = slots[k, S_STOP]
+        ok = j
+    return -1
+
+
+@kernel
+def _earliest_fit_clipped_kernel(slots, meta, size, d, t0, limit, clip):
+    """Kernel entry of :func:`_earliest_fit_clipped`."""
+    return _earliest_fit_clipped(slots, meta, size, d, t0, limit, clip)
+
+
 @kernel
 def _earliest_fit_kernel(slots, meta, size, d, t0, limit, ex0, ex1, ex_items):
     """Kernel entry of :func:`_earliest_fit`."""
@@ -1331,6 +1372,18 @@ def earliest_fit(r: Rusv, size: int, d: int, t0: int, limit: int = int(INF),
     return int(_earliest_fit_indexed_kernel(r.slots, r.meta, index, *args))
 
 
+def earliest_fit_clipped(r: Rusv, size: int, d: int, t0: int, clip: int, limit: int | None = None) -> int:
+    """Earliest t >= t0, before ``limit`` (default ``clip``, at most ``clip``), at which
+    ``size`` more items fit in the used vector ``r`` over [t, min(t + d, clip)); -1 when
+    none.  When ``r`` holds a booking of ``size`` items at [clip, clip + d) and never
+    exceeds avl, this is :func:`earliest_fit` with that booking excluded."""
+    limit = clip if limit is None else limit
+    if r.meta[M_KIND] != Kind.USED or d < 1 or limit > clip:
+        raise ValueError("earliest_fit_clipped takes a used vector, d >= 1 and limit <= clip")
+    return int(_earliest_fit_clipped_kernel(r.slots, r.meta, np.int64(size), np.int64(d), np.int64(t0),
+                                            np.int64(limit), np.int64(clip)))
+
+
 def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, limit: int = int(INF)) -> int:
     """Earliest t >= t0 such that ``size`` more items stay within ``room`` in the used
     vector ``r`` at every instant of [t, t + d) inside the ``valid`` intervals (int64 (v,
@@ -1350,6 +1403,7 @@ def earliest_fit_valid(r: Rusv, size: int, d: int, t0: int, room: int, valid, li
 kernel_add = _add
 kernel_add_two = _add_two
 kernel_earliest_fit = _earliest_fit
+kernel_earliest_fit_clipped = _earliest_fit_clipped
 kernel_first_stop_after = _first_stop_after
 kernel_first_stop_after_from = _first_stop_after_from
 kernel_max_in = _max_in

@@ -27,6 +27,7 @@ from ...plan.rusv import (
     S_STOP,
     X_ON,
     kernel_earliest_fit,
+    kernel_earliest_fit_clipped,
     kernel_earliest_fit_indexed_call,
     kernel_first_stop_after,
     kernel_first_stop_after_from,
@@ -590,6 +591,18 @@ def _pool_fit(sched, k, size, d, t, limit, ex0, ex1, ex_items):
                         sched.scal[S_TRIM])
 
 
+@inline_kernel
+def _pool_move_fit(sched, k, size, d, t, limit, b0, e0):
+    """:func:`_pool_fit` for a job of ``size`` items of type k booked at [b0, e0) (e0 = b0
+    + d), before ``limit`` <= b0: a window overlapping the booking fits from b0 on (the
+    plan, booking included, never exceeds the machine), so a short plan reads only the
+    rows before b0 (``rusv.kernel_earliest_fit_clipped``)."""
+    index = _index_of(sched, k)
+    if index[0, 0] == 0 and sched.meta[k, M_N] <= index[X_ON, 0]:
+        return kernel_earliest_fit_clipped(sched.slots[k], sched.meta[k], size, d, t, limit, b0)
+    return _indexed_fit(sched.slots[k], sched.meta[k], index, size, d, t, limit, b0, e0, size, sched.scal[S_TRIM])
+
+
 @internal_kernel
 def _indexed_fit(slots, meta, index, size, d, t, limit, ex0, ex1, ex_items, trim):
     """:func:`_pool_fit` past the index's threshold.  The search is the RUSV module's own
@@ -667,7 +680,7 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     t0 = _free_start(sched, k, sched.size[j], now, limit)
     if t0 < 0:
         return -1
-    t = _pool_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0, sched.size[j])
+    t = _pool_move_fit(sched, k, sched.size[j], _d(core.jobs, j), t0, limit, b0, e0)
     if t < 0 or sched.scal[S_WINDOWS] == 0:
         return t
     return _earlier_fit_pool_windows(sched, core, j, t, limit, b0, e0)
@@ -689,7 +702,7 @@ def _earlier_fit_pool_windows(sched, core, j, t, limit, b0, e0):
             return t
         if t2 >= limit:
             return -1
-        t = _pool_fit(sched, k, size, d, t2, limit, b0, e0, size)
+        t = _pool_move_fit(sched, k, size, d, t2, limit, b0, e0)
         if t < 0:
             return -1
 
