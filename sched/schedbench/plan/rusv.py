@@ -195,9 +195,61 @@ def _split_at(slots, meta, i, t):
 @kernel
 def _add(slots, meta, start, stop, x):
     """⊕ (x > 0) or ⊖ (x < 0): add ``x`` items over [start, stop) (s), then normalise.
-    Returns False, changing nothing, when ``slots`` could overflow.  Changes slots, meta."""
+    Returns False, changing nothing, when ``slots`` could overflow.  Changes slots, meta.
+
+    With ``min_dist`` 1 and spare rows after the vector, the rows from the neighbour
+    before the interval to the one after it are rewritten, normalised, in the spare rows
+    and copied back, and the tail moves once, by the difference in rows (none when a
+    split at one end and a join at the other cancel, as when a booking is shortened);
+    :func:`_add_in_place` moved it for each split, for the gaps filled and for the joins
+    (HPC2N on a pool: 3.9 M additions, most of them a conservative compression's moves).
+    Otherwise (a coarser vector, or no spare rows) it is :func:`_add_in_place`; both give
+    the same rows."""
     if start >= stop or x == 0:
         return True
+    if meta[M_MIN_DIST] == 1:
+        n = meta[M_N]
+        i0 = _first_stop_after(slots, n, start)
+        i1 = _first_start_from(slots, n, i0, stop)  # an interval spans few rows
+        r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
+        r1 = min(i1 + 1, n)
+        most = 2 * (r1 - r0) + 6  # pieces: a row each, a gap before each and after, 2 cuts
+        base = slots.shape[0] - most
+        if n + most <= base:
+            v0 = _implicit(meta)
+            m = 0
+            for r in range(r0, min(i0, n)):
+                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            i = i0
+            if i < n and slots[i, S_START] < start:  # the part of the first row before start
+                m = _emit(slots, meta, base, m, slots[i, S_START], start, slots[i, S_ITEMS])
+            t = start
+            while t < stop:
+                v, nxt = _piece_at(slots, n, i, t, v0)
+                nxt = min(nxt, stop)
+                m = _emit(slots, meta, base, m, t, nxt, _clamped(meta, v + x))
+                if i < n and slots[i, S_STOP] <= nxt:
+                    i += 1
+                t = nxt
+            if i < n and slots[i, S_START] < stop:  # the part of the last row after stop
+                m = _emit(slots, meta, base, m, stop, slots[i, S_STOP], slots[i, S_ITEMS])
+                i += 1
+            for r in range(i, r1):
+                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            shift = m - (r1 - r0)
+            if shift != 0:
+                _memmove_rows(slots, r1 + shift, r1, n - r1)
+            _memmove_rows(slots, r0, base, m)
+            meta[M_N] = n + shift
+            return True
+    return _add_in_place(slots, meta, start, stop, x)
+
+
+@kernel
+def _add_in_place(slots, meta, start, stop, x):
+    """:func:`_add` within the vector's rows: splits, then the gaps filled, then
+    :func:`_normalise`, each moving the tail.  Returns False, changing nothing, when
+    ``slots`` could overflow.  Changes slots, meta."""
     n = meta[M_N]
     i0 = _first_stop_after(slots, n, start)
     i1 = _first_start_at(slots, n, stop)
