@@ -60,6 +60,26 @@ def test_increments_match_naive(seq, kind):
     assert np.array_equal(values(r), v)
 
 
+@settings(max_examples=200, deadline=None)
+@given(seq=ops, kind=st.sampled_from(list(R.Kind)),
+       op=st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(-AVL, AVL).filter(bool)))
+def test_addition_in_spare_rows_equals_the_one_in_place(seq, kind, op):
+    """kernel_add with spare rows for its rewrite (one tail move) gives the rows of the
+    in-place addition (a move per split, gap and join), which it falls back to without."""
+    r, v = build(kind, seq)
+    start, length, x = op
+    stop = min(start + length, H)
+    spare = R.copy(r)
+    R.grow(spare, 4 * int(r.meta[R.M_N]) + 64)
+    R.grow(r, int(r.meta[R.M_N]) + 8)  # room for the in-place addition only
+    assert R.kernel_add(spare.slots, spare.meta, np.int64(start), np.int64(stop), np.int64(x))
+    assert R._add_in_place(r.slots, r.meta, np.int64(start), np.int64(stop), np.int64(x))
+    naive_apply(v, kind, start, stop, x)
+    assert np.array_equal(R.slots_of(spare), R.slots_of(r))
+    assert_normal(spare)
+    assert np.array_equal(values(spare), v)
+
+
 @settings(max_examples=100, deadline=None)
 @given(seq=st.lists(st.tuples(st.integers(0, H - 1), st.integers(1, 20), st.integers(1, AVL)), max_size=20),
        extra=st.tuples(st.integers(0, H - 1), st.integers(1, 30), st.integers(1, AVL)))
