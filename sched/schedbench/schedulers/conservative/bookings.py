@@ -309,4 +309,4 @@ def _set_booking(jobs, sched, j, begin, end):
     book[j, B_BEGIN] = begin
     book[j, B_END] = end
     if begin != old:
-        _wake_push(jobs, book, sched.wake, sched.scal, begin, j)
+        _wake_push(sched.wake, sched.scal, begin, j)

@@ -16,7 +16,6 @@ from .state import (
     S_LIVE,
     S_NOW,
     S_SITE,
-    S_WDROP,
     S_WINDOW_GAP,
     S_WINDOWS,
     ConservativeNodes,
@@ -24,7 +23,7 @@ from .state import (
     _pool_pmf,
     _vectors,
 )
-from .wake import WAKE_SLACK
+from .wake import H_AT
 
 
 def _most_arrivals(J: np.ndarray) -> int:
@@ -46,8 +45,8 @@ def conservative(setup) -> JittedScheduler:
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
     scal[S_FULL_AT] = -1
-    wake = np.zeros((2 * n + 16, 2), dtype=np.int64)
-    scal[S_WDROP] = min(wake.shape[0], WAKE_SLACK)  # wake._wake_push's rule with no entries yet
+    wake = np.zeros((n + 16, 3), dtype=np.int64)
+    wake[:, H_AT] = -1  # no job has an entry
     scal[S_AMAX] = _most_arrivals(J)
     site = _site_plan(arrays, n, capacity.shape[0], cap)
     scal[S_SITE] = int(site.crow.shape[0] > 0)

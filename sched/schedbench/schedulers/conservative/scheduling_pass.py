@@ -64,7 +64,7 @@ def _expire(sched, core, j, now):
     sched.book[j, B_END] = new_end
     sched.scal[S_EXTENDED] = 1
     if start + jobs[j, J_RUN] > new_end:
-        _wake_push(jobs, sched.book, sched.wake, sched.scal, new_end, -(j + 1))
+        _wake_push(sched.wake, sched.scal, new_end, -(j + 1))
 
 
 @internal_kernel
@@ -197,7 +197,7 @@ def _start_due(sched, core, alloc, now):
         if _start(sched, core, alloc, j, now):
             end = sched.book[j, B_END]
             if now + jobs[j, J_RUN] > end:
-                _wake_push(jobs, sched.book, sched.wake, sc, end, -(j + 1))
+                _wake_push(sched.wake, sc, end, -(j + 1))
         else:
             sc[S_GROW] = -1  # unreachable: the plan never exceeds the machine
     sc[S_NSTART] = 0

@@ -38,7 +38,7 @@ S_ENDS_ADDED = 18  # nodes: booking ends ever written to sched.ends_log (the nex
 S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: every node is live)
 S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
 S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
-S_WDROP = 22  # wake-heap entries at which its stale ones are dropped next (see wake._wake_push)
+# slot 22 is free (it was the lazy wake heap's drop threshold)
 # nodes, compression: the last try that found nothing since the plan last changed (fit._failed_like)
 S_MEMO_LIMIT = 23  # the instant before which it found no window (-1: none remembered)
 S_MEMO_CLASS = 24  # its job's node class, units, booking length, node count and cores kept on GPU nodes
@@ -91,9 +91,9 @@ class ConservativePool(NamedTuple):
 
     slots int64 (N_RES, cap, 3) and meta int64 (N_RES, 5): the plan, one used RUSV per
     resource type; book int64 (n, 6): each job's booking (``B_*``); ptype int64 (n,): the
-    job's resource type and size int64 (n,): its units; wake int64 (2n + 16, 2): lazy
-    min-heap of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry
-    of job j's booking; arrivals, starting int64 (n,): buffers; pmf int64 (2 + N_RES
+    job's resource type and size int64 (n,): its units; wake int64 (n + 16, 3): min-heap
+    of (time, code), code j >= 0 a planned start of job j, -(j + 1) the expiry of job j's
+    booking, at most one entry per job, whose row column 2 keeps (:mod:`.wake`); arrivals, starting int64 (n,): buffers; pmf int64 (2 + N_RES
     X_WIDTH, cap): rows 0-1 the plan's prefix maximum of free items (stop, max free over
     [now, stop)), then each type's slot index (:mod:`schedbench.plan.rusv`, "the slot
     index"; :func:`_index_of`), kept by every booking, built when its vector passes
