@@ -94,6 +94,17 @@ after its predicted end is believed to run its submission-time prediction plus t
 step it has not outlived (the fork applies one step at each expiry; the core asks at
 decision points only, which ends at the same step), at most its cap, and the cap once the
 steps run out.  Which of the two the paper's Tables 2-3 used is what the text would settle.
+Searched again for issue 30 (public pages, code, issues, docs): no retrievable copy of the
+paper's body, Tables or correction section (a transcript exists at documents.pub, "...
+Pred07TPDS.pdf", but only its first page is stored), nor of Tsafrir's 2006 thesis.  Two
+further facts, neither settling the choice: the authors' patent (US 8,261,283 B2, filed
+2006; abstract) claims only "a prediction updater operative, if the current run-time ...
+exceeds the current run-time prediction, to generate an updated run-time prediction to
+exceed the current run-time", which both readings satisfy; and a third-party config
+"intended to reproduce EASY++" (``algo74/predictsim``,
+``configs/predcompare/EASY-SJBF_Tsafrir.py``) picks the fork's ``reqtime`` corrector, the
+first reading.  So the text-versus-code rule cannot be applied yet: ``tsafrir`` follows
+the authors' group's code (pyss), ``tsafrir-steps`` a third party's reading of the paper.
 Also unsaid there: whether a correction falling at the instant of a decision applies
 before it (here it does: a job still running at its predicted end has outlived it).
 
