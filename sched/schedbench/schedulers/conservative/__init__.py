@@ -13,7 +13,8 @@ is booked again in queue order; else after a release the queue is *compressed* (
 in queue order, moves to its earliest fit when that is earlier than its booking); then
 each arrival is booked at its earliest fit; then every job whose booking begins now
 starts, in queue order.  The scheduler asks the core for a pass at every planned start and
-every expiry (:func:`schedbench.core.hooks.sched_wake`), from a lazy min-heap of them.
+every expiry (:func:`schedbench.core.hooks.sched_wake`), from a min-heap of them with
+one entry per job.
 
 Compression prunes jobs that cannot move: a job can start earlier only if at some instant
 before its booking at least its size is free, so the largest free amount before each
