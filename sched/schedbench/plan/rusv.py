@@ -214,8 +214,11 @@ def _add(slots, meta, start, stop, x):
         r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
         r1 = min(i1 + 1, n)
         most = 2 * (r1 - r0) + 6  # pieces: a row each, a gap before each and after, 2 cuts
-        base = slots.shape[0] - most
-        if n + most <= base:
+        # the spare rows just past the farthest the tail may move: rows the vector's own
+        # pages hold, where the end of its room would fault fresh pages in (the arrays
+        # grow into new zeroed ones)
+        base = n + most
+        if base + most <= slots.shape[0]:
             v0 = _implicit(meta)
             m = 0
             for r in range(r0, min(i0, n)):
@@ -343,8 +346,8 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
         r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
         r1 = min(i1 + 1, n)
         most = 2 * (r1 - r0) + 8  # pieces: a row each, a gap before each and after, 4 cuts
-        base = cap - most
-        if n + most <= base:
+        base = n + most  # (as in _add: near the vector, not at the end of its room)
+        if base + most <= cap:
             v0 = _implicit(meta)
             m = 0
             for r in range(r0, min(i0, n)):
