@@ -176,12 +176,12 @@ class ConservativeNodes(NamedTuple):
 _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-def _by_state(stub, pool_impl, node_impl, inline_pool=False):
+def _by_state(stub, pool_impl, node_impl, inline_pool=False, inline_nodes=False):
     """Make ``stub`` callable from kernels: it compiles to ``pool_impl`` or ``node_impl``
-    by the class of its first argument (as the core's hooks do).  ``inline_pool``: the
-    pool variant is inlined where it is called (a thin one on a hot path, where a call,
-    which passes every array of the states it takes, would cost more than its work); the
-    node variant stays a call."""
+    by the class of its first argument (as the core's hooks do).  ``inline_pool`` /
+    ``inline_nodes``: that variant is inlined where it is called (a thin one on a hot
+    path, or one with a single caller, where a call, which passes every array of the
+    states it takes, would cost more than its work); otherwise it stays a call."""
 
     def typing_for(nodes):
         # nodes: True (the node state only), False (any other), None (any)
@@ -194,11 +194,14 @@ def _by_state(stub, pool_impl, node_impl, inline_pool=False):
         typing.__signature__ = inspect.signature(stub)
         return typing
 
-    if inline_pool:
-        overload(stub, jit_options=_OVERLOAD_OPTIONS, inline="always")(typing_for(False))
-        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(True))
+    def inlined(yes):
+        return {"inline": "always"} if yes else {}
+
+    if inline_pool == inline_nodes:
+        overload(stub, jit_options=_OVERLOAD_OPTIONS, **inlined(inline_pool))(typing_for(None))
     else:
-        overload(stub, jit_options=_OVERLOAD_OPTIONS)(typing_for(None))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS, **inlined(inline_pool))(typing_for(False))
+        overload(stub, jit_options=_OVERLOAD_OPTIONS, **inlined(inline_nodes))(typing_for(True))
     return stub
 
 
