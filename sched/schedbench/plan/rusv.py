@@ -220,9 +220,7 @@ def _add(slots, meta, start, stop, x):
         base = n + most
         if base + most <= slots.shape[0]:
             v0 = _implicit(meta)
-            m = 0
-            for r in range(r0, min(i0, n)):
-                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            m = _emit_rows(slots, meta, base, 0, r0, min(i0, n))
             i = i0
             if i < n and slots[i, S_START] < start:  # the part of the first row before start
                 m = _emit(slots, meta, base, m, slots[i, S_START], start, slots[i, S_ITEMS])
@@ -237,13 +235,7 @@ def _add(slots, meta, start, stop, x):
             if i < n and slots[i, S_START] < stop:  # the part of the last row after stop
                 m = _emit(slots, meta, base, m, stop, slots[i, S_STOP], slots[i, S_ITEMS])
                 i += 1
-            for r in range(i, r1):
-                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
-            shift = m - (r1 - r0)
-            if shift != 0:
-                _memmove_rows(slots, r1 + shift, r1, n - r1)
-            _memmove_rows(slots, r0, base, m)
-            meta[M_N] = n + shift
+            _put_back(slots, meta, base, _emit_rows(slots, meta, base, m, i, r1), r0, r1)
             return True
     return _add_in_place(slots, meta, start, stop, x)
 
@@ -323,6 +315,27 @@ def _clamped(meta, items):
     return _implicit(meta) if _is_free(meta, items) else items
 
 
+@inline_kernel
+def _emit_rows(slots, meta, base, m, a, b):
+    """Append rows [a, b) as they are to the rewritten rows at slots[base : base + m]
+    (:func:`_emit`); returns the new count."""
+    for r in range(a, b):
+        m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+    return m
+
+
+@inline_kernel
+def _put_back(slots, meta, base, m, r0, r1):
+    """Replace rows [r0, r1) by the m rows rewritten at slots[base : base + m] (past the
+    farthest the tail may move), moving the tail once."""
+    n = meta[M_N]
+    shift = m - (r1 - r0)
+    if shift != 0:
+        _memmove_rows(slots, r1 + shift, r1, n - r1)
+    _memmove_rows(slots, r0, base, m)
+    meta[M_N] = n + shift
+
+
 @kernel
 def _add_two(slots, meta, a0, a1, x, c0, c1, y):
     """⊕/⊖ ``x`` over [a0, a1), then ``y`` over [c0, c1) (s), exactly as two :func:`_add`
@@ -349,9 +362,7 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
         base = n + most  # (as in _add: near the vector, not at the end of its room)
         if base + most <= cap:
             v0 = _implicit(meta)
-            m = 0
-            for r in range(r0, min(i0, n)):
-                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
+            m = _emit_rows(slots, meta, base, 0, r0, min(i0, n))
             i = i0
             if i < n and slots[i, S_START] < lo:  # the part of the first row before lo
                 m = _emit(slots, meta, base, m, slots[i, S_START], lo, slots[i, S_ITEMS])
@@ -372,13 +383,7 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
             if i < n and slots[i, S_START] < hi:  # the part of the last row after hi
                 m = _emit(slots, meta, base, m, hi, slots[i, S_STOP], slots[i, S_ITEMS])
                 i += 1
-            for r in range(i, r1):
-                m = _emit(slots, meta, base, m, slots[r, S_START], slots[r, S_STOP], slots[r, S_ITEMS])
-            shift = m - (r1 - r0)
-            if shift != 0:
-                _memmove_rows(slots, r1 + shift, r1, n - r1)
-            _memmove_rows(slots, r0, base, m)
-            meta[M_N] = n + shift
+            _put_back(slots, meta, base, _emit_rows(slots, meta, base, m, i, r1), r0, r1)
             return True
     # the two operations, when both surely have room: the first leaves at most n1 rows
     n1 = n + (_first_start_at(slots, n, a1) - _first_stop_after(slots, n, a0)) + 3
@@ -507,14 +512,11 @@ def _earliest_fit_clipped(slots, meta, size, d, t0, limit, clip):
     room = meta[M_AVL] - size
     if room < 0:
         return -1
-    i = _first_stop_after(slots, n, t0)
     cand = t0
-    j = i  # rows [i, j) start before the window's end
-    ok = i  # rows [ok, j) are known to leave room
+    j = _first_stop_after(slots, n, t0)
+    ok = j  # rows [ok, j) are known to leave room
     while cand < limit:
-        end = min(cand + d, clip)
-        while j < n and slots[j, S_START] < end:
-            j += 1
+        j = _first_start_from(slots, n, j, min(cand + d, clip))  # rows [.., j) start before the window's end
         k = j - 1
         while k >= ok and slots[k, S_ITEMS] <= room:
             k -= 1
@@ -1116,24 +1118,9 @@ def _earliest_fit_far(slots, meta, size, d, t0, limit):
     """:func:`_earliest_fit` without a moved booking, finding each window's end by
     galloping rather than by stepping through its rows: a window is read from its right
     end back to its last row without room only, so a search through a region where long
-    windows keep failing reads a few rows per window instead of all of them."""
-    n = meta[M_N]
-    room = meta[M_AVL] - size
-    if room < 0:
-        return -1
-    cand = t0
-    j = _first_stop_after(slots, n, t0)
-    ok = j  # rows [ok, j) are known to leave room
-    while cand < limit:
-        j = _first_start_from(slots, n, j, cand + d)
-        k = j - 1
-        while k >= ok and slots[k, S_ITEMS] <= room:
-            k -= 1
-        if k < ok:
-            return cand  # gaps leave room too
-        cand = slots[k, S_STOP]
-        ok = j
-    return -1
+    windows keep failing reads a few rows per window instead of all of them (the clipped
+    search with nothing to clip)."""
+    return _earliest_fit_clipped(slots, meta, size, d, t0, limit, INF)
 
 
 @kernel
