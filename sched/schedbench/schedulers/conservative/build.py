@@ -13,7 +13,10 @@ from .state import (
     N_SCAL,
     S_AMAX,
     S_FULL_AT,
+    S_FULL_AT_GPU,
+    S_FULL_AT_MIC,
     S_LIVE,
+    S_LIVE_KEY,
     S_NOW,
     S_SITE,
     S_WINDOW_GAP,
@@ -44,7 +47,8 @@ def conservative(setup) -> JittedScheduler:
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
-    scal[S_FULL_AT] = -1
+    scal[S_FULL_AT] = scal[S_FULL_AT_GPU] = scal[S_FULL_AT_MIC] = -1
+    scal[S_LIVE_KEY] = -1
     wake = np.zeros((n + 16, 3), dtype=np.int64)
     wake[:, H_AT] = -1  # no job has an entry
     scal[S_AMAX] = _most_arrivals(J)
@@ -75,7 +79,9 @@ def conservative(setup) -> JittedScheduler:
         slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
         wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64),
-                               np.arange(m, dtype=np.int64)[:, None], np.zeros((m, N_RES), np.int64)], axis=1),
+                               np.arange(m, dtype=np.int64)[:, None], np.zeros((m, N_RES), np.int64),
+                               np.zeros((m, 1), np.int64), np.arange(m, dtype=np.int64)[:, None],
+                               np.zeros((m, 1), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1),
         order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
         ends_log=np.zeros(4 * ENDS_LOG, dtype=np.int64),

@@ -31,7 +31,6 @@ from .state import (
     S_EXTENDED,
     S_FREED,
     S_FREED_NOW,
-    S_FULL_AT,
     S_GROW,
     S_MEMO_LIMIT,
     S_NARR,
@@ -45,6 +44,7 @@ from .state import (
     ConservativePool,
     _by_state,
     _d,
+    _orders_stale,
 )
 from .wake import _wake_pop, _wake_push, _wake_valid
 
@@ -216,7 +216,7 @@ def _trim_nodes_pool(sched, now):
 def _trim_nodes_nodes(sched, now):
     _trim_vectors(sched.nslots, sched.nmeta, now)
     sched.npmf_n[:] = -1  # they start at the instant
-    sched.scal[S_FULL_AT] = -1  # (and the order read from them)
+    _orders_stale(sched.scal)  # (and the orders read from them)
 
 
 _by_state(_trim_nodes, _trim_nodes_pool, _trim_nodes_nodes)

@@ -11,7 +11,7 @@ import numpy as np
 from numba.extending import overload
 
 from ..._jit import inline_kernel
-from ...core.layout import J_PRED
+from ...core.layout import J_PRED, N_RES
 from ...plan import rusv
 from ...plan.rusv import M_AVL, M_KIND, M_MAX_AVL, M_MIN_DIST, X_WIDTH, Kind
 
@@ -38,7 +38,7 @@ S_ENDS_ADDED = 18  # nodes: booking ends ever written to sched.ends_log (the nex
 S_LIVE = 19  # nodes: compression's live nodes in sched.wvalid column 3 (-1: every node is live)
 S_FULL_AT = 20  # nodes: the instant sched.wvalid columns 4-5 (the full-until order) were built at (-1: stale)
 S_STAMP = 21  # nodes: the number of compression's last per-node bound (its live nodes hold it in wvalid column 2)
-# slot 22 is free (it was the lazy wake heap's drop threshold)
+S_FULL_AT_GPU = 22  # nodes: as S_FULL_AT, for sched.wvalid's GPU order (W_KEY[1], W_ORDER[1])
 # nodes, compression: the last try that found nothing since the plan last changed (fit._failed_like)
 S_MEMO_LIMIT = 23  # the instant before which it found no window (-1: none remembered)
 S_MEMO_CLASS = 24  # its job's node class, units, booking length, node count and cores kept on GPU nodes
@@ -51,9 +51,17 @@ S_TRY_LIMIT = 33  # the running try's limit when it is one to remember (-1: not)
 S_WINDOWS = 34  # pool: 1 when the site has maintenance windows (every node the same ones)
 S_WINDOW_GAP = 35  # pool: the longest gap between two of those windows (s; a longer booking fits only after them)
 S_FREED_ADDED = 36  # nodes: entries ever written to the freed-room ring of sched.ends_log
-N_SCAL = 37
+S_FULL_AT_MIC = 37  # nodes: as S_FULL_AT, for the MIC order (W_KEY[2], W_ORDER[2])
+S_FULL_AT_OF = (S_FULL_AT, S_FULL_AT_GPU, S_FULL_AT_MIC)  # by order (W_KEY)
+S_LIVE_KEY = 38  # nodes: the wvalid column of the key the live nodes are listed by (-1: not in key order)
+N_SCAL = 39
 
 W_ROW = 6  # sched.wvalid's first row-cursor column (nodes; see ConservativeNodes)
+# sched.wvalid's full-until orders (nodes): order o's key column (the instant until which
+# the node hosts nothing of a job of that order's types) and its node column; o = 0 the
+# first type (cores), 1 cores and GPUs, 2 cores and MICs
+W_KEY = (4, W_ROW + N_RES, W_ROW + N_RES + 2)
+W_ORDER = (5, W_ROW + N_RES + 1, W_ROW + N_RES + 3)
 
 # Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), the number of booking
@@ -122,17 +130,20 @@ class ConservativeNodes(NamedTuple):
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
     wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
-    int64 (m, 6 + N_RES): during one earliest-fit search, for each node the instant before which
+    int64 (m, 10 + N_RES): during one earliest-fit search, for each node the instant before which
     its row of wfree (the job's types) stays exact for every later candidate window
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
     during compression's search, column 3 lists the eligible nodes that may host some of
     the job before its booking (the live ones, sched.scal[S_LIVE] of them; the search
     reads no other node), and column 2 holds sched.scal[S_STAMP] on them (and minus it
-    on the job's own nodes that are not live); column 4: the
-    instant until which a node's first type is at capacity from now on (INF without that
-    type), and column 5 the nodes in that order (built at sched.scal[S_FULL_AT], once
-    per compression and again after each move): the nodes full until a booking begins,
-    a suffix of it, are left out of compression's bound without being read; columns
+    on the job's own nodes that are not live); three full-until orders, o = 0 (cores),
+    1 (cores and GPUs), 2 (cores and MICs): column W_KEY[o], the instant until which
+    some of the order's types is at capacity on the node from now on (INF without one of
+    them), and column W_ORDER[o] the nodes in that order (built at sched.scal[S_FULL_AT],
+    S_FULL_AT_GPU, S_FULL_AT_MIC, when a search first needs it at an instant and after
+    each move): the nodes full until a booking begins, a suffix of the order of the job's
+    types, are left out of compression's bound without being read, and the live nodes
+    are listed in that order (its key column in sched.scal[S_LIVE_KEY]); columns
     W_ROW + k (k < N_RES): during one earliest-fit search, a row of the node's vector of
     type k at or before the first whose stop is after the search's candidate (candidates
     only move forward, so the next search of that vector starts there: 0 at the search's
@@ -174,6 +185,14 @@ class ConservativeNodes(NamedTuple):
 
 
 _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+@inline_kernel
+def _orders_stale(scal):
+    """(nodes) Every full-until order of sched.wvalid is to be built again before use."""
+    scal[S_FULL_AT] = -1
+    scal[S_FULL_AT_GPU] = -1
+    scal[S_FULL_AT_MIC] = -1
 
 
 def _by_state(stub, pool_impl, node_impl, inline_pool=False, inline_nodes=False):
