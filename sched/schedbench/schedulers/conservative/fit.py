@@ -263,7 +263,7 @@ def _live_node(sched, p):
 
 
 @inline_kernel
-def _live_sorted(sched, jobs, j):
+def _live_sorted(sched):
     """Whether the nodes a search reads are compression's live nodes listed in a
     full-until order (key column sched.scal[S_LIVE_KEY]; :func:`_nodes_may_host_before`
     lists them so when the job requests the order's types and each node's share of it is
@@ -275,12 +275,13 @@ def _live_sorted(sched, jobs, j):
 
 
 @inline_kernel
-def _hosting_count(sched, jobs, j, t):
+def _hosting_count(sched, t):
     """How many of the nodes a search reads (:func:`_live_count`, in their order) may host
-    some of job j at candidate t: with :func:`_live_sorted`, the live nodes whose first
-    type is not full at t (those full until after t come last); else all of them."""
+    some of the job at candidate t: with :func:`_live_sorted`, the live nodes not full at t
+    on the types of their order's key (those full until after t come last); else all of
+    them."""
     count = _live_count(sched)
-    if not _live_sorted(sched, jobs, j):
+    if not _live_sorted(sched):
         return count
     return _first_full_after(sched.wvalid, 3, sched.scal[S_LIVE_KEY], count, t)
 
@@ -370,7 +371,7 @@ def _refresh_nodes(sched, core, j, t, d):
     wvalid = sched.wvalid
     elig = core.elig[jobs[j, J_CLASS]]
     keep = _kept_cores(sched, jobs, j)
-    for p in range(_hosting_count(sched, jobs, j, t)):
+    for p in range(_hosting_count(sched, t)):
         node = _live_node(sched, p)
         if elig[node] == 0 or wvalid[node, 0] > t:
             continue
@@ -435,7 +436,7 @@ def _fails_until(sched, core, j, t, d, limit):
     n = 0
     # (the nodes compression's bound leaves out host nothing and may only rise at INF:
     # leaving them out changes neither the sum nor the first instant that covers it)
-    hosting = _hosting_count(sched, jobs, j, t)
+    hosting = _hosting_count(sched, t)
     for p in range(hosting):
         node = _live_node(sched, p)
         if elig[node] == 0:
@@ -516,7 +517,7 @@ def _live_fits(sched, core, j, elig, t):
     req_nodes = jobs[j, J_REQ_NODES]
     share = units // req_nodes if req_nodes > 0 else 0
     got = np.int64(0)
-    for p in range(_hosting_count(sched, jobs, j, t)):
+    for p in range(_hosting_count(sched, t)):
         h = host(sched.wfree, sched.wvalid[p, 3], req)
         got += np.int64(h >= share) if req_nodes > 0 else h
     return got >= (req_nodes if req_nodes > 0 else units)
