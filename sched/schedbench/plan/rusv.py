@@ -209,16 +209,8 @@ def _add(slots, meta, start, stop, x):
         return True
     if meta[M_MIN_DIST] == 1:
         n = meta[M_N]
-        i0 = _first_stop_after(slots, n, start)
-        i1 = _first_start_from(slots, n, i0, stop)  # an interval spans few rows
-        r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
-        r1 = min(i1 + 1, n)
-        most = 2 * (r1 - r0) + 6  # pieces: a row each, a gap before each and after, 2 cuts
-        # the spare rows just past the farthest the tail may move: rows the vector's own
-        # pages hold, where the end of its room would fault fresh pages in (the arrays
-        # grow into new zeroed ones)
-        base = n + most
-        if base + most <= slots.shape[0]:
+        i0, r0, r1, base = _spare_rows(slots, n, start, stop, 2)
+        if base >= 0:
             v0 = _implicit(meta)
             m = _emit_rows(slots, meta, base, 0, r0, min(i0, n))
             i = i0
@@ -316,6 +308,24 @@ def _clamped(meta, items):
 
 
 @inline_kernel
+def _spare_rows(slots, n, lo, hi, cuts):
+    """Where a rewrite of the rows meeting [lo, hi) goes (:func:`_add`, :func:`_add_two`):
+    (i0, r0, r1, base), i0 the first row whose stop is > lo, rows [r0, r1) those rows with
+    a neighbour each side to join with, and base the first spare row to write them at,
+    -1 when the vector has no room for them.  The spare rows lie just past the farthest
+    the tail may move (each row and the gap before it give at most two pieces, and each
+    of ``cuts`` interval ends one more): rows on the vector's own pages, where the end of
+    its room is a page nothing touches (the arrays grow into new zeroed ones)."""
+    i0 = _first_stop_after(slots, n, lo)
+    i1 = _first_start_from(slots, n, i0, hi)  # an interval spans few rows
+    r0 = max(i0 - 1, 0)
+    r1 = min(i1 + 1, n)
+    most = 2 * (r1 - r0) + 4 + cuts
+    base = n + most
+    return i0, r0, r1, (base if base + most <= slots.shape[0] else -1)
+
+
+@inline_kernel
 def _emit_rows(slots, meta, base, m, a, b):
     """Append rows [a, b) as they are to the rewritten rows at slots[base : base + m]
     (:func:`_emit`); returns the new count."""
@@ -354,13 +364,8 @@ def _add_two(slots, meta, a0, a1, x, c0, c1, y):
     lo = min(a0, c0)
     hi = max(a1, c1)
     if meta[M_MIN_DIST] == 1 and a0 < a1 and c0 < c1 and x != 0 and y != 0:
-        i0 = _first_stop_after(slots, n, lo)
-        i1 = _first_start_at(slots, n, hi)
-        r0 = max(i0 - 1, 0)  # one neighbour each side, to join with
-        r1 = min(i1 + 1, n)
-        most = 2 * (r1 - r0) + 8  # pieces: a row each, a gap before each and after, 4 cuts
-        base = n + most  # (as in _add: near the vector, not at the end of its room)
-        if base + most <= cap:
+        i0, r0, r1, base = _spare_rows(slots, n, lo, hi, 4)
+        if base >= 0:
             v0 = _implicit(meta)
             m = _emit_rows(slots, meta, base, 0, r0, min(i0, n))
             i = i0

@@ -21,6 +21,7 @@ from .state import (
     S_SITE,
     S_WINDOW_GAP,
     S_WINDOWS,
+    W_ORDER,
     ConservativeNodes,
     ConservativePool,
     _pool_pmf,
@@ -34,6 +35,16 @@ def _most_arrivals(J: np.ndarray) -> int:
     if live.size == 0:
         return 0
     return int(np.unique(live, return_counts=True)[1].max())
+
+
+def _wvalid(m: int) -> np.ndarray:
+    """sched.wvalid for m nodes (:class:`ConservativeNodes`): nothing computed (columns
+    0-1 at -1), every full-until order the node index order, the rest 0."""
+    wvalid = np.zeros((m, max(W_ORDER) + 1), dtype=np.int64)
+    wvalid[:, :2] = -1
+    for col in W_ORDER:
+        wvalid[:, col] = np.arange(m)
+    return wvalid
 
 
 def conservative(setup) -> JittedScheduler:
@@ -78,10 +89,7 @@ def conservative(setup) -> JittedScheduler:
     state = ConservativeNodes(
         slots=slots, meta=meta, **common, nslots=nslots, nmeta=nmeta,
         bnodes=np.zeros((rows, 3), dtype=np.int64), wfree=np.zeros((m, N_RES), dtype=np.int64),
-        wvalid=np.concatenate([np.full((m, 2), -1, np.int64), np.zeros((m, 3), np.int64),
-                               np.arange(m, dtype=np.int64)[:, None], np.zeros((m, N_RES), np.int64),
-                               np.zeros((m, 1), np.int64), np.arange(m, dtype=np.int64)[:, None],
-                               np.zeros((m, 1), np.int64), np.arange(m, dtype=np.int64)[:, None]], axis=1),
+        wvalid=_wvalid(m),
         order=np.arange(m, dtype=np.int64), key=np.zeros(m),
         tmp=np.zeros(m, dtype=np.int64), npmf=np.zeros_like(nslots), npmf_n=np.full(m * N_RES, -1, dtype=np.int64),
         ends_log=np.zeros(4 * ENDS_LOG, dtype=np.int64),
