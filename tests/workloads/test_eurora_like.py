@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 
 from schedbench.cli import main as cli
@@ -182,6 +183,16 @@ def test_cli_end_to_end(tmp_path, capsys):
     expected, _ = el.generate(500, np.random.default_rng(1))
     assert table.equals(expected)
     assert cli.main(["workload", "eurora-like", "--jobs", "5", "--seed", "1", "--load", "-1", "-o", str(path)]) == 2
+
+
+def test_cli_output_without_extension_replays(tmp_path):
+    """`-o NAME` writes Parquet whatever the name; `replay NAME` reads it back by its magic
+    bytes (it used to be parsed as SWF and fail on "PAR1")."""
+    path = tmp_path / "burst"
+    assert cli.main(["workload", "eurora-like", "--jobs", "60", "--seed", "1", "-o", str(path)]) == 0
+    out = tmp_path / "run"
+    assert cli.main(["replay", str(path), "-s", "easy", "-a", "ff", "-q", "-o", str(out)]) == 0
+    assert pl.read_parquet(out / "jobs.parquet").height == 60
 
 
 def test_class_mix_gpu_scale_and_jobs_per_day():

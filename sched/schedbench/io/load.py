@@ -1,7 +1,7 @@
 """Load any workload the CLI accepts: an SWF log (plain or gzip; Alea's 21-field extended
 SWF is recognised by its first data line, see :mod:`schedbench.io.alea`), a Slurm ``sacct -P``
 dump (recognised by its header line, see :mod:`schedbench.io.sacct`), a catalog log name
-(from the cache), or a Parquet job table; and the machine it runs on."""
+(from the cache), or a Parquet job table (by its ``.parquet`` name or its magic bytes); and the machine it runs on."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
     t0 = time.perf_counter()
     meta: dict = {"trace": str(path)}
     notices: list[str] = []
-    if path.suffix == ".parquet":
+    if _is_parquet(path):
         table, file_meta = jobs.read_parquet(path)
         meta.update(file_meta)
         if table.n_jobs and table.submit.min() < 0:  # rows still in the file's order
@@ -136,6 +136,18 @@ def _resolve(trace: str) -> Path:
     from .fetch import resolve
 
     return resolve(trace)
+
+
+def _is_parquet(path: Path) -> bool:
+    """A ``.parquet`` name, or a file of another name that starts with Parquet's magic
+    bytes: ``schedbench workload ... -o NAME`` writes Parquet whatever the name."""
+    if path.suffix == ".parquet":
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def _sorted(table: jobs.JobTable) -> bool:
