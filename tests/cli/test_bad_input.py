@@ -189,3 +189,14 @@ def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) == 141, err
     assert err == ""
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "; Version: 2.2\n; Note: no size\n"])
+def test_a_log_without_jobs_or_size_names_itself(tmp_path, text):
+    # nothing to size the machine by: the error said "cannot size the machine" without the file
+    trace = _write(tmp_path, "t.swf", text.encode())
+    status, stderr = _cli(["replay", str(trace), "-o", str(tmp_path / "o")])
+    assert status == 1
+    assert stderr.strip() == (f"schedbench: error: {trace}: no jobs to replay (the file holds no job lines, "
+                              "nor a MaxProcs or MaxNodes header line)")
+    assert not (tmp_path / "o").exists()

@@ -64,6 +64,9 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
             mach = _machine(machine_arg, meta, notices)
         else:
             widest = int(table.units.max()) if table.n_jobs else 0
+            if not table.n_jobs and header.machine_procs() is None:  # nothing to size a machine by
+                raise DataError(f"{path}: no jobs to replay (the file holds no job lines, nor a MaxProcs or "
+                                "MaxNodes header line)")
             mach = machine.from_swf_header(header.max_procs, header.max_nodes, widest)
             if header.machine_procs() is None:
                 notices.append(f"{path}: no MaxProcs or MaxNodes in the header: the machine is one pool as wide as "
