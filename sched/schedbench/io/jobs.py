@@ -261,7 +261,10 @@ _META_KEY = b"schedbench"
 def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     """Write a job table as Parquet; ``meta`` (JSON-serialisable: machine spec string,
     queue names and limits, generator parameters, ...) goes in the file's key-value
-    metadata under ``schedbench``.  Written to a temporary name, then renamed."""
+    metadata under ``schedbench``.  Written to a temporary name, then renamed: a failed or
+    interrupted write leaves neither a half file nor the temporary one.  An error opening
+    it is an :class:`OSError` naming ``path`` (a folder: :class:`IsADirectoryError`)."""
+    import errno
     import json
     import os
     from pathlib import Path
@@ -270,13 +273,23 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     import pyarrow.parquet as pq
 
     path = Path(path)
+    if path.is_dir():  # else the table was written beside it and the rename onto it failed
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
     arrow = pa.table(
         dict(zip(table._fields, table, strict=True)),
         metadata={_META_KEY: json.dumps(meta or {}).encode()},
     )
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(arrow, tmp)
-    os.replace(tmp, path)
+    try:
+        try:
+            sink = open(tmp, "wb")  # Python's error, not pyarrow's "Failed to open local file"
+        except OSError as exc:  # named as given, not by the hidden temporary name
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        with sink:
+            pq.write_table(arrow, sink)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_parquet(path) -> tuple[JobTable, dict]:
