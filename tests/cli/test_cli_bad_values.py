@@ -211,3 +211,13 @@ def test_a_non_finite_account_target_is_refused(tmp_path, capsys, value):
     assert status == 2
     assert err.strip().splitlines() == [
         f"schedbench: error: {accounts}: [accounts.3] target must be a finite number >= 0"]
+
+
+@pytest.mark.parametrize("generator", ["esp", "soner", "eurora-like", "steffen", "chains"])
+def test_a_negative_seed_is_a_usage_error(tmp_path, capsys, generator):
+    # numpy's default_rng refused it inside the generator: an internal error, exit 1
+    out = tmp_path / "w.parquet"
+    extra = {"soner": ["--type", "I"], "eurora-like": ["--jobs", "5"]}.get(generator, [])
+    status = main(["workload", generator, *extra, "--seed", "-1", "-o", str(out)])
+    assert (status, capsys.readouterr().err.strip()) == (2, "schedbench: error: --seed must be >= 0, not -1")
+    assert not out.exists()
