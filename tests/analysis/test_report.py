@@ -141,6 +141,20 @@ def test_cli_errors(tmp_path, capsys):
     assert "every run" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("part", ["jobs", "timeline"])
+def test_an_unreadable_run_file_is_named(tmp_path, capsys, part):
+    # polars' "File out of specification" reached the user as an internal error, naming no file
+    results = tmp_path / "results"
+    config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1],
+              "workloads": [{"name": "esp", "generator": "esp", "machine": "16x(cores=8)"}]}
+    execute.sweep(sweep_config.expand(config), results, jobs=1, progress=False)
+    broken = next((results / part).rglob("*.parquet"))
+    broken.write_bytes(broken.read_bytes()[:100])
+    assert cli.main(["report", str(results), "-o", str(tmp_path / "r"), "-q"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"schedbench: error: {broken}: unreadable ("), err
+
+
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [(None, "–"), (0, "0 s"), (119, "119 s"), (600, "10.0 min"), (7200, "2.00 h"), (3 * 86400, "3.00 d")],

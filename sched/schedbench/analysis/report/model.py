@@ -193,6 +193,17 @@ def load_runs(results: str | os.PathLike) -> pl.DataFrame:
         raise DataError(f"cannot read {path}: {exc}") from None
 
 
+def read_run_file(path: Path, columns: list[str]) -> pl.DataFrame:
+    """``columns`` of one of a run's Parquet files (jobs, timeline, allocations); a
+    :class:`DataError` naming the file when it cannot be read or lacks a column (a folder
+    copied in part, a file written by hand), where polars' error named none."""
+    try:
+        return pl.read_parquet(path, columns=columns)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        text = str(exc).strip().splitlines()
+        raise DataError(f"{path}: unreadable ({text[0] if text else type(exc).__name__})") from None
+
+
 def _order_key(names: list[str] | tuple[str, ...], name: str) -> tuple[int, str]:
     """Sort key of ``name``: its place in ``names``, unknown names last (by name)."""
     return (names.index(name), name) if name in names else (len(names), name)
