@@ -34,7 +34,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
     t0 = time.perf_counter()
     meta: dict = {"trace": str(path)}
     notices: list[str] = []
-    if _is_parquet(path):
+    if is_parquet(path):
         table, file_meta = jobs.read_parquet(path)
         meta.update(file_meta)
         if table.n_jobs and table.submit.min() < 0:  # rows still in the file's order
@@ -141,7 +141,7 @@ def _resolve(trace: str) -> Path:
     return resolve(trace)
 
 
-def _is_parquet(path: Path) -> bool:
+def is_parquet(path: Path) -> bool:
     """A ``.parquet`` name, or a file of another name that starts with Parquet's magic
     bytes: ``schedbench workload ... -o NAME`` writes Parquet whatever the name."""
     if path.suffix == ".parquet":
