@@ -384,6 +384,14 @@ def test_cli_usage_errors(tmp_path, capsys):
     cfg = write_config(tmp_path, 'schedulers = ["nope"]\n[[workloads]]\ngenerator = "esp"\n')
     assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r")]) == 2
     assert "unknown scheduler 'nope'" in capsys.readouterr().err
+    # the config's mistakes name it, as its TOML errors do (they named no file)
+    for argv in (["sweep", str(cfg), "-o", str(tmp_path / "r")], ["warm", "--config", str(cfg), "--dry-run"]):
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.startswith(f"schedbench: error: {cfg}: unknown scheduler 'nope'; ")
+    empty = write_config(tmp_path, "")
+    assert cli.main(["sweep", str(empty), "-o", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"schedbench: error: {empty}: the sweep config needs at least one [[workloads]] table")
     assert cli.main(["sweep", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "r")]) == 2
     bad = write_config(tmp_path, "schedulers = [\n")
     assert cli.main(["sweep", str(bad), "-o", str(tmp_path / "r")]) == 2

@@ -44,8 +44,7 @@ def _run(args) -> int:
 
         raise UsageError("--jobs must be at least 1")
     path = Path(args.config)
-    config = sweep_config.load_config(path)
-    runs = sweep_config.expand(config, path.parent)
+    runs = sweep_config.load(path)
     if args.dry_run:
         from .. import registry
 

@@ -90,6 +90,17 @@ def load_config(path: str | os.PathLike) -> dict:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
 
 
+def load(path: str | os.PathLike) -> list[dict]:
+    """The runs of the config file ``path`` (:func:`expand`, relative traces read from its
+    folder); a mistake in it is a UsageError naming the file, as its TOML errors do."""
+    path = Path(path)
+    config = load_config(path)
+    try:
+        return expand(config, path.parent)
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
 def _names(value, table: dict | tuple[str, ...], what: str, default) -> list[str]:
     if value is None:
         value = list(default)
