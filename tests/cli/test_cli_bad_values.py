@@ -221,3 +221,14 @@ def test_a_negative_seed_is_a_usage_error(tmp_path, capsys, generator):
     status = main(["workload", generator, *extra, "--seed", "-1", "-o", str(out)])
     assert (status, capsys.readouterr().err.strip()) == (2, "schedbench: error: --seed must be >= 0, not -1")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["t.swf", "t.parquet"])
+def test_an_empty_machine_is_refused_not_taken_for_none(tmp_path, capsys, name):
+    # -m "$MACHINE" with the variable unset: the log's own machine was used, silently
+    trace = _swf(tmp_path, _line(1, 0)) if name == "t.swf" else _parquet(tmp_path, [0, 1, 2])
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-m", "", "-o", out], capsys)
+    assert (status, err.strip()) == (
+        2, "schedbench: error: an empty machine spec: give one such as 1024x(cores=8,gpus=2), or a node file")
+    assert not out.exists()

@@ -42,11 +42,12 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
         if not _sorted(table):
             table = table.take(np.lexsort((table.job_id, table.submit)))
         default = file_meta.get("machine")
-        mach = _machine(machine_arg, meta, notices) if machine_arg else (machine.from_spec(default) if default else None)
+        mach = (_machine(machine_arg, meta, notices) if machine_arg is not None
+                else machine.from_spec(default) if default else None)
         if mach is None:
             raise UsageError(f"{path} records no machine: give --machine")
     elif sacct.sniff(path):
-        if not machine_arg:  # before reading: a large dump takes seconds
+        if machine_arg is None:  # before reading: a large dump takes seconds
             raise UsageError(f"{path}: a sacct dump records no machine: give --machine")
         table, file_meta = sacct.read(path, tz)
         notices += file_meta.pop("notices")
@@ -60,7 +61,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
             table, header = swf.read(path)
         meta["header_out_of_order"] = header.out_of_order
         notices += _swf_notices(path, header)
-        if machine_arg:
+        if machine_arg is not None:  # an empty one too (-m "$UNSET"): refused, not read as absent
             mach = _machine(machine_arg, meta, notices)
         else:
             widest = int(table.units.max()) if table.n_jobs else 0

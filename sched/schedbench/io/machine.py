@@ -248,6 +248,8 @@ def parse(text: str) -> Machine:
     """``--machine``: a node-file path when one exists at ``text`` (a slurm.conf when its name
     ends in ``.conf`` or a line starts with ``NodeName=``; an Alea ``*.machines`` cluster file
     when so named), else a spec string."""
+    if not text.strip():
+        raise UsageError("an empty machine spec: give one such as 1024x(cores=8,gpus=2), or a node file")
     if os.path.exists(text):
         for sniff, read in _MACHINE_FILES:
             if sniff(text):
