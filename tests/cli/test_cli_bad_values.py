@@ -100,6 +100,30 @@ def test_a_negative_submit_in_a_parquet_table_names_its_row(tmp_path, capsys):
     assert _statuses(out) == {1: "replayed", 2: "replayed", 3: "dropped_no_submit"}
 
 
+@pytest.mark.parametrize(("column", "values", "message"), [
+    # replayed as they were: job 3 "ended" at -9223372036854775808, before its start
+    ("submit", pa.array([0, 1, 2**62], type=pa.int64()),
+     "column 'submit', row 3: 4611686018427387904 is out of range (at most 999,999,999,999,999,999 either way, "
+     "an SWF field's 18 digits)"),
+    ("run", pa.array([5, 2**64 - 1, 5], type=pa.uint64()),
+     "column 'run', row 2: 18446744073709551615 is out of range"),
+    ("run", pa.array([5.0, -1e19, 5.0]), "column 'run', row 2: -1e+19 is out of range"),
+    # read as two jobs 1 (an SWF log with them is refused)
+    ("job_id", pa.array([1, 1, 2], type=pa.int64()), "duplicate job id 1 in rows 1 and 2"),
+    ("job_id", pa.array([7, 3, 7], type=pa.int64()), "duplicate job id 7 in rows 1 and 3"),
+])
+def test_a_parquet_value_an_swf_log_could_not_hold_is_refused(tmp_path, capsys, column, values, message):
+    columns = {"job_id": pa.array([1, 2, 3]), "submit": pa.array([0, 1, 2]), "run": pa.array([5, 5, 5]),
+               "procs_req": pa.array([1, 1, 1]), column: values}
+    trace = tmp_path / "t.parquet"
+    pq.write_table(pa.table(columns), trace)
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-m", "1x(cores=4)", "-o", out], capsys)
+    assert status == 1
+    assert err.strip().startswith(f"schedbench: error: {trace}: {message}"), err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
 def test_a_parquet_table_without_a_submit_column_is_refused(tmp_path, capsys):
     trace = _parquet(tmp_path, None)
     out = tmp_path / "run"

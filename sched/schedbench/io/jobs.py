@@ -292,6 +292,11 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
         tmp.unlink(missing_ok=True)
 
 
+MAX_VALUE = 10**18 - 1
+"""The largest magnitude of a job table's value: an SWF field's 18 digits, so that sums of
+times (submit + wait + run) stay within int64."""
+
+
 def read_parquet(path) -> tuple[JobTable, dict]:
     """Read a job table written by :func:`write_parquet`, or any Parquet file whose columns
     are a subset of :data:`COLUMNS`; returns ``(table, meta)`` (``meta`` is ``{}`` when
@@ -346,6 +351,10 @@ def read_parquet(path) -> tuple[JobTable, dict]:
                 if not np.isfinite(values).all():
                     raise DataError(f"{path}: column {name!r} holds NaN or infinite values")
                 values = np.trunc(values)
+            wide = np.flatnonzero((values > MAX_VALUE) | (values < -MAX_VALUE))
+            if wide.size:  # stored as they are, they wrapped int64 (an end before its start)
+                raise DataError(f"{path}: column {name!r}, row {at + int(wide[0]) + 1:,}: {values[wide[0]].item()!r} is out "
+                                f"of range (at most {MAX_VALUE:,} either way, an SWF field's 18 digits)")
             out[at : at + values.shape[0]] = values
             at += values.shape[0]
         del col
@@ -353,6 +362,13 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     # give the decoding buffers back to the system now, not at exit (a large table's
     # buffers would otherwise stay resident through the replay)
     pa.default_memory_pool().release_unused()
+    ids = columns.get("job_id")
+    if ids is not None and ids.size > 1 and not (ids[1:] > ids[:-1]).all():  # tables made here are in id order
+        by_id = np.argsort(ids, kind="stable")
+        same = np.flatnonzero(ids[by_id][1:] == ids[by_id][:-1])
+        if same.size:  # as an SWF log's: the job a result row, a dependency or a log start names is ambiguous
+            a, b = sorted(int(r) + 1 for r in by_id[same[0] : same[0] + 2])
+            raise DataError(f"{path}: duplicate job id {int(ids[by_id[same[0]]])} in rows {a:,} and {b:,}")
     return from_columns(n if columns else 0, **columns), meta
 
 
