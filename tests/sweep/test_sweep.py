@@ -398,6 +398,17 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "invalid TOML" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port"])
+def test_a_malformed_dask_address_is_a_usage_error(tmp_path, capfd, address):
+    # was a ValueError from inside Client() (an internal error), then, 40 s later, the
+    # half-made client's __del__ traceback on stderr
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "--dask", address]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"schedbench: error: --dask {address!r}: "), err
+    assert err[0].endswith("(expected e.g. tcp://host:8786)") and not (tmp_path / "r").exists()
+
+
 def test_one_sweep_at_a_time(tmp_path):
     out = tmp_path / "results"
     out.mkdir()
