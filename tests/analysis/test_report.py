@@ -141,6 +141,16 @@ def test_cli_errors(tmp_path, capsys):
     assert "every run" in capsys.readouterr().err
 
 
+def test_a_runs_table_of_another_program_is_named(tmp_path, capsys):
+    # its missing columns were polars' ColumnNotFoundError deep in the report: an internal error
+    folder = tmp_path / "results"
+    folder.mkdir()
+    pl.DataFrame({"status": ["ok"], "workload": ["w"], "x": [1]}).write_parquet(folder / "runs.parquet")
+    assert cli.main(["report", str(folder), "-o", str(tmp_path / "r")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"schedbench: error: {folder / 'runs.parquet'}: not a sweep's runs table (no column run_id)")
+
+
 @pytest.mark.parametrize("part", ["jobs", "timeline"])
 def test_an_unreadable_run_file_is_named(tmp_path, capsys, part):
     # polars' "File out of specification" reached the user as an internal error, naming no file

@@ -183,14 +183,23 @@ def slug(text: str) -> str:
 # -- loading and aggregating ----------------------------------------------------------------
 
 
+# Columns of every run a sweep writes to runs.parquet, failed or not, which the report
+# cannot do without (a failed run has no file paths, an older version's lack some metrics).
+RUN_COLUMNS = ("run_id", "status", "workload", "scheduler", "allocator", "predictor", "seed", "machine")
+
+
 def load_runs(results: str | os.PathLike) -> pl.DataFrame:
     path = Path(results) / "runs.parquet"
     if not path.is_file():
         raise DataError(f"{path} not found: run `schedbench sweep CONFIG -o {results}` first")
     try:
-        return pl.read_parquet(path)
+        runs = pl.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
         raise DataError(f"cannot read {path}: {exc}") from None
+    missing = [c for c in RUN_COLUMNS if c not in runs.columns] if runs.height else []
+    if missing:  # else polars' ColumnNotFoundError deep in the report: an internal error
+        raise DataError(f"{path}: not a sweep's runs table (no column {missing[0]})")
+    return runs
 
 
 def read_run_file(path: Path, columns: list[str]) -> pl.DataFrame:
