@@ -164,3 +164,12 @@ def test_a_figure_is_written_under_the_name_given_or_refused_first(two_runs, cap
     assert main([command, run, "-o", str(tmp_path)]) == 1
     assert capsys.readouterr().err.strip() == f"schedbench: error: {tmp_path}: is a folder, not a file"
     assert not tmp_path.with_suffix(".png").exists()
+
+
+@pytest.mark.parametrize("bound", ["--from", "--to"])
+def test_a_window_end_past_int64_is_a_usage_error(two_runs, capsys, tmp_path, bound):
+    # --to 99999999999999999999 reached polars' filter: OverflowError, an internal error
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        main(["gantt", str(two_runs / "easy"), bound, "99999999999999999999", "-o", str(tmp_path / "g.png")])
+    assert exc.value.code == 2
+    assert "99999999999999999999: out of range (at most 999,999,999,999,999,999 either way)" in capsys.readouterr().err

@@ -256,3 +256,19 @@ def test_an_empty_machine_is_refused_not_taken_for_none(tmp_path, capsys, name):
     assert (status, err.strip()) == (
         2, "schedbench: error: an empty machine spec: give one such as 1024x(cores=8,gpus=2), or a node file")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["-s", "slurm", "-O", "bf_interval=99999999999999999999"],
+     "option bf_interval='99999999999999999999': out of range (at most 999,999,999,999,999,999 either way)"),
+    (["--period", "99999999999999999999"],
+     "the decision period must be 0 to 999,999,999,999,999,999 seconds, not 99999999999999999999"),
+])
+def test_an_integer_past_int64_is_a_usage_error(tmp_path, capsys, argv, message):
+    # each reached the kernels' int64 parameters: OverflowError, an internal error
+    trace = _swf(tmp_path, _line(1, 0))
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-q", *argv, "-o", out], capsys)
+    assert (status, err.strip()) == (2, f"schedbench: error: {message}")
+    assert not out.exists()
+
