@@ -272,3 +272,18 @@ def test_an_integer_past_int64_is_a_usage_error(tmp_path, capsys, argv, message)
     assert (status, err.strip()) == (2, f"schedbench: error: {message}")
     assert not out.exists()
 
+
+def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkeypatch):
+    # 'workload soner --jobs 10000000000' asked numpy for 74.5 GiB: "internal error (MemoryError
+    # ...); run with --debug for the traceback and report it"
+    from schedbench.workloads import soner
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (10000000000,) and data type float64")
+
+    monkeypatch.setattr(soner, "generate", too_big)
+    status = main(["workload", "soner", "--type", "V", "--jobs", "10000000000", "--seed", "1",
+                   "-o", str(tmp_path / "w.parquet")])
+    assert (status, capsys.readouterr().err.strip()) == (1, "schedbench: error: out of memory (Unable to allocate "
+                                                            "74.5 GiB for an array with shape (10000000000,) and "
+                                                            "data type float64)")
