@@ -398,6 +398,19 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "invalid TOML" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    # runs.parquet's Int64 seed column refused it: every run recorded as failed, in a multi-line error
+    ("seeds = [99999999999999999999]", "sweep: seeds must be an integer 0 to 999,999,999,999,999,999"),
+    # each run failed on it, one by one, instead of the config up front
+    ("period = [99999999999999999999]", "period must be 0 to 999,999,999,999,999,999 seconds"),
+])
+def test_an_integer_past_int64_in_a_config_is_refused_up_front(tmp_path, capsys, line, message):
+    cfg = write_config(tmp_path, line + "\n" + tiny_config(seeds=(1,)).replace("seeds = [1]\n", ""))
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "-q"]) == 2
+    assert capsys.readouterr().err.startswith(f"schedbench: error: {cfg}: {message}")
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port"])
 def test_a_malformed_dask_address_is_a_usage_error(tmp_path, capfd, address):
     # was a ValueError from inside Client() (an internal error), then, 40 s later, the
