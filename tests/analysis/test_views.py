@@ -173,3 +173,21 @@ def test_a_window_end_past_int64_is_a_usage_error(two_runs, capsys, tmp_path, bo
         main(["gantt", str(two_runs / "easy"), bound, "99999999999999999999", "-o", str(tmp_path / "g.png")])
     assert exc.value.code == 2
     assert "99999999999999999999: out of range (at most 999,999,999,999,999,999 either way)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["gantt", "compare"])
+def test_an_interrupted_figure_leaves_the_older_one_whole(two_runs, tmp_path, monkeypatch, command):
+    # savefig wrote into the named file: an interrupt left half a PNG there
+    from matplotlib.figure import Figure
+
+    out = tmp_path / "f.png"
+    out.write_bytes(b"the older figure")
+
+    def half_then_interrupted(self, fname, **kwargs):
+        with open(fname, "wb") as f:
+            f.write(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", half_then_interrupted)
+    assert main([command, str(two_runs / "easy"), "-o", str(out)]) == 130  # "schedbench: interrupted"
+    assert out.read_bytes() == b"the older figure" and [p.name for p in tmp_path.iterdir()] == ["f.png"]

@@ -71,6 +71,18 @@ def figure_format(out: str | os.PathLike) -> str:
     return suffix
 
 
+def _save(fig, out: str | os.PathLike, fmt: str) -> None:
+    """``fig`` into ``out`` under a temporary name, then renamed: a failed or interrupted
+    write leaves no half figure (nor an older one half overwritten)."""
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        fig.savefig(tmp, dpi=110, format=fmt)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def compare(runs: list[str | os.PathLike]) -> str:
     """A Markdown table: one column per run (labelled by its folder name and
     scheduler+allocator), one row per metric, the best value of each row in bold."""
@@ -121,7 +133,7 @@ def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:
     ax.set_title("Wait CDF")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(out, dpi=110, format=fmt)
+    _save(fig, out, fmt)
     plt.close(fig)
 
 
@@ -221,5 +233,5 @@ def _draw_gantt(run: Path, summary: dict, alloc, blocks, key: str, colour: str, 
     if busiest:
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(out, dpi=110, format=fmt)
+    _save(fig, out, fmt)
     plt.close(fig)
