@@ -39,6 +39,11 @@ def boolean(text: str) -> bool:
     raise ValueError("expected true or false")
 
 
+MAX_INT = 10**18 - 1
+"""The largest magnitude of an integer option: an SWF field's 18 digits, as a job table's
+values (:data:`schedbench.io.jobs.MAX_VALUE`), so that sums with times stay within int64."""
+
+
 @dataclass(frozen=True)
 class Option:
     """A factory option: its keyword, default, help line and the parser of its CLI text.
@@ -58,13 +63,17 @@ class Option:
 
     def coerce(self, value):
         """``value`` as the factory takes it (strings from the CLI or TOML are parsed)."""
+        given = value
         if isinstance(value, str) and self.parse is not str:
             try:
-                return self.parse(value)
+                value = self.parse(value)
             except ValueError as exc:
-                raise UsageError(f"option {self.name}={value!r}: {exc}") from None
-        if self.parse is names:
+                raise UsageError(f"option {self.name}={given!r}: {exc}") from None
+        elif self.parse is names:
             return names(value)
+        if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value <= MAX_INT:
+            # past int64 the kernels' parameter arrays raised OverflowError: an internal error
+            raise UsageError(f"option {self.name}={given!r}: out of range (at most {MAX_INT:,} either way)")
         return value
 
 

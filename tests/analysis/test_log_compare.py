@@ -6,6 +6,7 @@ by hand."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -155,8 +156,22 @@ def test_errors_are_one_line_data_errors(tmp_path, hand_run):
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataError, match="not a replay output folder"):
         log_compare.compare(tmp_path / "empty")
+    (tmp_path / "afile").write_text("x")  # was 'no such folder'
+    with pytest.raises(DataError, match="afile: a file, not a folder"):
+        log_compare.compare(tmp_path / "afile")
     pl.read_parquet(hand_run / "jobs.parquet").drop("log_start").write_parquet(hand_run / "jobs.parquet")
     with pytest.raises(DataError, match="no log_start column"):
+        log_compare.compare(hand_run)
+
+
+def test_damaged_pages_behind_a_whole_footer_are_a_data_error(hand_run):
+    # the schema read well, the pages did not: polars' ComputeError was an internal error
+    path = hand_run / "jobs.parquet"
+    data = bytearray(path.read_bytes())
+    data[4 : len(data) // 2] = b"\x55" * (len(data) // 2 - 4)
+    path.write_bytes(bytes(data))
+    assert pl.read_parquet_schema(path)
+    with pytest.raises(DataError, match=f"{re.escape(str(path))}: unreadable"):
         log_compare.compare(hand_run)
 
 

@@ -76,6 +76,24 @@ def test_an_interrupt_while_writing_leaves_the_old_run_intact(tmp_path, result, 
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
 
 
+def test_a_folder_that_cannot_be_replaced_is_named_as_given(tmp_path, result, monkeypatch):
+    # an empty folder the check passes but the rename cannot replace (immutable, or another
+    # user's in a sticky /tmp): the error named the hidden staging folder, .run.tmp-XXXXXXXX
+    from schedbench.analysis import run_folder
+
+    out = tmp_path / "run"
+    out.mkdir()
+
+    def refused(src, dst):
+        raise PermissionError(1, "Operation not permitted", str(src))
+
+    monkeypatch.setattr(run_folder.os, "rename", refused)
+    with pytest.raises(PermissionError) as exc:
+        results.write_run(result, out)
+    assert exc.value.filename == str(out)
+    assert [p.name for p in tmp_path.iterdir()] == ["run"] and not any(out.iterdir())
+
+
 def test_a_new_or_empty_folder_is_written(tmp_path, result):
     results.write_run(result, tmp_path / "a" / "b" / "run")  # parents created
     assert set(_files(tmp_path / "a" / "b" / "run")) == RUN_FILES

@@ -141,6 +141,36 @@ def test_cli_errors(tmp_path, capsys):
     assert "every run" in capsys.readouterr().err
 
 
+def test_a_runs_table_of_another_program_is_named(tmp_path, capsys):
+    # its missing columns were polars' ColumnNotFoundError deep in the report: an internal error
+    folder = tmp_path / "results"
+    folder.mkdir()
+    pl.DataFrame({"status": ["ok"], "workload": ["w"], "x": [1]}).write_parquet(folder / "runs.parquet")
+    assert cli.main(["report", str(folder), "-o", str(tmp_path / "r")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"schedbench: error: {folder / 'runs.parquet'}: not a sweep's runs table (no column run_id)")
+
+
+@pytest.mark.parametrize("part", ["jobs", "timeline"])
+def test_an_unreadable_run_file_is_named(tmp_path, capsys, part):
+    # polars' "File out of specification" reached the user as an internal error, naming no file
+    results, older = tmp_path / "results", tmp_path / "older"
+    for folder, seed in ((results, 1), (older, 2)):  # other jobs, other figures
+        config = {"schedulers": SCHEDS[:1], "allocators": ALLOCS[:1], "seeds": [seed],
+                  "workloads": [{"name": "esp", "generator": "esp", "machine": "16x(cores=8)"}]}
+        execute.sweep(sweep_config.expand(config), folder, jobs=1, progress=False)
+    broken = next((results / part).rglob("*.parquet"))
+    out = tmp_path / "r"
+    assert cli.main(["report", str(older), "-o", str(out), "-q"]) == 0
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    broken.write_bytes(broken.read_bytes()[:100])
+    assert cli.main(["report", str(results), "-o", str(out), "-q"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"schedbench: error: {broken}: unreadable ("), err
+    # the failed report left the older one whole: figures were redrawn before the failure
+    assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [(None, "–"), (0, "0 s"), (119, "119 s"), (600, "10.0 min"), (7200, "2.00 h"), (3 * 86400, "3.00 d")],

@@ -125,3 +125,69 @@ def test_views_fail_in_one_line(two_runs, capsys, tmp_path):
     assert "not a replay output folder" in capsys.readouterr().err
     assert main(["gantt", str(two_runs / "easy"), "--from", "100", "--to", "50", "-o", str(tmp_path / "g.png")]) == 2
     assert main(["compare", str(tmp_path / "missing")]) == 1
+
+
+def _broken_copy(run, tmp_path, name: str):
+    """A copy of the run folder ``run`` whose file ``name`` is cut to its first 100 bytes."""
+    import shutil
+
+    copy = tmp_path / f"cut-{name.split('.')[0]}"
+    shutil.copytree(run, copy)
+    (copy / name).write_bytes((copy / name).read_bytes()[:100])
+    return copy
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    ("gantt", "jobs.parquet"), ("gantt", "allocations.parquet"), ("compare", "jobs.parquet"),
+])
+def test_an_unreadable_run_file_is_named(two_runs, capsys, tmp_path, command, name):
+    # polars' "File out of specification" reached the user as an internal error, naming no file
+    run = _broken_copy(two_runs / "easy", tmp_path, name)
+    assert main([command, str(run), "-o", str(tmp_path / "f.png")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"schedbench: error: {run / name}: unreadable ("), err
+
+
+@pytest.mark.parametrize("command", ["gantt", "compare"])
+def test_a_figure_is_written_under_the_name_given_or_refused_first(two_runs, capsys, tmp_path, command):
+    run = str(two_runs / "easy")
+    bare = tmp_path / "waits"  # matplotlib wrote waits.png while the command named waits
+    assert main([command, run, "-o", str(bare)]) == 0
+    assert bare.read_bytes().startswith(b"\x89PNG") and not bare.with_suffix(".png").exists()
+    capsys.readouterr()
+    odd = tmp_path / "waits.xyz"  # matplotlib's ValueError, after the work: an internal error
+    assert main([command, run, "-o", str(odd)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"schedbench: error: {odd}: cannot draw a .xyz file (give a name ending in .png, ")
+    assert captured.out == "" and not odd.exists()
+    # a folder: was written beside it as FOLDER.png
+    assert main([command, run, "-o", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.strip() == f"schedbench: error: {tmp_path}: is a folder, not a file"
+    assert not tmp_path.with_suffix(".png").exists()
+
+
+@pytest.mark.parametrize("bound", ["--from", "--to"])
+def test_a_window_end_past_int64_is_a_usage_error(two_runs, capsys, tmp_path, bound):
+    # --to 99999999999999999999 reached polars' filter: OverflowError, an internal error
+    with pytest.raises(SystemExit) as exc:  # argparse's usage error
+        main(["gantt", str(two_runs / "easy"), bound, "99999999999999999999", "-o", str(tmp_path / "g.png")])
+    assert exc.value.code == 2
+    assert "99999999999999999999: out of range (at most 999,999,999,999,999,999 either way)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["gantt", "compare"])
+def test_an_interrupted_figure_leaves_the_older_one_whole(two_runs, tmp_path, monkeypatch, command):
+    # savefig wrote into the named file: an interrupt left half a PNG there
+    from matplotlib.figure import Figure
+
+    out = tmp_path / "f.png"
+    out.write_bytes(b"the older figure")
+
+    def half_then_interrupted(self, fname, **kwargs):
+        with open(fname, "wb") as f:
+            f.write(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", half_then_interrupted)
+    assert main([command, str(two_runs / "easy"), "-o", str(out)]) == 130  # "schedbench: interrupted"
+    assert out.read_bytes() == b"the older figure" and [p.name for p in tmp_path.iterdir()] == ["f.png"]

@@ -189,3 +189,32 @@ def test_output_into_a_closed_pipe_stops_quietly(tmp_path):
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=60) == 141, err
     assert err == ""
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "; Version: 2.2\n; Note: no size\n"])
+def test_a_log_without_jobs_or_size_names_itself(tmp_path, text):
+    # nothing to size the machine by: the error said "cannot size the machine" without the file
+    trace = _write(tmp_path, "t.swf", text.encode())
+    status, stderr = _cli(["replay", str(trace), "-o", str(tmp_path / "o")])
+    assert status == 1
+    assert stderr.strip() == (f"schedbench: error: {trace}: no jobs to replay (the file holds no job lines, "
+                              "nor a MaxProcs or MaxNodes header line)")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("command", ["workload", "traces eurora"])
+def test_a_table_output_that_cannot_be_written_is_named_and_leaves_no_file(tmp_path, request, command):
+    if command == "workload":
+        argv = ["workload", "esp", "--seed", "1"]
+    else:
+        argv = ["traces", "eurora", str(request.getfixturevalue("shared_traces") / "eurora" / "job_instances" / "50")]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    status, stderr = _cli([*argv, "-o", str(folder)])
+    # was '.folder.tmp: Is a directory', the table left written beside the folder
+    assert (status, stderr.strip()) == (1, f"schedbench: error: {folder}: is a folder, not a file")
+    missing = tmp_path / "no" / "t.parquet"
+    status, stderr = _cli([*argv, "-o", str(missing)])
+    # was pyarrow's "Failed to open local file '.../no/.t.parquet.tmp'. Detail: [errno 2] ..."
+    assert (status, stderr.strip()) == (1, f"schedbench: error: {missing}: no such file or folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"] and not any(folder.iterdir())

@@ -100,6 +100,30 @@ def test_a_negative_submit_in_a_parquet_table_names_its_row(tmp_path, capsys):
     assert _statuses(out) == {1: "replayed", 2: "replayed", 3: "dropped_no_submit"}
 
 
+@pytest.mark.parametrize(("column", "values", "message"), [
+    # replayed as they were: job 3 "ended" at -9223372036854775808, before its start
+    ("submit", pa.array([0, 1, 2**62], type=pa.int64()),
+     "column 'submit', row 3: 4611686018427387904 is out of range (at most 999,999,999,999,999,999 either way, "
+     "an SWF field's 18 digits)"),
+    ("run", pa.array([5, 2**64 - 1, 5], type=pa.uint64()),
+     "column 'run', row 2: 18446744073709551615 is out of range"),
+    ("run", pa.array([5.0, -1e19, 5.0]), "column 'run', row 2: -1e+19 is out of range"),
+    # read as two jobs 1 (an SWF log with them is refused)
+    ("job_id", pa.array([1, 1, 2], type=pa.int64()), "duplicate job id 1 in rows 1 and 2"),
+    ("job_id", pa.array([7, 3, 7], type=pa.int64()), "duplicate job id 7 in rows 1 and 3"),
+])
+def test_a_parquet_value_an_swf_log_could_not_hold_is_refused(tmp_path, capsys, column, values, message):
+    columns = {"job_id": pa.array([1, 2, 3]), "submit": pa.array([0, 1, 2]), "run": pa.array([5, 5, 5]),
+               "procs_req": pa.array([1, 1, 1]), column: values}
+    trace = tmp_path / "t.parquet"
+    pq.write_table(pa.table(columns), trace)
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-m", "1x(cores=4)", "-o", out], capsys)
+    assert status == 1
+    assert err.strip().startswith(f"schedbench: error: {trace}: {message}"), err
+    assert len(err.strip().splitlines()) == 1 and not out.exists()
+
+
 def test_a_parquet_table_without_a_submit_column_is_refused(tmp_path, capsys):
     trace = _parquet(tmp_path, None)
     out = tmp_path / "run"
@@ -211,3 +235,55 @@ def test_a_non_finite_account_target_is_refused(tmp_path, capsys, value):
     assert status == 2
     assert err.strip().splitlines() == [
         f"schedbench: error: {accounts}: [accounts.3] target must be a finite number >= 0"]
+
+
+@pytest.mark.parametrize("generator", ["esp", "soner", "eurora-like", "steffen", "chains"])
+def test_a_negative_seed_is_a_usage_error(tmp_path, capsys, generator):
+    # numpy's default_rng refused it inside the generator: an internal error, exit 1
+    out = tmp_path / "w.parquet"
+    extra = {"soner": ["--type", "I"], "eurora-like": ["--jobs", "5"]}.get(generator, [])
+    status = main(["workload", generator, *extra, "--seed", "-1", "-o", str(out)])
+    assert (status, capsys.readouterr().err.strip()) == (2, "schedbench: error: --seed must be >= 0, not -1")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["t.swf", "t.parquet"])
+def test_an_empty_machine_is_refused_not_taken_for_none(tmp_path, capsys, name):
+    # -m "$MACHINE" with the variable unset: the log's own machine was used, silently
+    trace = _swf(tmp_path, _line(1, 0)) if name == "t.swf" else _parquet(tmp_path, [0, 1, 2])
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-m", "", "-o", out], capsys)
+    assert (status, err.strip()) == (
+        2, "schedbench: error: an empty machine spec: give one such as 1024x(cores=8,gpus=2), or a node file")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["-s", "slurm", "-O", "bf_interval=99999999999999999999"],
+     "option bf_interval='99999999999999999999': out of range (at most 999,999,999,999,999,999 either way)"),
+    (["--period", "99999999999999999999"],
+     "the decision period must be 0 to 999,999,999,999,999,999 seconds, not 99999999999999999999"),
+])
+def test_an_integer_past_int64_is_a_usage_error(tmp_path, capsys, argv, message):
+    # each reached the kernels' int64 parameters: OverflowError, an internal error
+    trace = _swf(tmp_path, _line(1, 0))
+    out = tmp_path / "run"
+    status, err = _replay([trace, "-q", *argv, "-o", out], capsys)
+    assert (status, err.strip()) == (2, f"schedbench: error: {message}")
+    assert not out.exists()
+
+
+def test_running_out_of_memory_is_not_reported_as_a_bug(tmp_path, capsys, monkeypatch):
+    # 'workload soner --jobs 10000000000' asked numpy for 74.5 GiB: "internal error (MemoryError
+    # ...); run with --debug for the traceback and report it"
+    from schedbench.workloads import soner
+
+    def too_big(*args, **kwargs):
+        raise MemoryError("Unable to allocate 74.5 GiB for an array with shape (10000000000,) and data type float64")
+
+    monkeypatch.setattr(soner, "generate", too_big)
+    status = main(["workload", "soner", "--type", "V", "--jobs", "10000000000", "--seed", "1",
+                   "-o", str(tmp_path / "w.parquet")])
+    assert (status, capsys.readouterr().err.strip()) == (1, "schedbench: error: out of memory (Unable to allocate "
+                                                            "74.5 GiB for an array with shape (10000000000,) and "
+                                                            "data type float64)")

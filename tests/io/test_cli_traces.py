@@ -79,6 +79,18 @@ def test_info_on_a_malformed_log_is_one_line_exit_1(capsys, tmp_path):
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("name", ["w.parquet", "w"])
+def test_info_on_a_job_table_says_what_it_is(capsys, tmp_path, name):
+    # read as SWF text, its bytes made "w.parquet:1: a non-numeric token: 'PAR1\x15\x04...'"
+    path = tmp_path / name
+    assert main(["workload", "esp", "--seed", "1", "-o", str(path)]) == 0
+    capsys.readouterr()
+    code, out, err = run(capsys, "traces", "info", str(path))
+    assert code == 2 and out == ""
+    assert err.strip() == (f"schedbench: error: {path}: a Parquet job table; `traces info` summarises SWF logs "
+                           "and sacct dumps (replay and predict read job tables)")
+
+
 def test_info_debug_shows_the_exception(tmp_path):
     path = tmp_path / "bad.swf"
     path.write_text("1 2 3\n")

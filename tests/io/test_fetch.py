@@ -252,6 +252,20 @@ def test_an_interrupted_download_leaves_nothing(archive, kth, cache, monkeypatch
     assert cache_contents(cache) == []
 
 
+def test_a_cache_that_cannot_be_written_is_named(archive, kth, cache, monkeypatch):
+    # read-only or immutable (root ignores modes: the refusal is simulated): the error named
+    # the hidden download, '.KTH-SP2-1996-2.1-cln.swf.gz.2f4efc2f4b9b.part: permission denied'
+    def refused(path, mode):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(fetch, "open", refused, raising=False)  # found before the builtin
+    _, kw = quiet()
+    with pytest.raises(fetch.FetchError) as exc:
+        fetch.fetch(kth, mirror=archive.base_url, **kw)
+    assert str(exc.value) == f"cannot write in the cache directory {cache}: Permission denied"
+    assert archive.hits.get(KTH_FILE, 0) == 0 and cache_contents(cache) == []
+
+
 def test_cache_dir(monkeypatch, tmp_path):
     monkeypatch.setenv(fetch.CACHE_ENV, str(tmp_path / "x"))
     assert fetch.cache_dir() == tmp_path / "x"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,18 @@ def test_machine_l():
 @pytest.mark.parametrize("bad", ["1024", "4x(cores=a)", "4x(disks=2)", "0x(cores=1)", "2x(mem=4G)", "2x(cores=1,mem=4Q)"])
 def test_bad_specs_are_usage_errors(bad):
     with pytest.raises(UsageError):
+        machine.parse(bad)
+
+
+@pytest.mark.parametrize(("bad", "words"), [
+    ("4x(cores=99999999999999999999)", "at most 1,048,576 per node"),  # was an OverflowError
+    ("4x(cores=8,mem=99999999999999999999T)", "at most 1,048,576T per node"),
+    ("4x(cores=8,mem=9999999999999T)", "at most 1,048,576T per node"),
+    ("1000000000x(cores=1)", "1,000,000,000 nodes or more; a machine has at most 1,048,576"),  # was a MemoryError
+    ("1000000x(cores=1)+100000x(cores=2,gpus=1)", "1,100,000 nodes or more"),
+])
+def test_out_of_range_specs_are_usage_errors_before_any_array_is_built(bad, words):
+    with pytest.raises(UsageError, match=re.escape(words)):
         machine.parse(bad)
 
 

@@ -209,6 +209,24 @@ def test_non_numeric_token(tmp_path, token):
     assert bad in str(info.value)
 
 
+@pytest.mark.parametrize(("tokens", "what"), [
+    ("12345678901234567890", "a number of more than 18 digits (past int64's reach of sums)"),
+    ("-1234567890123456789.5", "a number of more than 18 digits (past int64's reach of sums)"),
+    ("123456789012345678", None),  # 18 digits: read
+    ("x 12345678901234567890", "a non-numeric token"),  # the first bad token is the one named
+    ("12345678901234567890 x", "a number of more than 18 digits (past int64's reach of sums)"),
+])
+def test_a_too_long_number_is_not_called_non_numeric(tmp_path, tokens, what):
+    bad = f"2 0 {tokens} " + " ".join(["1"] * (16 - len(tokens.split())))
+    path = write_text(tmp_path, line(1) + bad + "\n")
+    if what is None:
+        assert swf.read(path)[0].n_jobs == 2
+        return
+    with pytest.raises(swf.SWFError) as info:
+        swf.read(path)
+    assert str(info.value) == f"{path}:2: {what}: {bad!r}"
+
+
 def test_duplicate_ids_name_both_lines(tmp_path):
     path = write_text(tmp_path, "; Version: 2\n" + line(7) + line(8, submit=3) + line(7, submit=9))
     with pytest.raises(swf.SWFError, match=r"duplicate job id 7 on lines 2 and 4"):

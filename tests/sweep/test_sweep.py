@@ -384,10 +384,42 @@ def test_cli_usage_errors(tmp_path, capsys):
     cfg = write_config(tmp_path, 'schedulers = ["nope"]\n[[workloads]]\ngenerator = "esp"\n')
     assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r")]) == 2
     assert "unknown scheduler 'nope'" in capsys.readouterr().err
+    # the config's mistakes name it, as its TOML errors do (they named no file)
+    for argv in (["sweep", str(cfg), "-o", str(tmp_path / "r")], ["warm", "--config", str(cfg), "--dry-run"]):
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err.startswith(f"schedbench: error: {cfg}: unknown scheduler 'nope'; ")
+    empty = write_config(tmp_path, "")
+    assert cli.main(["sweep", str(empty), "-o", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"schedbench: error: {empty}: the sweep config needs at least one [[workloads]] table")
     assert cli.main(["sweep", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "r")]) == 2
     bad = write_config(tmp_path, "schedulers = [\n")
     assert cli.main(["sweep", str(bad), "-o", str(tmp_path / "r")]) == 2
     assert "invalid TOML" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    # runs.parquet's Int64 seed column refused it: every run recorded as failed, in a multi-line error
+    ("seeds = [99999999999999999999]", "sweep: seeds must be an integer 0 to 999,999,999,999,999,999"),
+    # each run failed on it, one by one, instead of the config up front
+    ("period = [99999999999999999999]", "period must be 0 to 999,999,999,999,999,999 seconds"),
+])
+def test_an_integer_past_int64_in_a_config_is_refused_up_front(tmp_path, capsys, line, message):
+    cfg = write_config(tmp_path, line + "\n" + tiny_config(seeds=(1,)).replace("seeds = [1]\n", ""))
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "-q"]) == 2
+    assert capsys.readouterr().err.startswith(f"schedbench: error: {cfg}: {message}")
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("address", ["garbage", "tcp://host", "tcp://host:port"])
+def test_a_malformed_dask_address_is_a_usage_error(tmp_path, capfd, address):
+    # was a ValueError from inside Client() (an internal error), then, 40 s later, the
+    # half-made client's __del__ traceback on stderr
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    assert cli.main(["sweep", str(cfg), "-o", str(tmp_path / "r"), "--dask", address]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"schedbench: error: --dask {address!r}: "), err
+    assert err[0].endswith("(expected e.g. tcp://host:8786)") and not (tmp_path / "r").exists()
 
 
 def test_one_sweep_at_a_time(tmp_path):

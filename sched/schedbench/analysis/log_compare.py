@@ -33,6 +33,7 @@ from pathlib import Path
 import polars as pl
 
 from ..errors import DataError
+from .report.model import read_run_file
 from .results import REPLAY_COMPRESSION_LEVEL, write_parquet
 
 WITHIN_S = 60
@@ -50,7 +51,8 @@ _COLUMNS = ["job_id", "submit", "start", "log_start", "status", "partition"]
 def _read(run: Path) -> tuple[pl.DataFrame, dict]:
     """(jobs.parquet's columns this needs, summary.json) of the run folder ``run``."""
     if not run.is_dir():
-        raise DataError(f"{run}: no such folder (give a replay's output folder, `schedbench replay ... -o DIR`)")
+        what = "a file, not a folder" if run.exists() else "no such folder"
+        raise DataError(f"{run}: {what} (give a replay's output folder, `schedbench replay ... -o DIR`)")
     jobs_path, summary_path = run / "jobs.parquet", run / "summary.json"
     for path in (jobs_path, summary_path):
         if not path.is_file():
@@ -66,7 +68,7 @@ def _read(run: Path) -> tuple[pl.DataFrame, dict]:
     missing = [c for c in _COLUMNS if c not in schema]
     if missing:
         raise DataError(f"{jobs_path}: no {missing[0]} column (written by an older schedbench): replay it again")
-    return pl.read_parquet(jobs_path, columns=_COLUMNS), summary
+    return read_run_file(jobs_path, _COLUMNS), summary  # its pages may be damaged behind a whole footer
 
 
 def partition_names(codes: pl.Series, summary: dict) -> pl.Series:

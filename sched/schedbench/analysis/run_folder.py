@@ -90,8 +90,8 @@ def move_into_place(staging: Path, final: Path, shown: Path) -> None:
         os.rename(staging, final)
         return
     except OSError as exc:
-        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
-            raise
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):  # named as given, not by the hidden staging folder
+            raise type(exc)(exc.errno, exc.strerror, str(shown)) from None
     _refuse_unless_replaceable(final, shown)  # a file may have been put there meanwhile
     old = final.with_name(f".{final.name}.old-{uuid.uuid4().hex[:8]}")
     os.rename(final, old)

@@ -11,6 +11,7 @@ several runs and a Gantt chart of one.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -50,6 +51,38 @@ def _summary(run: Path) -> dict:
         raise DataError(f"{path}: unreadable summary ({exc})") from None
 
 
+def figure_format(out: str | os.PathLike) -> str:
+    """The format the figure ``out`` is written in, checked before any work: its suffix's,
+    or PNG for a name without one (written under that name: matplotlib would add '.png'
+    while the command said it wrote ``out``).  A suffix matplotlib cannot write is a
+    :class:`UsageError`, a folder an :class:`IsADirectoryError`."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    out = Path(out)
+    if out.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(out))
+    suffix = out.suffix[1:].lower()
+    if not suffix:
+        return "png"
+    known = FigureCanvasBase.get_supported_filetypes()
+    if suffix not in known:
+        raise UsageError(f"{out}: cannot draw a .{suffix} file (give a name ending in .png, or "
+                         f"{', '.join('.' + k for k in sorted(known) if k != 'png')})")
+    return suffix
+
+
+def _save(fig, out: str | os.PathLike, fmt: str) -> None:
+    """``fig`` into ``out`` under a temporary name, then renamed: a failed or interrupted
+    write leaves no half figure (nor an older one half overwritten)."""
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    try:
+        fig.savefig(tmp, dpi=110, format=fmt)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def compare(runs: list[str | os.PathLike]) -> str:
     """A Markdown table: one column per run (labelled by its folder name and
     scheduler+allocator), one row per metric, the best value of each row in bold."""
@@ -83,11 +116,14 @@ def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:
     import matplotlib.pyplot as plt
     import polars as pl
 
+    from .report.model import read_run_file
+
+    fmt = figure_format(out)
     fig, ax = plt.subplots(figsize=(8, 4.2))
     for r in runs:
         run = Path(r)
         label = f"{run.name} ({_summary(run)['label']})"
-        jobs = pl.read_parquet(run / "jobs.parquet", columns=["status", "wait"]).filter(pl.col("status") == "replayed")
+        jobs = read_run_file(run / "jobs.parquet", ["status", "wait"]).filter(pl.col("status") == "replayed")
         w = np.sort(jobs["wait"].to_numpy())
         if w.size:
             ax.step(np.maximum(w, 1), np.arange(1, w.size + 1) / w.size, where="post", label=label)
@@ -97,7 +133,7 @@ def wait_cdfs(runs: list[str | os.PathLike], out: str | os.PathLike) -> None:
     ax.set_title("Wait CDF")
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    _save(fig, out, fmt)
     plt.close(fig)
 
 
@@ -119,11 +155,14 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
     holds fewer (nothing is drawn).  Returns the number of jobs drawn."""
     import polars as pl
 
+    from .report.model import read_run_file
+
     if colour not in COLOURS:
         raise UsageError(f"--colour must be one of {', '.join(COLOURS)}, not {colour!r}")
+    fmt = figure_format(out)
     run = Path(run)
     summary = _summary(run)
-    jobs = pl.read_parquet(run / "jobs.parquet", columns=["job_id", "submit", "status", "start", "end", "user", "group"])
+    jobs = read_run_file(run / "jobs.parquet", ["job_id", "submit", "status", "start", "end", "user", "group"])
     jobs = jobs.filter(pl.col("status") == "replayed").sort("submit", "job_id")
     # a job "jumped ahead" when some job submitted before it started after it (backfill)
     earlier_max = jobs["start"].cum_max().shift(1, fill_value=-1)
@@ -136,7 +175,7 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
     if hi <= lo:
         raise UsageError(f"--to ({hi}) must be after --from ({lo})")
     jobs = jobs.filter((pl.col("start") < hi) & (pl.col("end") > lo))
-    alloc = (pl.read_parquet(run / "allocations.parquet", columns=["job_id", "node", "units"])
+    alloc = (read_run_file(run / "allocations.parquet", ["job_id", "node", "units"])
              .join(jobs.select("job_id", "start", "end", key), on="job_id").sort("job_id", "node"))
     # One rectangle per block of consecutive nodes of a job: a block starts where the job
     # changes or the node is not the previous one + 1.
@@ -152,11 +191,12 @@ def gantt(run: str | os.PathLike, out: str | os.PathLike, t_from: int | None = N
             f"{run}: {blocks.height:,} rectangles ({jobs.height:,} jobs) in [{lo}, {hi}) are more than a figure "
             f"can show (at most {max_rectangles:,}); draw a window, e.g. --from {lo} --to {to}, "
             f"or raise --max-rectangles")
-    _draw_gantt(run, summary, alloc, blocks, key, colour, lo, hi, out)
+    _draw_gantt(run, summary, alloc, blocks, key, colour, lo, hi, out, fmt)
     return jobs.height
 
 
-def _draw_gantt(run: Path, summary: dict, alloc, blocks, key: str, colour: str, lo: int, hi: int, out) -> None:
+def _draw_gantt(run: Path, summary: dict, alloc, blocks, key: str, colour: str, lo: int, hi: int, out,
+                fmt: str) -> None:
     """The figure of :func:`gantt`: ``blocks`` (start, end, y, height, ``key``) as one
     collection of rectangles, the ten largest ``key`` values by node-seconds coloured."""
     import matplotlib
@@ -193,5 +233,5 @@ def _draw_gantt(run: Path, summary: dict, alloc, blocks, key: str, colour: str, 
     if busiest:
         ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    _save(fig, out, fmt)
     plt.close(fig)

@@ -19,6 +19,8 @@ def register(sub) -> None:
 def _run(args) -> int:
     from ..analysis import views
 
+    if args.output:
+        views.figure_format(args.output)  # a name it cannot write fails before the table is printed
     print(views.compare(args.runs), end="")
     if args.output:
         views.wait_cdfs(args.runs, args.output)

@@ -13,8 +13,8 @@ def register(sub) -> None:
         "consecutive nodes, coloured by user, account (SWF group), job or scheduler decision.",
     )
     p.add_argument("run", metavar="DIR", help="a replay output folder")
-    p.add_argument("--from", dest="t_from", type=int, metavar="T", help="start of the window, s (default: first start)")
-    p.add_argument("--to", dest="t_to", type=int, metavar="T", help="end of the window, s (default: last end)")
+    p.add_argument("--from", dest="t_from", type=_time, metavar="T", help="start of the window, s (default: first start)")
+    p.add_argument("--to", dest="t_to", type=_time, metavar="T", help="end of the window, s (default: last end)")
     p.add_argument("--colour", choices=("user", "account", "job", "decision"), default="user",
                    help="colour jobs by user, account (SWF group), job, or decision: in submit order or jumped "
                    "ahead of an earlier job (default user)")
@@ -23,6 +23,21 @@ def register(sub) -> None:
                    "(default 20,000: about what the figure's 1,100 pixels across can show)")
     p.add_argument("-o", "--output", required=True, metavar="FILE.png")
     p.set_defaults(func=_run)
+
+
+def _time(text: str) -> int:
+    """A time in s, within a job table's values (past int64, polars' filter raised OverflowError)."""
+    import argparse
+
+    from ..io.jobs import MAX_VALUE
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of seconds, not {text!r}") from None
+    if not -MAX_VALUE <= value <= MAX_VALUE:
+        raise argparse.ArgumentTypeError(f"{text}: out of range (at most {MAX_VALUE:,} either way)")
+    return value
 
 
 def _positive(text: str) -> int:

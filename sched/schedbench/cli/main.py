@@ -106,6 +106,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("schedbench: interrupted", file=sys.stderr)
         return 130
+    except MemoryError as exc:  # a size the machine cannot hold (--jobs 10000000000): not a bug to report
+        if args.debug:
+            raise
+        print(f"schedbench: error: out of memory{f' ({exc})' if str(exc) else ''}", file=sys.stderr)
+        return 1
     except Exception as exc:  # noqa: BLE001 - a bug, still one line for the user
         if args.debug:
             raise

@@ -43,9 +43,12 @@ def _run(args) -> int:
         from ..errors import UsageError
 
         raise UsageError("--jobs must be at least 1")
+    if args.dask:  # before the config is read and any run prepared
+        from ..sweep.executors import check_dask_address
+
+        check_dask_address(args.dask)
     path = Path(args.config)
-    config = sweep_config.load_config(path)
-    runs = sweep_config.expand(config, path.parent)
+    runs = sweep_config.load(path)
     if args.dry_run:
         from .. import registry
 

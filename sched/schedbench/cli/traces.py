@@ -163,10 +163,15 @@ def summarise(table: jobs.JobTable, header: swf.SWFHeader) -> dict:
 
 
 def _info(args) -> int:
+    from ..errors import UsageError
     from ..io import fetch, sacct
+    from ..io.load import is_parquet
 
     sacct.check_time_zone(args.tz)
     path = fetch.resolve(args.log)
+    if is_parquet(path):  # read as SWF text, its bytes made a garbled 'non-numeric token' error
+        raise UsageError(f"{path}: a Parquet job table; `traces info` summarises SWF logs and sacct dumps "
+                         "(replay and predict read job tables)")
     if sacct.sniff(path):
         return _sacct_info(path, args)
     table, header = swf.read(path)

@@ -63,7 +63,7 @@ def plan(args) -> list[dict]:
         allocators = _names(args.allocator, _DEFAULT_ALLOCATOR, registry.allocator_names(), "allocator")
         tasks += warm.mode_tasks(schedulers, allocators, args.mode or [_DEFAULT_MODE], args.predictor)
     for path in map(Path, args.config):
-        tasks += warm.run_tasks(sweep_config.expand(sweep_config.load_config(path), path.parent))
+        tasks += warm.run_tasks(sweep_config.load(path))
     return tasks
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from ..errors import UsageError
 from ..io import jobs
 from ..workloads import GENERATORS
 
@@ -26,6 +27,8 @@ def register(sub) -> None:
 
 
 def _run(args) -> int:
+    if getattr(args, "seed", None) is not None and args.seed < 0:  # numpy's generators refuse it, mid-way
+        raise UsageError(f"--seed must be >= 0, not {args.seed}")
     table, meta = args.generator.from_args(args)
     jobs.write_parquet(table, args.output, meta)
     print(f"wrote {table.n_jobs} jobs to {args.output} (machine {meta.get('machine', '?')})", file=sys.stderr)

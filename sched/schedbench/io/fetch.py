@@ -214,7 +214,11 @@ def fetch(
     # not write into each other's file; "x" mode (not mkstemp) so the umask sets the mode.
     tmp = directory / f".{entry.file}.{secrets.token_hex(6)}.part"
     try:
-        with open(tmp, "x+b") as dest:
+        try:
+            dest = open(tmp, "x+b")
+        except OSError as exc:  # the folder, not the hidden file's random name
+            raise FetchError(f"cannot write in the cache directory {directory}: {exc.strerror}") from None
+        with dest:
             for attempt in range(retries + 1):
                 try:
                     _download_once(url, dest, timeout, progress, entry.file)

@@ -261,7 +261,10 @@ _META_KEY = b"schedbench"
 def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     """Write a job table as Parquet; ``meta`` (JSON-serialisable: machine spec string,
     queue names and limits, generator parameters, ...) goes in the file's key-value
-    metadata under ``schedbench``.  Written to a temporary name, then renamed."""
+    metadata under ``schedbench``.  Written to a temporary name, then renamed: a failed or
+    interrupted write leaves neither a half file nor the temporary one.  An error opening
+    it is an :class:`OSError` naming ``path`` (a folder: :class:`IsADirectoryError`)."""
+    import errno
     import json
     import os
     from pathlib import Path
@@ -270,13 +273,28 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     import pyarrow.parquet as pq
 
     path = Path(path)
+    if path.is_dir():  # else the table was written beside it and the rename onto it failed
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", str(path))
     arrow = pa.table(
         dict(zip(table._fields, table, strict=True)),
         metadata={_META_KEY: json.dumps(meta or {}).encode()},
     )
     tmp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(arrow, tmp)
-    os.replace(tmp, path)
+    try:
+        try:
+            sink = open(tmp, "wb")  # Python's error, not pyarrow's "Failed to open local file"
+        except OSError as exc:  # named as given, not by the hidden temporary name
+            raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        with sink:
+            pq.write_table(arrow, sink)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+MAX_VALUE = 10**18 - 1
+"""The largest magnitude of a job table's value: an SWF field's 18 digits, so that sums of
+times (submit + wait + run) stay within int64."""
 
 
 def read_parquet(path) -> tuple[JobTable, dict]:
@@ -333,6 +351,10 @@ def read_parquet(path) -> tuple[JobTable, dict]:
                 if not np.isfinite(values).all():
                     raise DataError(f"{path}: column {name!r} holds NaN or infinite values")
                 values = np.trunc(values)
+            wide = np.flatnonzero((values > MAX_VALUE) | (values < -MAX_VALUE))
+            if wide.size:  # stored as they are, they wrapped int64 (an end before its start)
+                raise DataError(f"{path}: column {name!r}, row {at + int(wide[0]) + 1:,}: {values[wide[0]].item()!r} is out "
+                                f"of range (at most {MAX_VALUE:,} either way, an SWF field's 18 digits)")
             out[at : at + values.shape[0]] = values
             at += values.shape[0]
         del col
@@ -340,6 +362,13 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     # give the decoding buffers back to the system now, not at exit (a large table's
     # buffers would otherwise stay resident through the replay)
     pa.default_memory_pool().release_unused()
+    ids = columns.get("job_id")
+    if ids is not None and ids.size > 1 and not (ids[1:] > ids[:-1]).all():  # tables made here are in id order
+        by_id = np.argsort(ids, kind="stable")
+        same = np.flatnonzero(ids[by_id][1:] == ids[by_id][:-1])
+        if same.size:  # as an SWF log's: the job a result row, a dependency or a log start names is ambiguous
+            a, b = sorted(int(r) + 1 for r in by_id[same[0] : same[0] + 2])
+            raise DataError(f"{path}: duplicate job id {int(ids[by_id[same[0]]])} in rows {a:,} and {b:,}")
     return from_columns(n if columns else 0, **columns), meta
 
 

@@ -34,7 +34,7 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
     t0 = time.perf_counter()
     meta: dict = {"trace": str(path)}
     notices: list[str] = []
-    if _is_parquet(path):
+    if is_parquet(path):
         table, file_meta = jobs.read_parquet(path)
         meta.update(file_meta)
         if table.n_jobs and table.submit.min() < 0:  # rows still in the file's order
@@ -42,11 +42,12 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
         if not _sorted(table):
             table = table.take(np.lexsort((table.job_id, table.submit)))
         default = file_meta.get("machine")
-        mach = _machine(machine_arg, meta, notices) if machine_arg else (machine.from_spec(default) if default else None)
+        mach = (_machine(machine_arg, meta, notices) if machine_arg is not None
+                else machine.from_spec(default) if default else None)
         if mach is None:
             raise UsageError(f"{path} records no machine: give --machine")
     elif sacct.sniff(path):
-        if not machine_arg:  # before reading: a large dump takes seconds
+        if machine_arg is None:  # before reading: a large dump takes seconds
             raise UsageError(f"{path}: a sacct dump records no machine: give --machine")
         table, file_meta = sacct.read(path, tz)
         notices += file_meta.pop("notices")
@@ -60,10 +61,13 @@ def load(trace: str, machine_arg: str | None = None, limit: int | None = None, t
             table, header = swf.read(path)
         meta["header_out_of_order"] = header.out_of_order
         notices += _swf_notices(path, header)
-        if machine_arg:
+        if machine_arg is not None:  # an empty one too (-m "$UNSET"): refused, not read as absent
             mach = _machine(machine_arg, meta, notices)
         else:
             widest = int(table.units.max()) if table.n_jobs else 0
+            if not table.n_jobs and header.machine_procs() is None:  # nothing to size a machine by
+                raise DataError(f"{path}: no jobs to replay (the file holds no job lines, nor a MaxProcs or "
+                                "MaxNodes header line)")
             mach = machine.from_swf_header(header.max_procs, header.max_nodes, widest)
             if header.machine_procs() is None:
                 notices.append(f"{path}: no MaxProcs or MaxNodes in the header: the machine is one pool as wide as "
@@ -138,7 +142,7 @@ def _resolve(trace: str) -> Path:
     return resolve(trace)
 
 
-def _is_parquet(path: Path) -> bool:
+def is_parquet(path: Path) -> bool:
     """A ``.parquet`` name, or a file of another name that starts with Parquet's magic
     bytes: ``schedbench workload ... -o NAME`` writes Parquet whatever the name."""
     if path.suffix == ".parquet":

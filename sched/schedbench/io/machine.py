@@ -98,19 +98,27 @@ _MEM_SCALE = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 * 1024}
 
 
 MAX_PER_NODE = 1 << 20  # cores, GPUs or MICs of one node: beyond it a file is not a machine
+MAX_MEM_MIB = 1 << 40  # memory of one node (1 EiB), as a node file's mem_kib < 2**50
+# Nodes of a spec: 6 times the largest machines built; past it a typo (an extra digit or
+# two) asked for gigabytes of capacity array and failed with a MemoryError.
+MAX_NODES = 1 << 20
 
 
 def _parse_mem(text: str) -> int:
     m = _MEM_RE.match(text)
     if not m:
         raise UsageError(f"bad memory amount {text!r} (expected e.g. 32G, 512M or 1024)")
-    return int(int(m.group(1)) * _MEM_SCALE[m.group(2).upper()])
+    mib = int(int(m.group(1)) * _MEM_SCALE[m.group(2).upper()])
+    if mib > MAX_MEM_MIB:  # before it is stored: an int64 overflows past 2**63
+        raise UsageError(f"memory amount {text!r}: at most {MAX_MEM_MIB // (1024 * 1024):,}T per node")
+    return mib
 
 
 def from_spec(spec: str) -> Machine:
     """Machine from a spec string: ``+``-joined terms ``N x (key=value, ...)`` with keys
     cores, gpus, mics, mem."""
     rows: list[np.ndarray] = []
+    n_nodes = 0
     for term in spec.split("+"):
         m = _TERM_RE.match(term)
         if not m:
@@ -130,11 +138,14 @@ def from_spec(spec: str) -> Machine:
             else:
                 if not value.strip().isdigit():
                     raise UsageError(f"bad amount {value!r} for {key} in {spec!r}")
-                node[RESOURCE_NAMES.index(key)] = int(value)
-                if int(value) > MAX_PER_NODE:
+                if int(value) > MAX_PER_NODE:  # before it is stored: an int64 overflows past 2**63
                     raise UsageError(f"{key}={value} in {spec!r}: at most {MAX_PER_NODE:,} per node")
+                node[RESOURCE_NAMES.index(key)] = int(value)
         if count <= 0 or not node[: Resource.MEM].any():
             raise UsageError(f"machine term {term.strip()!r} has no nodes or no computing resources")
+        n_nodes += count
+        if n_nodes > MAX_NODES:
+            raise UsageError(f"{spec!r}: {n_nodes:,} nodes or more; a machine has at most {MAX_NODES:,}")
         rows.append(np.repeat(node[None, :], count, axis=0))
     return Machine(np.ascontiguousarray(np.concatenate(rows)), spec_of(np.concatenate(rows)))
 
@@ -237,6 +248,8 @@ def parse(text: str) -> Machine:
     """``--machine``: a node-file path when one exists at ``text`` (a slurm.conf when its name
     ends in ``.conf`` or a line starts with ``NodeName=``; an Alea ``*.machines`` cluster file
     when so named), else a spec string."""
+    if not text.strip():
+        raise UsageError("an empty machine spec: give one such as 1024x(cores=8,gpus=2), or a node file")
     if os.path.exists(text):
         for sniff, read in _MACHINE_FILES:
             if sniff(text):

@@ -33,6 +33,21 @@ _BAD_TOKEN = 1
 _BAD_COUNT = 2
 
 
+_NUMBER_RE = re.compile(r"[+-]?(\d*)(?:\.\d*)?")
+
+
+def _too_long_number(line: str) -> bool:
+    """Whether the first token of ``line`` the kernel refuses is a number of more than 18
+    integer digits rather than not a number (the kernel returns one error for both)."""
+    for token in line.split():
+        m = _NUMBER_RE.fullmatch(token)
+        if m is None or not any(c.isdigit() for c in token):
+            return False
+        if len(m.group(1)) > 18:
+            return True
+    return False
+
+
 class SWFError(DataError):
     """A malformed SWF log; the message names the file and, where it applies, the line."""
 
@@ -408,6 +423,8 @@ def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWF
     n, err, err_line, err_offset, fraction_lines, first_fraction = _parse_kernel(buf, out, line_of)
     if err != _OK:
         what = "a non-numeric token" if err == _BAD_TOKEN else "the wrong number of fields"
+        if err == _BAD_TOKEN and _too_long_number(_line_text(data, err_offset)):
+            what = "a number of more than 18 digits (past int64's reach of sums)"
         if err == _BAD_COUNT:
             count = len(_line_text(data, err_offset).split())
             what = f"{count} fields instead of {N_FIELDS}"

@@ -62,6 +62,7 @@ import tomllib
 from pathlib import Path
 
 from .. import __version__, registry
+from ..declarations import MAX_INT
 from ..errors import UsageError
 from ..workloads import GENERATORS
 
@@ -90,6 +91,17 @@ def load_config(path: str | os.PathLike) -> dict:
         raise UsageError(f"{path}: invalid TOML: {exc}") from None
 
 
+def load(path: str | os.PathLike) -> list[dict]:
+    """The runs of the config file ``path`` (:func:`expand`, relative traces read from its
+    folder); a mistake in it is a UsageError naming the file, as its TOML errors do."""
+    path = Path(path)
+    config = load_config(path)
+    try:
+        return expand(config, path.parent)
+    except UsageError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
 def _names(value, table: dict | tuple[str, ...], what: str, default) -> list[str]:
     if value is None:
         value = list(default)
@@ -111,9 +123,9 @@ def _seeds(value, where: str) -> list[int]:
     if (
         not isinstance(value, list)
         or not value
-        or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value)
-    ):
-        raise UsageError(f"{where}: seeds must be a non-negative integer or a non-empty list of them")
+        or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s <= MAX_INT for s in value)
+    ):  # a larger seed made runs.parquet's Int64 seed column fail, every run recorded as failed
+        raise UsageError(f"{where}: seeds must be an integer 0 to {MAX_INT:,} or a non-empty list of them")
     return list(dict.fromkeys(value))
 
 
@@ -340,8 +352,8 @@ def _plain(options: dict) -> dict:
 
 def _periods(value) -> list[int]:
     values = value if isinstance(value, list) else [value]
-    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
-        raise UsageError("period must be a non-negative number of seconds or a non-empty list of them")
+    if not values or not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_INT for v in values):
+        raise UsageError(f"period must be 0 to {MAX_INT:,} seconds or a non-empty list of them")
     return list(dict.fromkeys(values))
 
 

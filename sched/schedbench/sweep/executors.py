@@ -102,6 +102,20 @@ def process_pool(calls: Sequence[Call], n: int, record: Callable[[Any], None], f
         pool.shutdown(wait=True)  # after _terminate_workers: returns at once
 
 
+def check_dask_address(address: str) -> None:
+    """A UsageError unless ``address`` has a Dask scheduler address's form (``host:port``,
+    a scheme before it): a malformed one failed inside ``Client()`` with a ValueError,
+    and the half-made client's ``__del__`` printed a traceback after a 40 s wait."""
+    try:
+        from distributed.comm.addressing import get_address_host_port
+    except ImportError:  # pragma: no cover - a declared dependency
+        raise UsageError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    try:
+        get_address_host_port(address)
+    except ValueError as exc:
+        raise UsageError(f"--dask {address!r}: {exc} (expected e.g. tcp://host:8786)") from None
+
+
 def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None], setup: Call | None = None) -> None:
     """Make ``calls`` on the Dask cluster whose scheduler is at ``address``.  ``setup``: a
     call made first on every worker connected (``Client.run``), whose exception stops
@@ -110,6 +124,7 @@ def dask(calls: Sequence[Call], address: str, record: Callable[[Any], None], set
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - a declared dependency
         raise UsageError("--dask needs dask.distributed: pip install 'dask[distributed]'") from None
+    check_dask_address(address)
     try:
         client = Client(address, timeout="20s", set_as_default=False)
     except OSError as exc:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import shutil
+import uuid
 from pathlib import Path
 
 import polars as pl
@@ -117,10 +119,36 @@ def build(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
 
 def write_report(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
     """Write ``report.md``, ``report.html`` and ``figures/*.png`` into ``outdir``; returns
-    the data of :func:`build` plus ``paths``."""
+    the data of :func:`build` plus ``paths``.
+
+    They are made in a hidden folder inside ``outdir`` and moved in once all are done
+    (``figures/`` replaced whole): a report that fails half-way (an unreadable run file)
+    leaves an older report as it was, not its pages beside half of new figures."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    data = build(results, outdir)
-    md, page = write_pages(data, outdir)
-    data["paths"] = {"markdown": md, "html": page, "figures": sorted((outdir / "figures").glob("*.png"))}
+    staging = outdir / f".report.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        staging.mkdir()
+    except OSError as exc:  # named as given, not by the hidden folder
+        raise type(exc)(exc.errno, exc.strerror, str(outdir)) from None
+    try:
+        data = build(results, staging)
+        write_pages(data, staging)
+        figures = outdir / "figures"
+        aside = outdir / f".figures.old-{uuid.uuid4().hex[:8]}"
+        if figures.exists():
+            os.rename(figures, aside)
+        try:
+            os.rename(staging / "figures", figures)
+        except BaseException:
+            if aside.exists():  # the old figures back in place
+                os.rename(aside, figures)
+            raise
+        for name in ("report.md", "report.html"):
+            os.replace(staging / name, outdir / name)
+        shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    data["paths"] = {"markdown": outdir / "report.md", "html": outdir / "report.html",
+                     "figures": sorted(figures.glob("*.png"))}
     return data

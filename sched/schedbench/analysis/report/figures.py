@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from .model import THROUGHPUT, headline_metrics, metric_unit, titled, unit_of
+from .model import THROUGHPUT, headline_metrics, metric_unit, read_run_file, titled, unit_of
 
 _PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
             "#CCB974", "#64B5CD")
@@ -153,7 +153,7 @@ def wait_cdf_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, wo
         if not files:
             continue
         waits = (
-            pl.read_parquet(files, columns=["wait", "status"])
+            pl.concat([read_run_file(f, ["wait", "status"]) for f in files])
             .filter(pl.col("status") == "replayed")["wait"]
             .drop_nulls()
             .to_numpy()
@@ -211,7 +211,7 @@ def queue_figure(results: Path, runs: pl.DataFrame, summary: pl.DataFrame, workl
                 sel = sel.filter(pl.col("seed") == seed)
             if sel.height == 0 or not (results / sel["timeline_path"][0]).is_file():
                 continue
-            tl = pl.read_parquet(results / sel["timeline_path"][0], columns=["time", "queue"])
+            tl = read_run_file(results / sel["timeline_path"][0], ["time", "queue"])
             if tl.height == 0:
                 continue
             t = tl["time"].to_numpy().astype(np.float64)

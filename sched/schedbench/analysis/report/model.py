@@ -183,14 +183,34 @@ def slug(text: str) -> str:
 # -- loading and aggregating ----------------------------------------------------------------
 
 
+# Columns of every run a sweep writes to runs.parquet, failed or not, which the report
+# cannot do without (a failed run has no file paths, an older version's lack some metrics).
+RUN_COLUMNS = ("run_id", "status", "workload", "scheduler", "allocator", "predictor", "seed", "machine")
+
+
 def load_runs(results: str | os.PathLike) -> pl.DataFrame:
     path = Path(results) / "runs.parquet"
     if not path.is_file():
         raise DataError(f"{path} not found: run `schedbench sweep CONFIG -o {results}` first")
     try:
-        return pl.read_parquet(path)
+        runs = pl.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a data error
         raise DataError(f"cannot read {path}: {exc}") from None
+    missing = [c for c in RUN_COLUMNS if c not in runs.columns] if runs.height else []
+    if missing:  # else polars' ColumnNotFoundError deep in the report: an internal error
+        raise DataError(f"{path}: not a sweep's runs table (no column {missing[0]})")
+    return runs
+
+
+def read_run_file(path: Path, columns: list[str]) -> pl.DataFrame:
+    """``columns`` of one of a run's Parquet files (jobs, timeline, allocations); a
+    :class:`DataError` naming the file when it cannot be read or lacks a column (a folder
+    copied in part, a file written by hand), where polars' error named none."""
+    try:
+        return pl.read_parquet(path, columns=columns)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        text = str(exc).strip().splitlines()
+        raise DataError(f"{path}: unreadable ({text[0] if text else type(exc).__name__})") from None
 
 
 def _order_key(names: list[str] | tuple[str, ...], name: str) -> tuple[int, str]:
