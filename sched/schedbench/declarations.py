@@ -112,7 +112,10 @@ class Capabilities:
     * ``pool_only``: it runs only when every replayed job is single units of one resource
       type spread freely (a pool of units), the only jobs its plan can hold;
     * ``default_period``: its decision period (s) when a run gives none (0: every event);
-    * ``site``: the site features it honours (:data:`SITE_FEATURES`).
+    * ``site``: the site features it honours (:data:`SITE_FEATURES`);
+    * ``slurm_accounts``: it reads the account shares and QOS priorities of
+      ``--slurm-accounts`` (a ``sacctmgr -P`` dump; the others' accounts come from their own
+      options, or none).
 
     Allocators: ``gives_plan_order``, whether it implements the ``plan_order`` hook.
     """
@@ -123,6 +126,7 @@ class Capabilities:
     pool_only: bool = False
     default_period: int = 0
     site: frozenset[str] = frozenset(("maintenance",))
+    slurm_accounts: bool = False
     gives_plan_order: bool = False
 
     def __post_init__(self):

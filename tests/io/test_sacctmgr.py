@@ -79,7 +79,7 @@ def test_errors_name_file_and_line(tmp_path, text, message):
 def test_replay_reads_the_file_before_the_trace(tmp_path, capsys):
     bad = tmp_path / "accounts.txt"
     bad.write_text("Account|User|Share\nphysics||lots\n")
-    assert main(["replay", str(tmp_path / "no-such-trace.swf"), "--slurm-accounts", str(bad),
+    assert main(["replay", str(tmp_path / "no-such-trace.swf"), "-s", "slurm", "--slurm-accounts", str(bad),
                  "-o", str(tmp_path / "run")]) == 1
     assert f"{bad}:2: share 'lots'" in capsys.readouterr().err
 
@@ -97,5 +97,20 @@ def test_replay_hands_the_accounts_to_the_run_in_meta(tmp_path, monkeypatch):
         raise DataError("stop here")
 
     monkeypatch.setattr(replay_cli, "replay", fake_replay)
-    assert main(["replay", str(TINY), "--slurm-accounts", str(path), "-o", str(tmp_path / "run")]) == 1
+    assert main(["replay", str(TINY), "-s", "slurm", "--slurm-accounts", str(path), "-o", str(tmp_path / "run")]) == 1
     assert seen["slurm_accounts"]["shares"] == {"root": 1, "physics": 40, "chemistry": 60}
+
+
+@pytest.mark.parametrize("scheduler", ["sfs", "easy"])
+def test_a_scheduler_that_reads_no_slurm_accounts_refuses_them(tmp_path, capsys, scheduler):
+    """Only ``slurm`` reads the file: under another scheduler it would be read and
+    ignored, so the run is refused before any work (exit 2)."""
+    from repo_paths import TINY
+
+    path = tmp_path / "accounts.txt"
+    path.write_text(ASSOC)
+    assert main(["replay", str(TINY), "-s", scheduler, "--slurm-accounts", str(path),
+                 "-o", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"--slurm-accounts is read by the slurm scheduler only, not by {scheduler}" in err
+    assert not (tmp_path / "run").exists()

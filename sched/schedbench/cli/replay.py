@@ -234,6 +234,10 @@ def _run(args) -> int:
     if args.slurm_accounts:  # a bad file fails before the trace is read
         from ..io.sacctmgr import read_accounts
 
+        if not registry.scheduler(args.scheduler).capabilities.slurm_accounts:  # else read and ignored
+            raise UsageError(f"--slurm-accounts is read by the slurm scheduler only, not by {args.scheduler} "
+                             "(priority and sfs take their accounts file as --accounts FILE.toml)")
+
         slurm_accounts = read_accounts(args.slurm_accounts)
     else:
         slurm_accounts = None

@@ -92,5 +92,5 @@ DECLARATIONS += (
     # Its backfill plan does not see maintenance windows: no site feature is honoured.
     Entry("slurm", Kind.JITTED, "schedbench.schedulers.slurm:slurm",
           "Slurm: multifactor priority, main scheduler with partition blocking, backfill cycles every bf_interval "
-          "with reservations within bf_window", _SLURM_OPTIONS, Capabilities(site=frozenset())),
+          "with reservations within bf_window", _SLURM_OPTIONS, Capabilities(site=frozenset(), slurm_accounts=True)),
 )
