@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from ..declarations import MAX_INT
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -292,9 +294,9 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
         tmp.unlink(missing_ok=True)
 
 
-MAX_VALUE = 10**18 - 1
+MAX_VALUE = MAX_INT
 """The largest magnitude of a job table's value: an SWF field's 18 digits, so that sums of
-times (submit + wait + run) stay within int64."""
+times (submit + wait + run) stay within int64 (the same bound as an integer option's)."""
 
 
 def read_parquet(path) -> tuple[JobTable, dict]:
