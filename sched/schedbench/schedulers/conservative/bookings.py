@@ -16,7 +16,7 @@ from ...plan.rusv import (
     kernel_first_stop_after,
 )
 from .pruning import _cut_pmf
-from .site import _consumer_add, _unconstrained
+from .site import _consumer_add
 from .state import (
     B_BEGIN,
     B_COUNT,
@@ -114,16 +114,9 @@ def _pool_move(sched, j, b0, e0, begin, end):
 @internal_kernel
 def _node_add_rows(sched, jobs, j, rows, p, count, begin, end, sign, forget):
     """Add or remove job j's booking [begin, end) on the nodes rows[p : p + count] (node,
-    units), on its consumers' vectors, on the totals, and its end on the ends vector;
-    ``forget``: the nodes' prefix minima (sched.npmf) no longer hold (False only when the
-    change is undone before they are read again)."""
-    _add_on_nodes(sched, jobs, j, rows, p, count, begin, end, sign, forget)
-    _add_on_totals(sched, jobs, j, rows, p, count, begin, end, sign)
-
-
-@inline_kernel
-def _add_on_nodes(sched, jobs, j, rows, p, count, begin, end, sign, forget):
-    """The part of :func:`_node_add_rows` on the nodes' vectors and the consumers'."""
+    units), on the totals, and its end on the ends vector; ``forget``: the nodes' prefix
+    minima (sched.npmf) no longer hold (False only when the change is undone before they
+    are read again)."""
     lo = max(begin, sched.scal[S_TRIM])
     if lo >= end:
         return
@@ -139,37 +132,10 @@ def _add_on_nodes(sched, jobs, j, rows, p, count, begin, end, sign, forget):
             amount = rows[u, 1] * r
             kernel_add(sched.nslots[v], sched.nmeta[v], lo, end, sign * amount)
             total += amount
-        _consumer_add(sched.site, j, k, lo, end, sign * total)
-
-
-@inline_kernel
-def _add_on_totals(sched, jobs, j, rows, p, count, begin, end, sign):
-    """The part of :func:`_node_add_rows` on the totals and the ends vector."""
-    lo = max(begin, sched.scal[S_TRIM])
-    if lo >= end:
-        return
-    for k in range(N_RES):
-        r = jobs[j, J_REQ + k]
-        if r == 0:
-            continue
-        total = 0
-        for u in range(p, p + count):
-            total += rows[u, 1] * r
         kernel_add(sched.slots[k], sched.meta[k], lo, end, sign * total)
+        _consumer_add(sched.site, j, k, lo, end, sign * total)
     if end >= sched.scal[S_TRIM]:
         kernel_add(sched.slots[N_RES], sched.meta[N_RES], end, end + 1, sign)
-
-
-@inline_kernel
-def _search_off_nodes(sched, core, j, b0, e0, sign):
-    """Take queued job j's booking [b0, e0) off its nodes' and consumers' vectors (sign
-    -1) for compression's search, or put it back as it was (1; the prefix minima hold
-    throughout).  The totals and the ends vector keep it: the search's totals test leaves
-    it out (sched.scal[S_EX0], S_EX1) and no candidate it tests is past b0, so it is
-    taken off them only when the job moves (:func:`_move_nodes`): two of a three-type
-    job's seven additions each way, where most searches find nothing."""
-    _add_on_nodes(sched, core.jobs, j, sched.bnodes, sched.book[j, B_PTR], sched.book[j, B_COUNT], b0, e0, sign,
-                  False)
 
 
 def _book(sched, core, j, begin, end, sign):
@@ -303,7 +269,7 @@ _by_state(_book_new, _book_new_pool, _book_new_nodes)
 
 def _move(sched, core, j, b0, e0, begin, end):
     """Move queued job j's booking [b0, e0) to [begin, end) (nodes: to the placement in
-    core.work that the last fit found, the old booking already off its nodes:
+    core.work that the last fit found, the old booking already off the plan:
     :func:`fit._earlier_fit` leaves it so, since taking it off for the search and back
     on only to take it off again cost a third of the moves' adds)."""
 
@@ -317,8 +283,6 @@ def _move_pool(sched, core, j, b0, e0, begin, end):
 def _move_nodes(sched, core, j, b0, e0, begin, end):
     _forget_prefix_rows(sched, core.jobs, j)
     _note_freed(sched, core, j, b0, e0)
-    if _unconstrained(sched.site, j):  # the search took it off the nodes only (:func:`_search_off_nodes`)
-        _add_on_totals(sched, core.jobs, j, sched.bnodes, sched.book[j, B_PTR], sched.book[j, B_COUNT], b0, e0, -1)
     _book_new_nodes(sched, core, j, begin, end)
 
 

@@ -34,7 +34,7 @@ from ...plan.rusv import (
     kernel_index_keep,
     kernel_max_in,
 )
-from .bookings import _book_new, _book_nodes_keeping, _pool_add, _search_off_nodes, _set_booking
+from .bookings import _book_new, _book_nodes_keeping, _pool_add, _set_booking
 from .pruning import (
     _below_cap_at,
     _build_npmf,
@@ -53,8 +53,6 @@ from .state import (
     B_TRIED,
     ENDS_LOG,
     S_ENDS_ADDED,
-    S_EX0,
-    S_EX1,
     S_FREED,
     S_FREED_ADDED,
     S_FULL_AT_OF,
@@ -551,7 +549,7 @@ def _node_fit(sched, core, alloc, j, now, limit):
     fail_until = np.int64(-1)  # every candidate before it fails
     t = now
     while True:
-        t = _totals_fit(sched, jobs, j, t, limit, sched.scal[S_EX0], sched.scal[S_EX1])
+        t = _totals_fit(sched, jobs, j, t, limit, 0, 0)
         if t < 0:
             return -1
         # an instant the totals allow is a candidate: the totals only fall at booking ends
@@ -1156,29 +1154,17 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)
     if may:
-        # the booking comes off and goes back as it was: the nodes' prefix minima still hold.
-        # Without site constraints only the nodes' vectors lose it (the totals test leaves
-        # it out); a limit or FreePool reads the totals, so then they lose it too.
-        if site_free:
-            _search_off_nodes(sched, core, j, b0, e0, -1)
-            sc[S_EX0] = b0
-            sc[S_EX1] = e0
-        else:
-            _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
+        # the booking comes off and goes back as it was: the nodes' prefix minima still hold
+        _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
         if first < limit:
             t = _fit_before(sched, core, alloc, j, first, limit)
         if t < 0 and resume < b0:
             c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
             if 0 <= c < b0:
                 t = _fit_before(sched, core, alloc, j, c, b0)
-        sc[S_EX0] = 0
-        sc[S_EX1] = 0
         if t < 0:
             # put the booking back as it was
-            if site_free:
-                _search_off_nodes(sched, core, j, b0, e0, 1)
-            else:
-                _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+            _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
         else:
             # the booking stays off: the caller moves the job to t (:func:`_move_nodes`
             # books the placement left in core.work and forgets the old nodes' prefix

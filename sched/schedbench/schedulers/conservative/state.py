@@ -54,9 +54,7 @@ S_FREED_ADDED = 36  # nodes: entries ever written to the freed-room ring of sche
 S_FULL_AT_MIC = 37  # nodes: as S_FULL_AT, for the MIC order (W_KEY[2], W_ORDER[2])
 S_FULL_AT_OF = (S_FULL_AT, S_FULL_AT_GPU, S_FULL_AT_MIC)  # by order (W_KEY)
 S_LIVE_KEY = 38  # nodes: the wvalid column of the key the live nodes are listed by (-1: not in key order)
-S_EX0 = 39  # nodes: a booking [S_EX0, S_EX1) the totals keep but a node search leaves out (0, 0: none)
-S_EX1 = 40
-N_SCAL = 41
+N_SCAL = 39
 
 W_ROW = 6  # sched.wvalid's first row-cursor column (nodes; see ConservativeNodes)
 # sched.wvalid's full-until orders (nodes): order o's key column (the instant until which
