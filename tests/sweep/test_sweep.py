@@ -17,7 +17,7 @@ import pytest
 from repo_paths import ROOT
 from schedbench.cli import main as cli
 from schedbench.engine import progress
-from schedbench.errors import UsageError
+from schedbench.errors import DataError, UsageError
 from schedbench.registry import ALLOCATORS, SCHEDULERS
 from schedbench.sweep import config as sweep_config
 from schedbench.sweep import execute
@@ -581,3 +581,30 @@ def test_runs_table_is_sorted_by_workload_first(tmp_path):
     _recorded_run(tmp_path, "k1", status="ok", workload="b", scheduler="easy")
     _recorded_run(tmp_path, "k2", status="ok", workload="a", scheduler="fcfs")
     assert execute.write_runs_table(tmp_path)["run_id"].to_list() == ["k2", "k1"]
+
+
+def test_a_folder_that_is_not_a_sweeps_is_refused(tmp_path, capsys):
+    """The runs would be written in among its files (a replay's output, anything else);
+    an empty folder, hidden files aside, and an earlier sweep's are taken."""
+    cfg = write_config(tmp_path, tiny_config(seeds=(1,)))
+    replay_out = tmp_path / "replay"
+    replay_out.mkdir()
+    (replay_out / "summary.json").write_text("{}")
+    (replay_out / "jobs.parquet").write_bytes(b"")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    for out, what in ((replay_out, "a replay's output folder (it holds jobs.parquet)"),
+                      (other, "not a sweep's results folder (it holds notes.txt)")):
+        assert cli.main(["sweep", str(cfg), "-o", str(out), "-q"]) == 1
+        assert capsys.readouterr().err.startswith(f"schedbench: error: {out}: {what}")
+        assert not (out / "runs").exists()
+    with pytest.raises(DataError, match="not a sweep's results folder"):
+        run_sweep(cfg, other)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / ".keep").write_text("")
+    assert cli.main(["sweep", str(cfg), "-o", str(empty), "-q"]) == 0
+    (empty / "notes.txt").write_text("added after")  # a sweep's folder: resumed, its other files left alone
+    assert cli.main(["sweep", str(cfg), "-o", str(empty), "-q"]) == 0
+    assert (empty / "notes.txt").read_text() == "added after"

@@ -49,6 +49,7 @@ def _run(args) -> int:
         check_dask_address(args.dask)
     path = Path(args.config)
     runs = sweep_config.load(path)
+    execute.check_results_folder(args.output)  # before any run is prepared
     if args.dry_run:
         from .. import registry
 

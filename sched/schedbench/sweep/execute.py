@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import math
 import os
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING
 
 from .. import __version__, registry
 from ..engine.progress import Steps, is_terminal, keep_drawing
-from ..errors import UsageError
+from ..errors import DataError, UsageError
 from . import executors, warm
 from .config import canonical_json
 from .inputs import load_worker_plugins, workload_of
@@ -60,6 +61,28 @@ if TYPE_CHECKING:
 
 PARTITION_KEYS: tuple[str, ...] = ("workload", "scheduler", "allocator", "predictor")
 DATASETS: tuple[str, ...] = ("jobs", "allocations", "timeline")
+# What a sweep writes in RESULTS (the module docstring's layout): a folder holding one of
+# them is a sweep's, resumed where it stopped
+SWEEP_ENTRIES = frozenset(("runs", *DATASETS, "runs.parquet", "sweep.json"))
+
+
+def check_results_folder(results: str | os.PathLike) -> None:
+    """Raise unless ``results`` can take a sweep's results: new, empty (hidden files
+    aside), or a sweep's own (it holds one of :data:`SWEEP_ENTRIES`: its finished runs
+    are kept and skipped).  Any other folder, a replay's output or one of other files,
+    would have the runs written in among what it holds: a :class:`DataError` naming the
+    folder and a file it holds.  A file is a :class:`FileExistsError`."""
+    path = Path(results)
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise FileExistsError(errno.EEXIST, "a file, not a folder", str(path))
+    names = sorted(p.name for p in path.iterdir() if not p.name.startswith("."))
+    if not names or SWEEP_ENTRIES.intersection(names):
+        return
+    what = "a replay's output folder" if "summary.json" in names else "not a sweep's results folder"
+    raise DataError(f"{path}: {what} (it holds {names[0]}): give a new or empty folder, or an earlier "
+                    "sweep's to resume it")
 
 
 def git_revision() -> str | None:
@@ -372,6 +395,7 @@ def sweep(
     written), ``failed_total``."""
     import polars as pl
 
+    check_results_folder(results)
     results = Path(results).resolve()
     results.mkdir(parents=True, exist_ok=True)
     with SweepLock(results):
