@@ -8,9 +8,13 @@ engine defined (a symbol's size is the distance to the next one: numba keeps no 
 for kernels loaded from its cache), then replays the whole log ROUNDS times.  The report
 lists every symbol with at least 0.3 % of the samples, as ns per job per replay
 (samples / FREQ / (ROUNDS x jobs)), with numba's mangled names shortened to
-``module.function``.  Everything after the warm-up is counted: the replay's set-up
-(job matrix, screening, the digest) as well as the simulation; the perf map is only
-valid for code loaded before it was written.
+``module.function``.  perf records the whole child, so the shares also hold its start
+(imports, reading the log, the warm-up and any compile it needs: Python's interpreter and
+garbage collector, and LLVM), which on a case of a few seconds of replays is a fifth of
+the samples (the pool case: 11 % in the interpreter, 7 % in the collector); the ns per
+job of numba's kernels are the replays' alone (the warm-up's 2,000 jobs add little), and
+count the replay's set-up (job matrix, screening, the digest) as well as the simulation.
+The perf map is only valid for code loaded before it was written.
 
 The child runs with ``OPENBLAS_NUM_THREADS=1``, as the ``schedbench`` command does
 (:mod:`schedbench._startup`).  Needs ``perf`` (linux-perf) allowed to sample this process (``kernel.perf_event_paranoid``
