@@ -151,6 +151,17 @@ def test_a_runs_table_of_another_program_is_named(tmp_path, capsys):
         f"schedbench: error: {folder / 'runs.parquet'}: not a sweep's runs table (no column run_id)")
 
 
+def test_a_file_given_for_the_results_folder_is_named(tmp_path, capsys):
+    # it was "FILE/runs.parquet not found"
+    runs = tmp_path / "runs.parquet"
+    runs.write_bytes(b"")
+    assert cli.main(["report", str(runs), "-o", str(tmp_path / "r")]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"schedbench: error: {runs}: a sweep's runs table, not a sweep's results folder (give the folder "
+        "`schedbench sweep CONFIG -o RESULTS` wrote)")
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.parametrize("part", ["jobs", "timeline"])
 def test_an_unreadable_run_file_is_named(tmp_path, capsys, part):
     # polars' "File out of specification" reached the user as an internal error, naming no file

@@ -123,8 +123,10 @@ def write_report(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
 
     They are made in a hidden folder inside ``outdir`` and moved in once all are done
     (``figures/`` replaced whole): a report that fails half-way (an unreadable run file)
-    leaves an older report as it was, not its pages beside half of new figures."""
+    leaves an older report as it was, not its pages beside half of new figures, and a
+    first report no folder at all."""
     outdir = Path(outdir)
+    made = not outdir.exists()
     outdir.mkdir(parents=True, exist_ok=True)
     staging = outdir / f".report.tmp-{uuid.uuid4().hex[:8]}"
     try:
@@ -147,6 +149,10 @@ def write_report(results: str | os.PathLike, outdir: str | os.PathLike) -> dict:
         for name in ("report.md", "report.html"):
             os.replace(staging / name, outdir / name)
         shutil.rmtree(aside, ignore_errors=True)
+    except BaseException:
+        if made:  # nothing of it was there before: no empty folder left behind
+            shutil.rmtree(outdir, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     data["paths"] = {"markdown": outdir / "report.md", "html": outdir / "report.html",

@@ -189,6 +189,10 @@ RUN_COLUMNS = ("run_id", "status", "workload", "scheduler", "allocator", "predic
 
 
 def load_runs(results: str | os.PathLike) -> pl.DataFrame:
+    if Path(results).is_file():  # (else "FILE/runs.parquet not found")
+        what = "a sweep's runs table" if Path(results).name == "runs.parquet" else "a file"
+        raise DataError(f"{results}: {what}, not a sweep's results folder (give the folder `schedbench sweep "
+                        "CONFIG -o RESULTS` wrote)")
     path = Path(results) / "runs.parquet"
     if not path.is_file():
         raise DataError(f"{path} not found: run `schedbench sweep CONFIG -o {results}` first")
