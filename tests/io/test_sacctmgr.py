@@ -114,3 +114,21 @@ def test_a_scheduler_that_reads_no_slurm_accounts_refuses_them(tmp_path, capsys,
     err = capsys.readouterr().err
     assert f"--slurm-accounts is read by the slurm scheduler only, not by {scheduler}" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_slurm_run_records_the_accounts_it_read(tmp_path):
+    """The shares and QOS priorities change the schedule: summary.json records them, so two
+    runs that differ only in --slurm-accounts do not read as the same settings."""
+    import json
+
+    from repo_paths import ROOT
+
+    example = ROOT / "traces" / "slurm-example"
+    base = ["replay", str(example / "sacct.txt"), "--machine", str(example / "slurm.conf"), "-s", "slurm", "-q"]
+    assert main([*base, "-o", str(tmp_path / "without")]) == 0
+    assert main([*base, "--slurm-accounts", str(example / "accounts.txt"), "-o", str(tmp_path / "with")]) == 0
+    without = json.loads((tmp_path / "without" / "summary.json").read_text())
+    recorded = json.loads((tmp_path / "with" / "summary.json").read_text())
+    assert "slurm_accounts" not in without
+    assert recorded["slurm_accounts"] == sacctmgr.read_accounts(example / "accounts.txt")
+    assert recorded["slurm_accounts"]["shares"]["physics"] == 40

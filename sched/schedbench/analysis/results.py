@@ -328,6 +328,7 @@ def summarize(result: ReplayResult, jobs: pl.DataFrame, timeline: pl.DataFrame) 
         "dependency_links": result.options.get("dependency_links"),
         "input_digest": result.options.get("input_digest"),
         "site": result.options.get("site"),
+        **({"slurm_accounts": result.options["slurm_accounts"]} if "slurm_accounts" in result.options else {}),
         "metrics": scalars,
         "fairness": fairness,
         **({"policy": result.policy} if result.policy else {}),  # a Python policy's own account

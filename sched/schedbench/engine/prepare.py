@@ -344,6 +344,9 @@ def start_run(
         core_mod.arm(core)
         prov = provenance(table, machine, scheduler or "python", allocator, predictor, period, sched_opts,
                           alloc_opts, input_digest.result(), site, **engine_opts)
+        slurm_accounts = (setup.meta or {}).get("slurm_accounts")
+        if slurm_accounts and sched_entry is not None and sched_entry.capabilities.slurm_accounts:
+            prov["slurm_accounts"] = slurm_accounts  # its shares and QOS priorities change the schedule
         if deps is not None:
             prov["dependency_links"] = deps.counts()
     return Run(setup, core, pred, sched, alloc, status, jitted, sched_opts, alloc_opts, prov)
