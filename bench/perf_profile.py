@@ -8,13 +8,12 @@ engine defined (a symbol's size is the distance to the next one: numba keeps no 
 for kernels loaded from its cache), then replays the whole log ROUNDS times.  The report
 lists every symbol with at least 0.3 % of the samples, as ns per job per replay
 (samples / FREQ / (ROUNDS x jobs)), with numba's mangled names shortened to
-``module.function``.  perf records the whole child, so the shares also hold its start
-(imports, reading the log, the warm-up and any compile it needs: Python's interpreter and
-garbage collector, and LLVM), which on a case of a few seconds of replays is a fifth of
-the samples (the pool case: 11 % in the interpreter, 7 % in the collector); the ns per
-job of numba's kernels are the replays' alone (the warm-up's 2,000 jobs add little), and
-count the replay's set-up (job matrix, screening, the digest) as well as the simulation.
-The perf map is only valid for code loaded before it was written.
+``module.function``.  perf starts with its events off and the child turns them on
+through perf's control FIFO once the warm-up is done and the map written, so the
+samples are the timed replays' alone: their set-up (job matrix, screening, the digest)
+as well as the simulation.  (Sampling the whole child put a fifth of the pool case's
+samples in the start: imports, reading the log, loading the kernels.)  The perf map is
+only valid for code loaded before it was written.
 
 The child runs with ``OPENBLAS_NUM_THREADS=1``, as the ``schedbench`` command does
 (:mod:`schedbench._startup`).  Needs ``perf`` (linux-perf) allowed to sample this process (``kernel.perf_event_paranoid``
@@ -58,6 +57,17 @@ def _write_perf_map() -> int:
     return len(found)
 
 
+def _start_sampling() -> None:
+    """Tell ``perf record`` (started with its events off, ``-D -1``) to sample from now on,
+    through its control FIFO, and wait for its acknowledgement: the start (imports,
+    reading the log, the warm-up) stays out of the samples."""
+    ctl, ack = os.environ["SCHEDBENCH_PERF_CTL"], os.environ["SCHEDBENCH_PERF_ACK"]
+    with open(ctl, "w") as f:
+        f.write("enable\n")
+    with open(ack) as f:
+        f.readline()
+
+
 def _child(args) -> None:
     from schedbench.engine.replay import replay
     from schedbench.io import load as workload_io
@@ -73,6 +83,7 @@ def _child(args) -> None:
         extra = {}
     replay(table.head(2000), machine, args.scheduler, args.allocator, meta=meta, **extra)
     _write_perf_map()
+    _start_sampling()
     simulate = []
     for _ in range(args.rounds):
         simulate.append(replay(table, machine, args.scheduler, args.allocator, meta=meta, **extra).simulate_s)
@@ -132,11 +143,17 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "perf.data"
+        ctl, ack = Path(tmp) / "perf.ctl", Path(tmp) / "perf.ack"
+        os.mkfifo(ctl)
+        os.mkfifo(ack)
         child = subprocess.run(
-            ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ), "-o", str(data), sys.executable, __file__,
+            ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ), "-D", "-1", "--control", f"fifo:{ctl},{ack}",
+             "-o", str(data), sys.executable, __file__,
              args.log, "-s", args.scheduler, "-a", args.allocator, "--rounds", str(args.rounds), "--child",
              *(["--case", args.case] if args.case else [])],
-            capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"},  # as the command
+            capture_output=True, text=True, env={
+                **os.environ, "OPENBLAS_NUM_THREADS": "1",  # as the command
+                "SCHEDBENCH_PERF_CTL": str(ctl), "SCHEDBENCH_PERF_ACK": str(ack)},
         )
         if child.returncode != 0:
             print(child.stderr.strip(), file=sys.stderr)
