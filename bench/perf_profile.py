@@ -28,6 +28,7 @@ Run: ``.venv/bin/python bench/perf_profile.py [LOG] [-s easy] [-a ff] [--rounds 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import subprocess
@@ -83,6 +84,11 @@ def _child(args) -> None:
         extra = {}
     replay(table.head(2000), machine, args.scheduler, args.allocator, meta=meta, **extra)
     _write_perf_map()
+    # as the command's start-up does (schedbench._startup): the objects numba's compiler
+    # and the map's symbol walk left behind go to gc's permanent generation, else each
+    # collection during a replay walks them (burst-ff: a quarter of the samples)
+    gc.collect()
+    gc.freeze()
     _start_sampling()
     simulate = []
     for _ in range(args.rounds):
