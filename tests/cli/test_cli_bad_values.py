@@ -111,6 +111,9 @@ def test_a_negative_submit_in_a_parquet_table_names_its_row(tmp_path, capsys):
     # read as two jobs 1 (an SWF log with them is refused)
     ("job_id", pa.array([1, 1, 2], type=pa.int64()), "duplicate job id 1 in rows 1 and 2"),
     ("job_id", pa.array([7, 3, 7], type=pa.int64()), "duplicate job id 7 in rows 1 and 3"),
+    # two rows without an id were called "duplicate job id -1"
+    ("job_id", pa.array([None, 3, None], type=pa.int64()), "no job id (null or -1) in rows 1 and 3: job ids must be "
+     "unique"),
 ])
 def test_a_parquet_value_an_swf_log_could_not_hold_is_refused(tmp_path, capsys, column, values, message):
     columns = {"job_id": pa.array([1, 2, 3]), "submit": pa.array([0, 1, 2]), "run": pa.array([5, 5, 5]),

@@ -370,7 +370,9 @@ def read_parquet(path) -> tuple[JobTable, dict]:
         same = np.flatnonzero(ids[by_id][1:] == ids[by_id][:-1])
         if same.size:  # as an SWF log's: the job a result row, a dependency or a log start names is ambiguous
             a, b = sorted(int(r) + 1 for r in by_id[same[0] : same[0] + 2])
-            raise DataError(f"{path}: duplicate job id {int(ids[by_id[same[0]]])} in rows {a:,} and {b:,}")
+            dup = int(ids[by_id[same[0]]])
+            what = f"duplicate job id {dup}" if dup >= 0 else f"no job id (null or {dup})"
+            raise DataError(f"{path}: {what} in rows {a:,} and {b:,}: job ids must be unique")
     return from_columns(n if columns else 0, **columns), meta
 
 
