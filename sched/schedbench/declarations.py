@@ -40,9 +40,9 @@ def boolean(text: str) -> bool:
 
 
 MAX_INT = 10**18 - 1
-"""The largest magnitude of an integer option and of a job table's values
-(:data:`schedbench.io.jobs.MAX_VALUE`): an SWF field's 18 digits, so that sums with times
-stay within int64."""
+"""The largest magnitude of an integer option and of a job table's values: an SWF field's
+18 digits (:data:`schedbench.io.swf.MAX_DIGITS`), so that sums with times stay within
+int64."""
 
 
 @dataclass(frozen=True)

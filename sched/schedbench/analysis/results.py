@@ -44,6 +44,7 @@ import numpy as np
 import polars as pl
 
 from .. import __version__
+from ..io.aside import written_aside
 from ..plan.accounts import DEFAULT_FACTOR, account_targets
 from ..schema import RESOURCE_NAMES, STATUS_NAMES, ReplayResult, Status
 from . import metrics
@@ -274,12 +275,11 @@ def _write_allocations(result: ReplayResult, path: Path) -> None:
     the time)."""
     import pyarrow.parquet as pq
 
-    tmp = path.with_name(f".{path.name}.tmp")
     schema = pl.DataFrame(schema=ALLOCATIONS_SCHEMA).to_arrow().schema
-    with pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=1, use_dictionary=False) as writer:
+    with written_aside(path) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd", compression_level=1,
+                                                      use_dictionary=False) as writer:
         for chunk in _allocation_chunks(result, _ALLOCATION_ROWS):
             writer.write_table(chunk.to_arrow())
-    os.replace(tmp, path)
 
 
 def timeline_frame(result: ReplayResult) -> pl.DataFrame:
@@ -362,9 +362,8 @@ def write_parquet(df: pl.DataFrame, path: Path, compression_level: int | None = 
     that no reader sees half a file.  The temporary name is unique: a sweep's processes
     write side by side.  The replay's files and the sweep's go through here."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    df.write_parquet(tmp, compression="zstd", compression_level=compression_level, statistics=True)
-    os.replace(tmp, path)
+    with written_aside(path, unique=True) as tmp:
+        df.write_parquet(tmp, compression="zstd", compression_level=compression_level, statistics=True)
 
 
 def finite_or_null(value):
@@ -432,7 +431,6 @@ def _write_files(result: ReplayResult, outdir: Path, t0: float, timings: dict | 
     summary["timings"]["write_s"] = time.perf_counter() - t0
     summary.update(extra or {})
     summary = finite_or_null(summary)
-    tmp = outdir / ".summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, sort_keys=False, allow_nan=False) + "\n")
-    os.replace(tmp, outdir / "summary.json")
+    with written_aside(outdir / "summary.json") as tmp:
+        tmp.write_text(json.dumps(summary, indent=2, sort_keys=False, allow_nan=False) + "\n")
     return summary

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, UsageError
+from ..io.aside import written_aside
 
 COLOURS = ("user", "account", "job", "decision")
 # (summary key, label, better: "lower" | "higher")
@@ -74,13 +75,8 @@ def figure_format(out: str | os.PathLike) -> str:
 def _save(fig, out: str | os.PathLike, fmt: str) -> None:
     """``fig`` into ``out`` under a temporary name, then renamed: a failed or interrupted
     write leaves no half figure (nor an older one half overwritten)."""
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    try:
+    with written_aside(Path(out)) as tmp:
         fig.savefig(tmp, dpi=110, format=fmt)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def compare(runs: list[str | os.PathLike]) -> str:

@@ -29,14 +29,14 @@ def _time(text: str) -> int:
     """A time in s, within a job table's values (past int64, polars' filter raised OverflowError)."""
     import argparse
 
-    from ..io.jobs import MAX_VALUE
+    from ..declarations import MAX_INT
 
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number of seconds, not {text!r}") from None
-    if not -MAX_VALUE <= value <= MAX_VALUE:
-        raise argparse.ArgumentTypeError(f"{text}: out of range (at most {MAX_VALUE:,} either way)")
+    if not -MAX_INT <= value <= MAX_INT:
+        raise argparse.ArgumentTypeError(f"{text}: out of range (at most {MAX_INT:,} either way)")
     return value
 
 

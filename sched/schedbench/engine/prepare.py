@@ -38,8 +38,9 @@ from ..core.layout import (
 )
 from ..core.screening import too_wide_on
 from ..core.state import C_LOG, C_TL
+from ..declarations import MAX_INT
 from ..errors import UsageError
-from ..io.jobs import LOG_NEVER_STARTED, MAX_VALUE, JobTable, digest
+from ..io.jobs import LOG_NEVER_STARTED, JobTable, digest
 from ..io.machine import Machine
 from ..plan.eligibility import NodeClasses, node_classes
 from ..schema import STATUS_NAMES, ReplayResult, Status  # noqa: F401 - re-exported: the engine hands them back
@@ -281,8 +282,8 @@ def start_run(
         sched_opts = {}
     if period is None:
         period = sched_entry.default_period if sched_entry is not None else 0
-    if not 0 <= period <= MAX_VALUE:  # past int64, the kernel's parameters raised OverflowError
-        raise UsageError(f"the decision period must be 0 to {MAX_VALUE:,} seconds, not {period}")
+    if not 0 <= period <= MAX_INT:  # past int64, the kernel's parameters raised OverflowError
+        raise UsageError(f"the decision period must be 0 to {MAX_INT:,} seconds, not {period}")
     if queue_order not in _QUEUE_ORDERS:
         raise UsageError(f"queue_order must be 'fifo' or 'sjf', not {queue_order!r}")
     jitted_entry = sched_entry is not None and sched_entry.kind is registry.Kind.JITTED

@@ -268,11 +268,12 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
     it is an :class:`OSError` naming ``path`` (a folder: :class:`IsADirectoryError`)."""
     import errno
     import json
-    import os
     from pathlib import Path
 
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from .aside import written_aside
 
     path = Path(path)
     if path.is_dir():  # else the table was written beside it and the rename onto it failed
@@ -281,22 +282,25 @@ def write_parquet(table: JobTable, path, meta: dict | None = None) -> None:
         dict(zip(table._fields, table, strict=True)),
         metadata={_META_KEY: json.dumps(meta or {}).encode()},
     )
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with written_aside(path) as tmp:
         try:
             sink = open(tmp, "wb")  # Python's error, not pyarrow's "Failed to open local file"
         except OSError as exc:  # named as given, not by the hidden temporary name
             raise type(exc)(exc.errno, exc.strerror, str(path)) from None
         with sink:
             pq.write_table(arrow, sink)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
-MAX_VALUE = MAX_INT
-"""The largest magnitude of a job table's value: an SWF field's 18 digits, so that sums of
-times (submit + wait + run) stay within int64 (the same bound as an integer option's)."""
+def duplicate_rows(ids: np.ndarray) -> tuple[int, int] | None:
+    """(a, b), a < b: two rows of ``ids`` (int64 (n,)) holding the same value, the
+    smallest value repeated; None when every value differs.  Sorts: callers skip it when
+    the ids increase, as real logs and the tables made here list them."""
+    by_id = np.argsort(ids, kind="stable")
+    same = np.flatnonzero(ids[by_id][1:] == ids[by_id][:-1])
+    if not same.size:
+        return None
+    a, b = sorted(int(r) for r in by_id[same[0] : same[0] + 2])
+    return a, b
 
 
 def read_parquet(path) -> tuple[JobTable, dict]:
@@ -353,10 +357,10 @@ def read_parquet(path) -> tuple[JobTable, dict]:
                 if not np.isfinite(values).all():
                     raise DataError(f"{path}: column {name!r} holds NaN or infinite values")
                 values = np.trunc(values)
-            wide = np.flatnonzero((values > MAX_VALUE) | (values < -MAX_VALUE))
+            wide = np.flatnonzero((values > MAX_INT) | (values < -MAX_INT))
             if wide.size:  # stored as they are, they wrapped int64 (an end before its start)
                 raise DataError(f"{path}: column {name!r}, row {at + int(wide[0]) + 1:,}: {values[wide[0]].item()!r} is out "
-                                f"of range (at most {MAX_VALUE:,} either way, an SWF field's 18 digits)")
+                                f"of range (at most {MAX_INT:,} either way, an SWF field's 18 digits)")
             out[at : at + values.shape[0]] = values
             at += values.shape[0]
         del col
@@ -365,14 +369,12 @@ def read_parquet(path) -> tuple[JobTable, dict]:
     # buffers would otherwise stay resident through the replay)
     pa.default_memory_pool().release_unused()
     ids = columns.get("job_id")
-    if ids is not None and ids.size > 1 and not (ids[1:] > ids[:-1]).all():  # tables made here are in id order
-        by_id = np.argsort(ids, kind="stable")
-        same = np.flatnonzero(ids[by_id][1:] == ids[by_id][:-1])
-        if same.size:  # as an SWF log's: the job a result row, a dependency or a log start names is ambiguous
-            a, b = sorted(int(r) + 1 for r in by_id[same[0] : same[0] + 2])
-            dup = int(ids[by_id[same[0]]])
-            what = f"duplicate job id {dup}" if dup >= 0 else f"no job id (null or {dup})"
-            raise DataError(f"{path}: {what} in rows {a:,} and {b:,}: job ids must be unique")
+    # as an SWF log's: the job a result row, a dependency or a log start names is ambiguous
+    rows = duplicate_rows(ids) if ids is not None and ids.size > 1 and not (ids[1:] > ids[:-1]).all() else None
+    if rows is not None:
+        dup = int(ids[rows[0]])
+        what = f"duplicate job id {dup}" if dup >= 0 else f"no job id (null or {dup})"
+        raise DataError(f"{path}: {what} in rows {rows[0] + 1:,} and {rows[1] + 1:,}: job ids must be unique")
     return from_columns(n if columns else 0, **columns), meta
 
 

@@ -24,6 +24,7 @@ from isal import igzip, isal_zlib
 
 from ..errors import DataError
 from . import jobs as _jobs
+from .aside import written_aside
 
 N_FIELDS = 18
 
@@ -33,17 +34,19 @@ _BAD_TOKEN = 1
 _BAD_COUNT = 2
 
 
+MAX_DIGITS = 18  # integer digits of a field: 10**18 - 1 and sums of a few such stay within int64
 _NUMBER_RE = re.compile(r"[+-]?(\d*)(?:\.\d*)?")
 
 
 def _too_long_number(line: str) -> bool:
-    """Whether the first token of ``line`` the kernel refuses is a number of more than 18
-    integer digits rather than not a number (the kernel returns one error for both)."""
+    """Whether the first token of ``line`` the kernel refuses is a number of more than
+    MAX_DIGITS integer digits rather than not a number (the kernel returns one error for
+    both)."""
     for token in line.split():
         m = _NUMBER_RE.fullmatch(token)
         if m is None or not any(c.isdigit() for c in token):
             return False
-        if len(m.group(1)) > 18:
+        if len(m.group(1)) > MAX_DIGITS:
             return True
     return False
 
@@ -340,8 +343,8 @@ def _parse_kernel(buf, out, line_of):
                 val = val * 10 + (buf[i] - 48)
                 digits += 1
                 i += 1
-            # More than 18 integer digits would wrap int64 silently: refuse instead.
-            too_long = digits > 18
+            # More integer digits would wrap int64 silently: refuse instead.
+            too_long = digits > MAX_DIGITS
             if i < n and buf[i] == 46:  # '.': fractional part, truncated
                 i += 1
                 while i < n and buf[i] >= 48 and buf[i] <= 57:
@@ -424,7 +427,7 @@ def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWF
     if err != _OK:
         what = "a non-numeric token" if err == _BAD_TOKEN else "the wrong number of fields"
         if err == _BAD_TOKEN and _too_long_number(_line_text(data, err_offset)):
-            what = "a number of more than 18 digits (past int64's reach of sums)"
+            what = f"a number of more than {MAX_DIGITS} digits (past int64's reach of sums)"
         if err == _BAD_COUNT:
             count = len(_line_text(data, err_offset).split())
             what = f"{count} fields instead of {N_FIELDS}"
@@ -444,14 +447,10 @@ def parse_bytes(data: bytes, name: str = "<bytes>") -> tuple[_jobs.JobTable, SWF
     # are linear, and the sorts (a third of the time on a million lines) are only paid when
     # they fail.
     ids_increasing = n < 2 or bool(np.all(job_id[1:] > job_id[:-1]))
-    if not ids_increasing:
-        by_id = np.argsort(job_id, kind="stable")
-        dup = np.flatnonzero(job_id[by_id][1:] == job_id[by_id][:-1])
-        if dup.size:
-            a, b = sorted((int(line_of[by_id[dup[0]]]), int(line_of[by_id[dup[0] + 1]])))
-            raise SWFError(
-                f"{name}: duplicate job id {int(job_id[by_id[dup[0]]])} on lines {a} and {b}"
-            )
+    rows = None if ids_increasing else _jobs.duplicate_rows(job_id)
+    if rows is not None:
+        a, b = sorted((int(line_of[rows[0]]), int(line_of[rows[1]])))
+        raise SWFError(f"{name}: duplicate job id {int(job_id[rows[0]])} on lines {a} and {b}")
 
     if header.out_of_order == 0 and ids_increasing:
         # Already in (submit, id) order: the rows of ``out`` serve as the columns, uncopied.
@@ -516,11 +515,6 @@ def write(table: _jobs.JobTable, header: SWFHeader | None, path: str | os.PathLi
     payload = head.encode("latin-1") + format_data(table)
     if path.suffix == ".gz":
         payload = gzip.compress(payload, compresslevel=6, mtime=0)
-    # A temporary name, then a rename: an interrupted write never leaves a half file.
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
+    with written_aside(path) as tmp:  # an interrupted write never leaves a half file
         tmp.write_bytes(payload)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
     return path

@@ -10,12 +10,12 @@ import base64
 import html
 import json
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
+from ...io.aside import written_aside
 from .model import (
     METRICS,
     NAME_NOTES,
@@ -358,9 +358,8 @@ def render_html(data: dict, outdir: Path) -> str:
 
 
 def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    with written_aside(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 def write_pages(data: dict, outdir: Path) -> tuple[Path, Path]:

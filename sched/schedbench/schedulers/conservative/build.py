@@ -12,9 +12,7 @@ from .state import (
     ENDS_LOG,
     N_SCAL,
     S_AMAX,
-    S_FULL_AT,
-    S_FULL_AT_GPU,
-    S_FULL_AT_MIC,
+    S_FULL_AT_OF,
     S_LIVE,
     S_LIVE_KEY,
     S_NOW,
@@ -58,7 +56,7 @@ def conservative(setup) -> JittedScheduler:
     scal = np.zeros(N_SCAL, dtype=np.int64)
     scal[S_NOW] = -1
     scal[S_LIVE] = -1
-    scal[S_FULL_AT] = scal[S_FULL_AT_GPU] = scal[S_FULL_AT_MIC] = -1
+    scal[list(S_FULL_AT_OF)] = -1
     scal[S_LIVE_KEY] = -1
     wake = np.zeros((n + 16, 3), dtype=np.int64)
     wake[:, H_AT] = -1  # no job has an entry

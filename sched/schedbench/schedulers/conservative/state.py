@@ -190,9 +190,8 @@ _OVERLOAD_OPTIONS = dict(nogil=True, error_model="numpy", _nrt=False, no_cpython
 @inline_kernel
 def _orders_stale(scal):
     """(nodes) Every full-until order of sched.wvalid is to be built again before use."""
-    scal[S_FULL_AT] = -1
-    scal[S_FULL_AT_GPU] = -1
-    scal[S_FULL_AT_MIC] = -1
+    for slot in S_FULL_AT_OF:
+        scal[slot] = -1
 
 
 def _by_state(stub, pool_impl, node_impl, inline_pool=False, inline_nodes=False):
