@@ -19,6 +19,8 @@ from .state import (
     S_SITE,
     S_WINDOW_GAP,
     S_WINDOWS,
+    W_COLUMNS,
+    W_FREED_TO,
     W_ORDER,
     ConservativeNodes,
     ConservativePool,
@@ -37,9 +39,10 @@ def _most_arrivals(J: np.ndarray) -> int:
 
 def _wvalid(m: int) -> np.ndarray:
     """sched.wvalid for m nodes (:class:`ConservativeNodes`): nothing computed (columns
-    0-1 at -1), every full-until order the node index order, the rest 0."""
-    wvalid = np.zeros((m, max(W_ORDER) + 1), dtype=np.int64)
+    0-1 and W_FREED_TO at -1), every full-until order the node index order, the rest 0."""
+    wvalid = np.zeros((m, W_COLUMNS), dtype=np.int64)
     wvalid[:, :2] = -1
+    wvalid[:, W_FREED_TO] = -1
     for col in W_ORDER:
         wvalid[:, col] = np.arange(m)
     return wvalid

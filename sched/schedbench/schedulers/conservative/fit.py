@@ -72,6 +72,8 @@ from .state import (
     S_TRY_LIMIT,
     S_USED,
     S_WINDOWS,
+    W_FREED_FROM,
+    W_FREED_TO,
     W_KEY,
     W_ORDER,
     W_ROW,
@@ -959,10 +961,12 @@ def _own_nodes_may_host(sched, core, j, now, before, b0):
     return False
 
 
-# More freed-node entries than this since a try and the test is skipped: with 64, kth-one
-# (one-core nodes, many releases) 0.64-0.70 s against 0.62-0.65 without the test; with 16,
-# 0.63-0.65, and burst-ff gains as much (docs/internals/performance.md)
-FREED_READ = 16
+# More freed-room entries than this since a try, or entries on more nodes than
+# FREED_NODES, and the floor is not computed (the ring holds ENDS_LOG).  Entries cost no
+# node read; each node is tested once (docs/internals/performance.md, "The freed floor
+# on a deep queue")
+FREED_READ = 512
+FREED_NODES = 32
 
 
 @internal_kernel
@@ -970,8 +974,7 @@ def _freed_floor(sched, core, j, now, b0, since):
     """An instant before which no window of job j starting in [now, b0) can take it that
     did not at its last try or booking, from the room freed since (the freed-room log's
     entries from number ``since`` on): b0 or later when there is none; ``now`` without
-    reading them when they are more than FREED_READ (a bound seldom better, and each
-    entry costs a node read).
+    testing them when they are more than FREED_READ or on more than FREED_NODES nodes.
 
     At that try no window starting before its booking took the job (it was its earliest
     fit, or the try found none earlier), and since then the plan gained room only in
@@ -980,9 +983,17 @@ def _freed_floor(sched, core, j, now, b0, since):
     not then has one of those nodes hosting more of it, so it meets that node's freed
     span [from, to) and starts in [from - d + 1, to), and the node hosts at least a unit
     of the job (its share, for an exact node count) in a window starting before
-    min(to, b0) (:func:`_hosts_before`).  The answer is the earliest such start over the
-    entries that pass.  (Site constraints may change without the plan: the caller asks
-    only for jobs without them.)"""
+    min(to, b0) (:func:`_hosts_before`).
+
+    A node's entries are taken as one: the earliest start any of them allows, and the
+    latest bar min(to, b0); a node that hosts nothing in windows starting before that
+    bar hosts nothing before any of its entries' bars (the test only gets likelier as
+    the bar rises).  So each node is tested once, in order of earliest start, and the
+    answer is the first that passes.  (Site constraints may change without the plan:
+    the caller asks only for jobs without them.)  Uses sched.tmp (the nodes) and
+    sched.wvalid's W_FREED_FROM and W_FREED_TO columns (left at -1).  (Testing each
+    entry, as before, capped them at 16: after a cascade of moves in a deep queue most
+    tries had more, and went unbounded.)"""
     jobs = core.jobs
     cap = core.cap
     added = sched.scal[S_FREED_ADDED]
@@ -994,25 +1005,54 @@ def _freed_floor(sched, core, j, now, b0, since):
     if need <= 0:
         return now  # (every node counts for such a share)
     elig = core.elig[jobs[j, J_CLASS]]
-    keep = _kept_cores(sched, jobs, j)
     d = _d(jobs, j)
-    p = sched.book[j, B_PTR]
-    count = sched.book[j, B_COUNT]
     log = sched.ends_log
-    low = INF
+    keep = _kept_cores(sched, jobs, j)
+    own0 = sched.book[j, B_PTR]
+    own1 = own0 + sched.book[j, B_COUNT]
+    wvalid = sched.wvalid
+    nodes = sched.tmp
+    count = 0
+    over = False
     for i in range(since, added):
         r = i % ENDS_LOG
         node = log[ENDS_LOG + r]
         lo = max(now, log[2 * ENDS_LOG + r] - d + 1)
         hi = min(log[3 * ENDS_LOG + r], b0)
-        if lo >= hi or lo >= low or elig[node] == 0:
+        if lo >= hi or elig[node] == 0:
             continue
+        if wvalid[node, W_FREED_TO] < 0:
+            if count == FREED_NODES:
+                over = True
+                break  # (the marks are cleared below)
+            wvalid[node, W_FREED_FROM] = lo
+            wvalid[node, W_FREED_TO] = hi
+            nodes[count] = node
+            count += 1
+        else:
+            wvalid[node, W_FREED_FROM] = min(wvalid[node, W_FREED_FROM], lo)
+            wvalid[node, W_FREED_TO] = max(wvalid[node, W_FREED_TO], hi)
+    low = now if over else INF
+    tested = 0 if over else count
+    for p in range(1, tested):  # by earliest start (insertion: a few nodes)
+        node = nodes[p]
+        lo = wvalid[node, W_FREED_FROM]
+        q = p
+        while q > 0 and wvalid[nodes[q - 1], W_FREED_FROM] > lo:
+            nodes[q] = nodes[q - 1]
+            q -= 1
+        nodes[q] = node
+    for p in range(tested):
+        node = nodes[p]
         own = False
-        for u in range(p, p + count):
+        for u in range(own0, own1):
             if sched.bnodes[u, 0] == node:
                 own = True
-        if _hosts_before(sched, cap, node, req, now, hi, b0, d, own, keep, need) >= need:
-            low = lo
+        if _hosts_before(sched, cap, node, req, now, wvalid[node, W_FREED_TO], b0, d, own, keep, need) >= need:
+            low = wvalid[node, W_FREED_FROM]
+            break
+    for p in range(count):
+        wvalid[nodes[p], W_FREED_TO] = -1
     return low
 
 

@@ -62,6 +62,12 @@ W_ROW = 6  # sched.wvalid's first row-cursor column (nodes; see ConservativeNode
 # first type (cores), 1 cores and GPUs, 2 cores and MICs
 W_KEY = (4, W_ROW + N_RES, W_ROW + N_RES + 2)
 W_ORDER = (5, W_ROW + N_RES + 1, W_ROW + N_RES + 3)
+# sched.wvalid's columns for one freed-floor computation (nodes; :func:`.fit._freed_floor`):
+# a node's freed-room entries taken as one, the earliest window start they allow and the
+# latest start bar (-1 outside that computation)
+W_FREED_FROM = max(W_ORDER) + 1
+W_FREED_TO = W_FREED_FROM + 1
+W_COLUMNS = W_FREED_TO + 1
 
 # Columns of sched.book, int64 (n, 6): booking begin and end (s; -1 when none), first row
 # and row count of the booked nodes in sched.bnodes (node mode), the number of booking
@@ -130,7 +136,7 @@ class ConservativeNodes(NamedTuple):
     node and resource type (Keller's nRS, row node * N_RES + k); bnodes int64 (rows, 3):
     (node, units, job) of queued jobs' booked nodes, appended, compacted when full;
     wfree int64 (m, N_RES): each node's least free amount over a candidate window; wvalid
-    int64 (m, 10 + N_RES): during one earliest-fit search, for each node the instant before which
+    int64 (m, 12 + N_RES): during one earliest-fit search, for each node the instant before which
     its row of wfree (the job's types) stays exact for every later candidate window
     (column 0; -1: not computed), and the instant before which it cannot rise (column 1);
     during compression's search, column 3 lists the eligible nodes that may host some of
@@ -147,7 +153,7 @@ class ConservativeNodes(NamedTuple):
     W_ROW + k (k < N_RES): during one earliest-fit search, a row of the node's vector of
     type k at or before the first whose stop is after the search's candidate (candidates
     only move forward, so the next search of that vector starts there: 0 at the search's
-    start);
+    start); columns W_FREED_FROM and W_FREED_TO, scratch of :func:`.fit._freed_floor`;
     order, tmp int64 (m,) and key float64 (m,): the allocator's order over it; npmf int64
     (m * N_RES, cap, 3) and npmf_n int64 (m * N_RES,): per node vector, compression's
     prefix minimum of the used amount and longest free run (:func:`.pruning._build_npmf`;
