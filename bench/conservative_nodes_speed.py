@@ -61,6 +61,8 @@ CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "b
          "burst-s0-bf", "burst-s2-ff", "burst-s2-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
          "kth-all", "kth-none", "hpc2n-deep", "hpc2n-weekly-all"]
 DEEP_JOBS = 20_000
+# the bursty Eurora-like cases' workloads (load 1.2, 5,917 jobs): (seed, burstiness)
+BURSTS = {"burst": (1, 3.0), "burst8": (1, 8.0), "burst-s0": (0, 3.0), "burst-s2": (2, 3.0)}
 
 
 def deep_queue(table, spacing: float):
@@ -80,15 +82,15 @@ def _load(case: str):
     from schedbench.io import eurora, machine, swf
     from schedbench.plan import site
 
-    if case.startswith(("burst-", "burst8-")):
+    workload, _, allocator = case.rpartition("-")
+    if workload in BURSTS:
         import numpy as np
 
         from schedbench.workloads import eurora_like
 
-        burstiness = 8.0 if case.startswith("burst8-") else 3.0
-        seed = int(case.split("-")[1][1:]) if case.count("-") == 2 else 1
+        seed, burstiness = BURSTS[workload]
         table, meta = eurora_like.generate(5917, np.random.default_rng(seed), load=1.2, burstiness=burstiness)
-        return table, machine.from_spec(meta["machine"]), case.rsplit("-", 1)[1], {"meta": meta}
+        return table, machine.from_spec(meta["machine"]), allocator, {"meta": meta}
     if case.startswith("eurora-"):
         table, meta = eurora.read_instances(TRACES / "eurora" / "job_instances")
         mach = machine.from_node_file(TRACES / "eurora" / "system_configs" / "nodes_#64")

@@ -78,9 +78,14 @@ def test_conservative_eurora(benchmark, allocator):
 @pytest.mark.benchmark
 @pytest.mark.parametrize("allocator", ["ff", "bf"])
 def test_conservative_burst(benchmark, allocator):
+    _timed_case(benchmark, f"burst-{allocator}")
+
+
+def _timed_case(benchmark, case: str) -> None:
+    """:func:`_timed` on one of ``conservative_nodes_speed.py``'s cases."""
     from conservative_nodes_speed import _load
 
-    table, mach, _, kw = _load(f"burst-{allocator}")
+    table, mach, allocator, kw = _load(case)
     _timed(benchmark, table, mach, allocator, rounds=3, **kw)
 
 
@@ -89,10 +94,7 @@ def test_conservative_burst(benchmark, allocator):
 def test_conservative_burst_seed0(benchmark, allocator):
     """The bursty workload's parameters at seed 0: seed 1 (above) is among the cheapest of
     the generator's workloads (``bench/eurora_like_scan.py``), this one is typical."""
-    from conservative_nodes_speed import _load
-
-    table, mach, _, kw = _load(f"burst-s0-{allocator}")
-    _timed(benchmark, table, mach, allocator, rounds=3, **kw)
+    _timed_case(benchmark, f"burst-s0-{allocator}")
 
 
 @pytest.mark.skipif(not HPC2N.exists(), reason="shared HPC2N log not present")
