@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 
-import numba
 import numpy as np
 
 from .. import core, registry
 from ..io.jobs import JobTable
 from ..io.machine import Machine
 from .prepare import STATUS_NAMES, ReplayResult, Status, provenance, result, start_run
+from .warm import loop_and_signature
 
 __all__ = ["STATUS_NAMES", "ReplayResult", "Status", "provenance", "replay", "warm_up"]
 
@@ -75,7 +75,7 @@ def replay(
     run = start_run(table, machine, scheduler, allocator, predictor, period=period, meta=meta, options=options,
                     site=site)
     args = (run.core, run.pred, run.sched, run.alloc)
-    core.loop_for(run.sched, run.pred, run.alloc).compile(tuple(numba.typeof(a) for a in (*args, 1, 1)))  # load or compile, untimed
+    core.compile_loop(*loop_and_signature(run))  # load or compile, untimed
     t0 = time.perf_counter()
     # the loop returns to Python every ~0.5 s (core.RETURN_EVERY_S), progress or not: a Ctrl-C
     # stops the replay then, not at its end

@@ -13,7 +13,7 @@ tiny workload of each, whose runs take the same types as the real ones.
 
 :func:`ready` is what :func:`schedbench.engine.replay.replay` does up to its first event:
 :func:`schedbench.engine.prepare.start_run`, then the loop's compile for the run's types
-(the two lines of :func:`loop_and_signature` mirror the replay's).  The compile is made
+(:func:`loop_and_signature`, which the replay calls too).  The compile is made
 under a lock of numba's cache folder keyed on the loop and its signature: a second
 process asking for the same loop waits for the first and loads its result from the cache.
 """
@@ -76,7 +76,7 @@ def mode_input(mode: str) -> tuple[JobTable, Machine, dict]:
 def loop_and_signature(run) -> tuple[object, tuple]:
     """The loop :func:`schedbench.engine.replay.replay` runs for ``run`` (a
     :class:`schedbench.engine.prepare.Run` of a jitted scheduler) and the argument types it
-    is compiled for: keep in step with the replay."""
+    is compiled for."""
     args = (run.core, run.pred, run.sched, run.alloc)
     return core.loop_for(run.sched, run.pred, run.alloc), tuple(numba.typeof(a) for a in (*args, 1, 1))
 
@@ -99,8 +99,7 @@ def ready(table: JobTable, machine: Machine, scheduler: str, allocator: str, pre
     with compile_lock(name, wait) as held:
         if not held:
             return None
-        loop.compile(signature)
-        core.cycle_counter()  # the clock core.run reads between the loop's calls
+        core.compile_loop(loop, signature)
     _READY.add(name)
     return True
 
