@@ -41,15 +41,19 @@ del _cls
 
 def _regrown(a: np.ndarray, n: np.ndarray, new_cap: int) -> np.ndarray:
     """The (v, cap, 3) vectors ``a`` in a new (v, new_cap, 3) array: vector i's first n[i]
-    rows (its used ones; none when n[i] < 0), the rest zeros.
+    rows (its used ones; none when n[i] < 0); the rest are not set.
 
-    A new array from ``np.zeros``, each vector's rows copied alone, rather than
-    ``a.resize``: calloc maps fresh pages that the kernel zeroes only when first touched,
-    so the memory a plan costs follows the rows its vectors use, not the room its queue
-    asks for (resize zero-fills every new row: on a 10,000-job queue planned on a pool,
-    83 MB for a plan of two rows, most of the replay's time; on nodes every node's vector
-    has the whole plan's room, most of it never used)."""
-    out = np.zeros((a.shape[0], new_cap, 3), dtype=a.dtype)
+    A new array, each vector's rows copied alone, rather than ``a.resize``: the memory a
+    plan costs follows the rows its vectors use, not the room its queue asks for (resize
+    zero-fills every new row: on a 10,000-job queue planned on a pool, 83 MB for a plan of
+    two rows, most of the replay's time; on nodes every node's vector has the whole plan's
+    room, most of it never used).  ``np.empty``, not ``np.zeros``: no kernel reads a row
+    past a vector's used ones (its spare rows are written before they are read), and
+    calloc zeroes the whole array when the allocator hands back memory a replay freed, as
+    it does in a process that replays more than once: on Eurora's 64 nodes, 11-21 ms of
+    growth in a 0.24-0.42 s replay (docs/internals/performance.md, "Growth without
+    zeroing")."""
+    out = np.empty((a.shape[0], new_cap, 3), dtype=a.dtype)
     for i in np.flatnonzero(n > 0):
         out[i, : n[i]] = a[i, : n[i]]
     return out
