@@ -1124,9 +1124,35 @@ def _remember_failure(sched, jobs, j):
         sc[S_MEMO_REQ + k] = jobs[j, J_REQ + k]
 
 
+# True: compression's tries on nodes search from now to the booking on every node, with
+# none of the pruning below (failure memo, freed floor, limits, per-node bound): the
+# spec's try as it reads.  A compile-time constant, for bench/conservative_exhaustive.py,
+# which sets it in a process of its own (with a numba cache of its own) and compares the
+# schedules; never set in a replay.
+EXHAUSTIVE_TRIES = False
+
+
+@inline_kernel
+def _exhaustive_try(sched, core, alloc, j, now, b0, e0):
+    """Compression's try of job j booked at [b0, e0) without pruning
+    (:data:`EXHAUSTIVE_TRIES`): its booking off, the earliest fit before b0 searched on
+    every node; the booking back when there is none, else left off for the move."""
+    _clear_marks(sched)  # every node read
+    _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
+    t = _fit_before(sched, core, alloc, j, now, b0)
+    if t < 0:
+        _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+    else:
+        _orders_stale(sched.scal)
+        _cut_pmf(sched.pmf, sched.scal, t)
+    return t
+
+
 @inline_kernel
 def _earlier_fit_nodes(sched, core, alloc, j, now, b0, e0):
     sched.scal[S_TRY_LIMIT] = -1
+    if EXHAUSTIVE_TRIES:
+        return _exhaustive_try(sched, core, alloc, j, now, b0, e0)
     t = _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0)
     if t < 0:
         _remember_failure(sched, core.jobs, j)
