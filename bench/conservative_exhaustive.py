@@ -1,14 +1,15 @@
-"""Conservative on nodes with compression's pruning against the same replay without it,
-job by job, on workloads too deep for the naive oracle.
+"""Conservative backfilling with compression's shortcuts against the same replay without
+them, job by job, on workloads too deep for the naive oracle.
 
-Compression tries every queued job at every release, and on nodes most tries end on a
-shortcut (the failure memo, the freed floor, the try's limits, the per-node bound; see
-``schedulers/conservative/fit.py``).  Each is argued exact, and the oracle tests check
-them on small cases, but the naive oracle (``tests/naive_conservative.py``) needs minutes
-for a few hundred jobs once the queue is deep, where the shortcuts do most of their work.
-This script replays each case twice: as the package runs it, and in a child process with
-``fit.EXHAUSTIVE_TRIES`` set, where every try takes its booking off and searches every
-node from now to the booking (the spec's try as it reads).  The child compiles its own
+Compression tries every queued job at every release, and most tries end on a shortcut:
+on nodes the failure memo, the freed floor, the try's limits, the per-node bound; on a
+pool the prefix maxima and the limit (see ``schedulers/conservative/fit.py``).  Each is
+argued exact, and the oracle tests check them, but the naive oracle
+(``tests/naive_conservative.py``) needs minutes for a few hundred jobs on nodes once the
+queue is deep, where the shortcuts do most of their work.  This script replays each case
+twice: as the package runs it, and in a child process with ``fit.EXHAUSTIVE_TRIES`` set,
+where every try takes its booking off and searches from now to the booking (on nodes,
+every node): the spec's try as it reads.  The child compiles its own
 loop into a numba cache of its own (a temporary folder: the constant is frozen into the
 compiled code, which the shared cache would otherwise hand back), about a minute an
 allocator.
@@ -17,7 +18,7 @@ Prints per case the jobs, the digest of each replay's starts, ends, statuses and
 allocations (:func:`schedule_hashes._digest`), each one's ``simulate_s``, and ``same`` or
 the first job whose start differs; exit 1 when any differs.
 
-Cases: the node cases of ``conservative_nodes_speed.py`` (``--case``, repeatable; default
+Cases: the cases of ``conservative_nodes_speed.py`` (``--case``, repeatable; default
 burst-s0-ff, burst-s0-bf, eurora-ff), and with ``--grid`` the Eurora-like generator's
 workloads of ``eurora_like_scan.py`` (5,917 jobs; ``--seeds``, ``--loads``,
 ``--burstiness``, ``--allocators``, each a list); ``--jobs N`` for the first N jobs.  One
@@ -43,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import conservative_nodes_speed as speed  # noqa: E402
 from schedule_hashes import _digest  # noqa: E402
 
-NODE_CASES = [c for c in speed.CASES if c.startswith(("eurora", "burst"))]
 DEFAULT = ["burst-s0-ff", "burst-s0-bf", "eurora-ff"]
 GRID_JOBS = 5917
 
@@ -90,7 +90,7 @@ def _children(cases: list[str], jobs: int | None):
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--case", action="append", choices=NODE_CASES, help="a node case (repeatable)")
+    p.add_argument("--case", action="append", choices=speed.CASES, help="a case (repeatable)")
     p.add_argument("--grid", action="store_true", help="the Eurora-like grid's workloads too")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--loads", type=float, nargs="+", default=[1.2, 1.6])

@@ -655,6 +655,14 @@ def _fit(sched, core, alloc, j, now):
     return _fit_before(sched, core, alloc, j, now, INF)
 
 
+# True: compression's tries search from now to the booking (on nodes, every node), with
+# none of the shortcuts (failure memo, freed floor, limits, per-node bound; on a pool the
+# prefix maxima and the limit): the spec's try as it reads.  A compile-time constant for
+# bench/conservative_exhaustive.py, which sets it in a process of its own (with a numba
+# cache of its own) and compares the schedules; never set in a replay.
+EXHAUSTIVE_TRIES = False
+
+
 def _earlier_fit(sched, core, alloc, j, now, b0, e0):
     """Earliest fit of queued job j booked at [b0, e0) if it is before b0, else -1.  The
     plan is unchanged, except that on nodes a job that fits earlier has its booking
@@ -675,6 +683,8 @@ def _earlier_fit_pool(sched, core, alloc, j, now, b0, e0):
     # inlined into the compression's loop (_by_state's inline_pool), which tries every
     # queued job: a call would pass every array of the scheduler's, the core's and the
     # allocator's states, and cost about as much as the try (HPC2N: 8.9 M tries)
+    if EXHAUSTIVE_TRIES:
+        return _exhaustive_try_pool(sched, core, alloc, j, now, b0, e0)
     if not _unconstrained(sched.site, j):
         return _earlier_fit_pool_site(sched, core, alloc, j, now, b0, e0)
     k = sched.ptype[j]
@@ -726,6 +736,21 @@ def _earlier_fit_pool_site(sched, core, alloc, j, now, b0, e0):
     pmf_n = sched.scal[S_PMF_N]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
     t = _fit_before(sched, core, alloc, j, t0, b0)
+    _pool_add(sched, j, b0, e0, 1)
+    sched.scal[S_PMF_N] = pmf_n  # the plan is as it was
+    return t
+
+
+@internal_kernel
+def _exhaustive_try_pool(sched, core, alloc, j, now, b0, e0):
+    """:func:`_earlier_fit` on a pool without its shortcuts (:data:`EXHAUSTIVE_TRIES`):
+    the plan without job j's booking searched from now to it, with the site's
+    constraints."""
+    if b0 <= now:
+        return -1
+    pmf_n = sched.scal[S_PMF_N]
+    _pool_add(sched, j, b0, e0, -1)
+    t = _fit_before(sched, core, alloc, j, now, b0)
     _pool_add(sched, j, b0, e0, 1)
     sched.scal[S_PMF_N] = pmf_n  # the plan is as it was
     return t
@@ -1122,14 +1147,6 @@ def _remember_failure(sched, jobs, j):
     sc[S_MEMO_KEEP] = _kept_cores(sched, jobs, j)
     for k in range(N_RES):
         sc[S_MEMO_REQ + k] = jobs[j, J_REQ + k]
-
-
-# True: compression's tries on nodes search from now to the booking on every node, with
-# none of the pruning below (failure memo, freed floor, limits, per-node bound): the
-# spec's try as it reads.  A compile-time constant, for bench/conservative_exhaustive.py,
-# which sets it in a process of its own (with a numba cache of its own) and compares the
-# schedules; never set in a replay.
-EXHAUSTIVE_TRIES = False
 
 
 @inline_kernel
