@@ -45,7 +45,7 @@ test-boundscheck: $(STAMP) ## the test suite with numba's bounds checks in every
 test-oracle-full: $(STAMP) ## the engine-vs-oracle tests on the shared logs' first 20,000 jobs (make test uses 3,000; ten minutes or more)
 	SCHEDBENCH_ORACLE_JOBS=20000 $(BIN)/python -m pytest -q -n auto --dist loadfile tests/core/test_engine_oracle.py tests/schedulers/test_conservative_oracle.py tests/schedulers/test_fairshare.py -k shared_logs
 
-test-exhaustive: $(STAMP) ## conservative against the same replay without compression's shortcuts, job by job, on deep queues on nodes and on a pool (about ten minutes: each loop compiles again)
+test-exhaustive: $(STAMP) ## conservative against the same replay without compression's shortcuts, job by job, on deep queues on nodes and on a pool (a few minutes: each loop compiles again in a child)
 	$(BIN)/python bench/conservative_exhaustive.py --case burst-s0-ff --case burst-s0-bf --case burst-s2-ff \
 	  --case eurora-balanced --case kth-one --case hpc2n-deep
 
