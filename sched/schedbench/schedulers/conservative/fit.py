@@ -733,6 +733,14 @@ def _earlier_fit_pool_site(sched, core, alloc, j, now, b0, e0):
     t0 = _free_start(sched, sched.ptype[j], sched.size[j], now, b0)
     if t0 < 0:
         return -1
+    return _pool_fit_off_booking(sched, core, alloc, j, t0, b0, e0)
+
+
+@inline_kernel
+def _pool_fit_off_booking(sched, core, alloc, j, t0, b0, e0):
+    """The earliest fit of job j booked at [b0, e0) on a pool, at or after t0 and before
+    b0, on the plan without its booking and with the site's constraints; the booking is
+    put back (the plan is as it was)."""
     pmf_n = sched.scal[S_PMF_N]
     _pool_add(sched, j, b0, e0, -1)  # out of the plan and its consumers' vectors
     t = _fit_before(sched, core, alloc, j, t0, b0)
@@ -748,12 +756,7 @@ def _exhaustive_try_pool(sched, core, alloc, j, now, b0, e0):
     constraints."""
     if b0 <= now:
         return -1
-    pmf_n = sched.scal[S_PMF_N]
-    _pool_add(sched, j, b0, e0, -1)
-    t = _fit_before(sched, core, alloc, j, now, b0)
-    _pool_add(sched, j, b0, e0, 1)
-    sched.scal[S_PMF_N] = pmf_n  # the plan is as it was
-    return t
+    return _pool_fit_off_booking(sched, core, alloc, j, now, b0, e0)
 
 
 # The resource types (core.layout: cores, GPUs, MICs, memory) in the order the per-node
@@ -1151,18 +1154,11 @@ def _remember_failure(sched, jobs, j):
 
 @inline_kernel
 def _exhaustive_try(sched, core, alloc, j, now, b0, e0):
-    """Compression's try of job j booked at [b0, e0) without pruning
-    (:data:`EXHAUSTIVE_TRIES`): its booking off, the earliest fit before b0 searched on
-    every node; the booking back when there is none, else left off for the move."""
+    """Compression's try of job j booked at [b0, e0) without its shortcuts
+    (:data:`EXHAUSTIVE_TRIES`): the same search with the booking off, from now to b0 on
+    every node."""
     _clear_marks(sched)  # every node read
-    _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
-    t = _fit_before(sched, core, alloc, j, now, b0)
-    if t < 0:
-        _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
-    else:
-        _orders_stale(sched.scal)
-        _cut_pmf(sched.pmf, sched.scal, t)
-    return t
+    return _nodes_fit_off_booking(sched, core, alloc, j, now, b0, INF, b0, e0)
 
 
 @inline_kernel
@@ -1234,30 +1230,42 @@ def _earlier_fit_nodes_search(sched, core, alloc, j, now, b0, e0):
     first = _totals_fit(sched, jobs, j, max(t0, floor), b0, b0, e0)
     if first < 0 or (first >= limit and resume >= b0):
         return -1
-    may = _nodes_may_host_before(sched, core, j, now, before, b0)
     t = np.int64(-1)
-    if may:
-        # the booking comes off and goes back as it was: the nodes' prefix minima still hold
-        _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
-        if first < limit:
-            t = _fit_before(sched, core, alloc, j, first, limit)
-        if t < 0 and resume < b0:
-            c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
-            if 0 <= c < b0:
-                t = _fit_before(sched, core, alloc, j, c, b0)
-        if t < 0:
-            # put the booking back as it was
-            _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
-        else:
-            # the booking stays off: the caller moves the job to t (:func:`_move_nodes`
-            # books the placement left in core.work and forgets the old nodes' prefix
-            # minima)
-            _orders_stale(sc)  # the move changes its nodes' full-until instants
-            # and the totals from t on (the prefix maxima are read only here, and the
-            # plan changes during compression only by its moves; each pass starts them
-            # again)
-            _cut_pmf(sched.pmf, sc, t)
+    if _nodes_may_host_before(sched, core, j, now, before, b0):
+        t = _nodes_fit_off_booking(sched, core, alloc, j, first, limit, resume, b0, e0)
     _clear_marks(sched)
+    return t
+
+
+@inline_kernel
+def _nodes_fit_off_booking(sched, core, alloc, j, first, limit, resume, b0, e0):
+    """Compression's search for job j booked at [b0, e0), on the nodes the marks leave
+    in (:func:`_nodes_may_host_before`, or every node after :func:`_clear_marks`): with
+    its booking off, the candidates from ``first`` before ``limit``, then those from the
+    first at or after ``resume`` before b0; -1 and the booking back when none fits, else
+    the fit, the booking left off for the caller's move."""
+    sc = sched.scal
+    # the booking comes off and goes back as it was: the nodes' prefix minima still hold
+    _book_nodes_keeping(sched, core, j, b0, e0, -1, False)
+    t = np.int64(-1)
+    if first < limit:
+        t = _fit_before(sched, core, alloc, j, first, limit)
+    if t < 0 and resume < b0:
+        c = _next_end_after(sched, resume - 1)  # the first candidate >= resume
+        if 0 <= c < b0:
+            t = _fit_before(sched, core, alloc, j, c, b0)
+    if t < 0:
+        # put the booking back as it was
+        _book_nodes_keeping(sched, core, j, b0, e0, 1, False)
+    else:
+        # the booking stays off: the caller moves the job to t (:func:`_move_nodes`
+        # books the placement left in core.work and forgets the old nodes' prefix
+        # minima)
+        _orders_stale(sc)  # the move changes its nodes' full-until instants
+        # and the totals from t on (the prefix maxima are read only here, and the
+        # plan changes during compression only by its moves; each pass starts them
+        # again)
+        _cut_pmf(sched.pmf, sc, t)
     return t
 
 
