@@ -36,6 +36,10 @@ the plain kernels while the vector has no index, else the index kept by
 kernels); then the same bookings alone, at the starts that planning found (the rest of a
 job's cost is its search).
 
+The timed kernels are compiled as the engine's are (``schedbench._jit.kernel``: no
+reference counting, among its flags): with numba's defaults the slot index's views each
+cost two atomic reference-count operations that the scheduler's own kernels do not pay.
+
 Run: ``PYTHONPATH=sched .venv/bin/python bench/plan_cost_curve.py [--out PNG] [--replays] [--parts]``.
 """
 
@@ -46,9 +50,9 @@ import statistics
 import time
 from pathlib import Path
 
-import numba
 import numpy as np
 
+from schedbench._jit import kernel
 from schedbench.plan import rusv
 
 CORES = 616 * 16
@@ -60,7 +64,7 @@ KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 MENU = np.array([15, 30, 60, 120, 240, 480, 720, 1440, 2880, 4320], np.int64) * 60  # wall times offered (s)
 
 
-@numba.njit(cache=True)
+@kernel
 def _plan(slots, meta, sizes, lengths):
     """Book each job at its earliest fit from t = 0; returns False if the vector filled."""
     for i in range(sizes.shape[0]):
@@ -71,7 +75,7 @@ def _plan(slots, meta, sizes, lengths):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _plan_indexed(slots, meta, index, sizes, lengths):
     """:func:`_plan` with a slot index kept along (the search skips blocks)."""
     for i in range(sizes.shape[0]):
@@ -82,7 +86,7 @@ def _plan_indexed(slots, meta, index, sizes, lengths):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _indexed_fit(slots, meta, index, size, d):
     """The scheduler's search past the index's threshold (``conservative.fit._indexed_fit``,
     a call of its own there too)."""
@@ -91,7 +95,7 @@ def _indexed_fit(slots, meta, index, size, d):
                                             np.int64(0), np.int64(0), np.int64(0))
 
 
-@numba.njit(cache=True)
+@kernel
 def _plan_kept(slots, meta, index, sizes, lengths, starts):
     """:func:`_plan_indexed` as the conservative scheduler plans on a pool
     (``conservative.fit._pool_fit`` and ``conservative.bookings._pool_add``): the plain
@@ -114,7 +118,7 @@ def _plan_kept(slots, meta, index, sizes, lengths, starts):
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def _book_kept(slots, meta, index, sizes, lengths, starts):
     """The bookings of :func:`_plan_kept` alone, at the starts it found (the index kept
     before each, as its search would)."""
@@ -127,7 +131,7 @@ def _book_kept(slots, meta, index, sizes, lengths, starts):
             rusv.kernel_add(slots, meta, starts[i], starts[i] + lengths[i], sizes[i])
 
 
-@numba.njit(cache=True)
+@kernel
 def _fits(slots, meta, index, sizes, lengths, out, indexed):
     """Each job's earliest fit on the plan as it is (nothing booked) into out."""
     for i in range(sizes.shape[0]):
@@ -139,7 +143,7 @@ def _fits(slots, meta, index, sizes, lengths, out, indexed):
                                               np.int64(0), np.int64(0), np.int64(0))
 
 
-@numba.njit(cache=True)
+@kernel
 def _books(slots, meta, index, sizes, lengths, starts, indexed):
     """Book each job at the given start (the bookings alone, without the searches)."""
     for i in range(sizes.shape[0]):
