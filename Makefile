@@ -98,8 +98,12 @@ study-soner: $(STAMP) ## Soner & Ozturan's study: backfill, IPSCHED and AUCSCHED
 study-sfs: $(STAMP) ## Steffen's SFS study: linear vs SFS x age/size-dominant on Alice, Bob and Chris; latency table and Gantt charts
 	$(BIN)/python bench/steffen_study.py -o $(BENCH_RESULTS)/steffen-study
 
-study-tsafrir: $(STAMP) ## Tsafrir et al.'s EASY, EASY+, EASY++ and PERFECT(++) on the shared SWF logs: mean wait and bounded slowdown (their Tables 2-3) into docs/studies/tsafrir-easy-plus-plus.md
+study-tsafrir: $(STAMP) ## Tsafrir et al.'s EASY, EASY+, EASY++ and PERFECT(++): mean wait and bounded slowdown (their Tables 2-3) on the shared SWF logs into docs/studies/tsafrir-easy-plus-plus.md, or on LOGS="file-or-catalog-name ..." into $(BENCH_RESULTS)/tsafrir-study.md
+ifeq ($(strip $(LOGS)),)
 	$(BIN)/python bench/tsafrir_study.py -o docs/studies/tsafrir-easy-plus-plus.md
+else
+	$(BIN)/python bench/tsafrir_study.py $(LOGS) -o $(BENCH_RESULTS)/tsafrir-study.md
+endif
 
 lint: $(STAMP) ## ruff
 	$(BIN)/ruff check sched tests bench
