@@ -36,3 +36,36 @@ def test_report_names_the_grid_and_the_fixed_start():
                                   ["gpu_scale=1"], "start.md", 2)
     assert "--months apr2014 --sweeps 2 --fixed start.md --grid gpu_scale=1`" in text
     assert "| 16 of 16 |" in text
+
+
+def test_report_of_a_fit_over_several_seeds_gives_each_seeds_loss():
+    res = {(sc, a, m): 0.1 for sc in netti_calibrate.SCHEDULERS for a in netti_calibrate.ALLOCATORS for m in "sq"}
+    text = netti_calibrate.report({"aug2014": {"rate": 1.0}}, {"aug2014": res}, 0.1, 4, "user-profile", 1.0,
+                                  seeds=3, losses={"aug2014": [0.5, 0.7, 0.6]})
+    assert "--seed 4 --months aug2014 --sweeps 1 --seeds 3`" in text
+    assert "mean over seeds 4-6" in text and "- aug2014: 0.50, 0.70, 0.60 (mean 0.60)" in text
+    one = netti_calibrate.report({"aug2014": {"rate": 1.0}}, {"aug2014": res}, 0.1, 4, "user-profile", 1.0)
+    assert "--seeds" not in one and "seed by seed" not in one
+
+
+def test_a_candidates_loss_is_the_mean_over_the_seeds_and_its_residuals_the_first_seeds(monkeypatch):
+    import math
+
+    month = "apr2015"
+    targets = netti_calibrate.paper_targets(month)
+
+    def fake_generate(months, seed, scale, calibrated, overrides):
+        return seed, {}
+
+    def fake_cells(seed, mach, meta, predictor, schedulers, allocators):  # ours = paper x (1 + seed / 10)
+        f = 1 + seed / 10
+        return {month: {(sc, a): (targets[sc, a, "s"] * f, targets[sc, a, "q"] * f)
+                        for sc in schedulers for a in allocators}}
+
+    monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
+    monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    fitted, res, losses = netti_calibrate.fit(0.1, 1, "requested", 0, lambda msg: None, (month,),
+                                              {month: {"rate": 1.0}}, seeds=3)
+    assert fitted == {month: {"rate": 1.0}}
+    assert losses[month] == pytest.approx([math.log(1.1), math.log(1.2), math.log(1.3)])
+    assert list(res[month].values()) == pytest.approx([0.1] * len(targets))  # seed 1's residuals
