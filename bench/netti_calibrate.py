@@ -77,7 +77,9 @@ def loss(res):
 def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fixed=None, grid=None, seeds=1):
     """Fit the months in ``only`` (chronological order); a month runs in its chain of
     :data:`netti_study.CHAINS` up to its last copy, the months before it in the chain at
-    their fitted values (or ``fixed[month]``, or their presets).  ``grid``: the candidate
+    their fitted values (or ``fixed[month]``, or :data:`eurora_like.CALIBRATED`'s, as the
+    study runs them), and a month's descent starts from ``fixed[month]`` or its CALIBRATED
+    values.  ``grid``: the candidate
     values per parameter (default :data:`GRID`).  ``seeds``: a candidate's loss is the
     mean over the workloads of seeds seed .. seed + seeds - 1 (one draw's luck is not
     fitted); its residuals are the first seed's (the study's).  Returns the fitted values,
@@ -90,9 +92,9 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
         months = chain[: len(chain) - chain[::-1].index(month)]
         for m in months:
             if m != month and m not in fitted:
-                fitted[m] = {key: v for key, v in eurora_like.month_params(m, calibrated=False).items() if key in GRID}
+                fitted[m] = {key: v for key, v in eurora_like.month_params(m).items() if key in GRID}
         base_core = eurora_like.NAMED_BURSTS.get(month, (2000.0,))[0]
-        current = dict(fitted.get(month) or {key: v for key, v in eurora_like.month_params(month, calibrated=False).items()
+        current = dict(fitted.get(month) or {key: v for key, v in eurora_like.month_params(month).items()
                                               if key in GRID})
         seen = {}
 
@@ -184,7 +186,7 @@ def main(argv=None) -> int:
     ap.add_argument("--months", default=",".join(eurora_like.CHRONOLOGICAL),
                     help="months to fit (default all four, in order)")
     ap.add_argument("--fixed", type=Path, help="an earlier report: the other months keep its fitted values, and the "
-                    "months fitted start from them")
+                    "months fitted start from them (months it does not list: eurora_like.CALIBRATED's)")
     ap.add_argument("--grid", action="append", default=[], metavar="NAME=V,..",
                     help="replace one parameter's candidate values (repeatable; burst_core_hours in "
                     "multiples of the paper's figure, as in GRID)")

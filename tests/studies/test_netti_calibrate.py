@@ -69,3 +69,23 @@ def test_a_candidates_loss_is_the_mean_over_the_seeds_and_its_residuals_the_firs
     assert fitted == {month: {"rate": 1.0}}
     assert losses[month] == pytest.approx([math.log(1.1), math.log(1.2), math.log(1.3)])
     assert list(res[month].values()) == pytest.approx([0.1] * len(targets))  # seed 1's residuals
+
+
+def test_months_before_the_fitted_one_that_the_report_omits_run_as_calibrated(monkeypatch):
+    seen = []
+
+    def fake_generate(months, seed, scale, calibrated, overrides):
+        seen.append((tuple(months), {m: dict(p) for m, p in overrides.items()}))
+        return seed, {}
+
+    def fake_cells(seed, mach, meta, predictor, schedulers, allocators):
+        return {"sep2014": {(sc, a): (1.0, 1.0) for sc in schedulers for a in allocators}}
+
+    monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
+    monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    monkeypatch.setitem(netti_calibrate.eurora_like.CALIBRATED, "aug2014", {"rate": 0.75, "cpu_scale": 1.5})
+    netti_calibrate.fit(0.1, 0, "requested", 0, lambda msg: None, ("sep2014",), {"sep2014": {"rate": 2.0}})
+    (months, overrides), = seen
+    assert months == ("aug2014", "aug2014", "sep2014")
+    assert overrides["aug2014"]["rate"] == 0.75 and overrides["aug2014"]["cpu_scale"] == 1.5  # not the presets' 1
+    assert overrides["sep2014"] == {"rate": 2.0}
