@@ -57,8 +57,7 @@ RUNS = [  # (label, scheduler, predictor)
 ]
 TAU = 10  # s, the bounded slowdown's threshold
 #: Machine sizes the paper used instead of the log's header: {log name prefix: processors}.
-#: It simulates CTC-SP2 on 512 processors, the machine's size, where the log's header says
-#: 338 (the processors the batch partition had).
+#: It simulates CTC-SP2 on 512 processors where the log's header says 338.
 PAPER_PROCS = {"CTC-SP2": 512}
 WARM_UP = 0.01  # share of terminated jobs left out, first by termination
 
