@@ -98,20 +98,25 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
                                               if key in GRID})
         seen = {}
 
-        def evaluate(params, month=month, months=months, seen=seen):
+        def evaluate(params, bound=math.inf, month=month, months=months, seen=seen):
+            """(mean loss, the first seed's residuals, each seed's loss) of a candidate.
+            Seeds are replayed in turn, and a candidate whose losses so far already put its
+            mean at ``bound`` or above stops there (a loss is never negative, so it cannot
+            end below): its mean is then a lower bound and the list is short.  The
+            candidates the descent rejects are the dearest to replay (overloaded months)."""
             key = tuple(sorted(params.items()))
-            if key not in seen:
-                each = []
-                for s in range(seed, seed + seeds):
-                    table, meta = eurora_like.generate_months(
-                        months, s, scale, calibrated=False, overrides={**fitted, month: params})
-                    cells = continuous_cells(table, mach, meta, predictor, SCHEDULERS, ALLOCATORS)[month]
-                    each.append(residuals(cells, month))
-                losses = [loss(res) for res in each]
-                seen[key] = (sum(losses) / seeds, each[0], losses)
-                per_seed = f" (seeds: {', '.join(f'{x:.3f}' for x in losses)})" if seeds > 1 else ""
-                log(f"{month} candidate {len(seen)}: loss {seen[key][0]:.3f}{per_seed} {params}")
-            return seen[key]
+            each, losses = seen.setdefault(key, ([], []))
+            while len(losses) < seeds and sum(losses) / seeds < bound:
+                table, meta = eurora_like.generate_months(
+                    months, seed + len(losses), scale, calibrated=False, overrides={**fitted, month: params})
+                cells = continuous_cells(table, mach, meta, predictor, SCHEDULERS, ALLOCATORS)[month]
+                each.append(residuals(cells, month))
+                losses.append(loss(each[-1]))
+                if len(losses) == seeds or sum(losses) / seeds >= bound:
+                    per_seed = f" (seeds: {', '.join(f'{x:.3f}' for x in losses)})" if seeds > 1 else ""
+                    cut = f", stopped after {len(losses)} of {seeds} seeds" if len(losses) < seeds else ""
+                    log(f"{month} candidate {len(seen)}: loss {sum(losses) / seeds:.3f}{cut}{per_seed} {params}")
+            return sum(losses) / seeds, each[0], list(losses)
 
         best = evaluate(current)[0]
         for _ in range(sweeps):
@@ -120,7 +125,7 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
                 for v in values:
                     value = v * base_core if name == "burst_core_hours" else v
                     trial = {**current, name: value}
-                    score = evaluate(trial)[0]
+                    score = evaluate(trial, best - 1e-12)[0]
                     if score < best - 1e-12:
                         best, current, improved = score, trial, True
             log(f"{month}: loss {best:.3f} after a sweep ({len(seen)} candidates) {current}")

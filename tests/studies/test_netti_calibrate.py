@@ -89,3 +89,26 @@ def test_months_before_the_fitted_one_that_the_report_omits_run_as_calibrated(mo
     assert months == ("aug2014", "aug2014", "sep2014")
     assert overrides["aug2014"]["rate"] == 0.75 and overrides["aug2014"]["cpu_scale"] == 1.5  # not the presets' 1
     assert overrides["sep2014"] == {"rate": 2.0}
+
+
+def test_a_candidate_that_cannot_beat_the_best_stops_after_the_seeds_that_show_it(monkeypatch):
+    month = "apr2015"
+    targets = netti_calibrate.paper_targets(month)
+    calls = []
+
+    def fake_generate(months, seed, scale, calibrated, overrides):
+        calls.append((overrides[month]["rate"], seed))
+        return overrides[month]["rate"], {}
+
+    def fake_cells(rate, mach, meta, predictor, schedulers, allocators):  # rate 1: 1.1 x paper; rate 2: 3 x
+        f = 1.1 if rate == 1.0 else 3.0
+        return {month: {(sc, a): (targets[sc, a, "s"] * f, targets[sc, a, "q"] * f)
+                        for sc in schedulers for a in allocators}}
+
+    monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
+    monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    fitted, _, losses = netti_calibrate.fit(0.1, 0, "requested", 1, lambda msg: None, (month,),
+                                            {month: {"rate": 1.0}}, {"rate": (1.0, 2.0)}, seeds=3)
+    assert fitted[month]["rate"] == 1.0 and len(losses[month]) == 3
+    # ln 3 / 3 after one seed is already above the best mean, ln 1.1: rate 2 replays one seed
+    assert calls == [(1.0, 0), (1.0, 1), (1.0, 2), (2.0, 0)]
