@@ -45,7 +45,6 @@ import conservative_nodes_speed as speed  # noqa: E402
 from schedule_hashes import _digest  # noqa: E402
 
 DEFAULT = ["burst-s0-ff", "burst-s0-bf", "eurora-ff"]
-GRID_JOBS = 5917
 
 
 def _grid_cases(seeds, loads, burstiness, allocators) -> list[str]:
@@ -57,13 +56,8 @@ def _load(case: str):
     """(table, machine, allocator, replay keywords) of a named case or a grid case."""
     if not case.startswith("grid/"):
         return speed._load(case)
-    from schedbench.io import machine
-    from schedbench.workloads import eurora_like
-
     _, seed, load, burstiness, allocator = case.split("/")
-    table, meta = eurora_like.generate(GRID_JOBS, np.random.default_rng(int(seed)), load=float(load),
-                                       burstiness=float(burstiness))
-    return table, machine.from_spec(meta["machine"]), allocator, {"meta": meta}
+    return speed.bursty(int(seed), float(load), float(burstiness), allocator)
 
 
 def _replay(case: str, jobs: int | None):

@@ -61,7 +61,8 @@ CASES = ["eurora-ff", "eurora-bf", "eurora-balanced", "burst-ff", "burst-bf", "b
          "burst-s0-bf", "burst-s2-ff", "burst-s2-bf", "hpc2n-weekly", "hpc2n-pool", "kth-one",
          "kth-all", "kth-none", "hpc2n-deep", "hpc2n-weekly-all"]
 DEEP_JOBS = 20_000
-# the bursty Eurora-like cases' workloads (load 1.2, 5,917 jobs): (seed, burstiness)
+BURST_JOBS = 5917
+# the bursty Eurora-like cases' workloads (load 1.2, BURST_JOBS jobs): (seed, burstiness)
 BURSTS = {"burst": (1, 3.0), "burst8": (1, 8.0), "burst-s0": (0, 3.0), "burst-s2": (2, 3.0)}
 
 
@@ -77,6 +78,18 @@ def deep_queue(table, spacing: float):
     return jobs.from_polars(df.with_columns((pl.col("submit") * spacing).cast(pl.Int64)))
 
 
+def bursty(seed: int, load: float, burstiness: float, allocator: str):
+    """(table, machine, allocator, replay keywords) of an Eurora-like workload of BURST_JOBS
+    jobs (the size of the Eurora log issue 27 names) and the generator's machine."""
+    import numpy as np
+
+    from schedbench.io import machine
+    from schedbench.workloads import eurora_like
+
+    table, meta = eurora_like.generate(BURST_JOBS, np.random.default_rng(seed), load=load, burstiness=burstiness)
+    return table, machine.from_spec(meta["machine"]), allocator, {"meta": meta}
+
+
 def _load(case: str):
     """(table, machine, allocator, keyword arguments of replay) of one case."""
     from schedbench.io import eurora, machine, swf
@@ -84,13 +97,8 @@ def _load(case: str):
 
     workload, _, allocator = case.rpartition("-")
     if workload in BURSTS:
-        import numpy as np
-
-        from schedbench.workloads import eurora_like
-
         seed, burstiness = BURSTS[workload]
-        table, meta = eurora_like.generate(5917, np.random.default_rng(seed), load=1.2, burstiness=burstiness)
-        return table, machine.from_spec(meta["machine"]), allocator, {"meta": meta}
+        return bursty(seed, 1.2, burstiness, allocator)
     if case.startswith("eurora-"):
         table, meta = eurora.read_instances(TRACES / "eurora" / "job_instances")
         mach = machine.from_node_file(TRACES / "eurora" / "system_configs" / "nodes_#64")

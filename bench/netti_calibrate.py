@@ -106,16 +106,17 @@ def fit(scale, seed, predictor, sweeps, log, only=eurora_like.CHRONOLOGICAL, fix
             candidates the descent rejects are the dearest to replay (overloaded months)."""
             key = tuple(sorted(params.items()))
             each, losses = seen.setdefault(key, ([], []))
+            replayed = len(losses)
             while len(losses) < seeds and sum(losses) / seeds < bound:
                 table, meta = eurora_like.generate_months(
                     months, seed + len(losses), scale, calibrated=False, overrides={**fitted, month: params})
                 cells = continuous_cells(table, mach, meta, predictor, SCHEDULERS, ALLOCATORS)[month]
                 each.append(residuals(cells, month))
                 losses.append(loss(each[-1]))
-                if len(losses) == seeds or sum(losses) / seeds >= bound:
-                    per_seed = f" (seeds: {', '.join(f'{x:.3f}' for x in losses)})" if seeds > 1 else ""
-                    cut = f", stopped after {len(losses)} of {seeds} seeds" if len(losses) < seeds else ""
-                    log(f"{month} candidate {len(seen)}: loss {sum(losses) / seeds:.3f}{cut}{per_seed} {params}")
+            if len(losses) > replayed:
+                per_seed = f" (seeds: {', '.join(f'{x:.3f}' for x in losses)})" if seeds > 1 else ""
+                cut = f", stopped after {len(losses)} of {seeds} seeds" if len(losses) < seeds else ""
+                log(f"{month} candidate {len(seen)}: loss {sum(losses) / seeds:.3f}{cut}{per_seed} {params}")
             return sum(losses) / seeds, each[0], list(losses)
 
         best = evaluate(current)[0]

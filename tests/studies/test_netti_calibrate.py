@@ -48,44 +48,42 @@ def test_report_of_a_fit_over_several_seeds_gives_each_seeds_loss():
     assert "--seeds" not in one and "seed by seed" not in one
 
 
-def test_a_candidates_loss_is_the_mean_over_the_seeds_and_its_residuals_the_first_seeds(monkeypatch):
-    import math
-
-    month = "apr2015"
+def _stub_replays(monkeypatch, month, factor):
+    """Replace the month's replays: ours = the paper's figures x factor(seed, overrides).
+    Returns the list of (months, seed, overrides) each replay was asked for."""
     targets = netti_calibrate.paper_targets(month)
+    calls = []
 
     def fake_generate(months, seed, scale, calibrated, overrides):
-        return seed, {}
+        calls.append((tuple(months), seed, {m: dict(p) for m, p in overrides.items()}))
+        return factor(seed, overrides), {}
 
-    def fake_cells(seed, mach, meta, predictor, schedulers, allocators):  # ours = paper x (1 + seed / 10)
-        f = 1 + seed / 10
+    def fake_cells(f, mach, meta, predictor, schedulers, allocators):
         return {month: {(sc, a): (targets[sc, a, "s"] * f, targets[sc, a, "q"] * f)
                         for sc in schedulers for a in allocators}}
 
     monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
     monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    return calls
+
+
+def test_a_candidates_loss_is_the_mean_over_the_seeds_and_its_residuals_the_first_seeds(monkeypatch):
+    import math
+
+    month = "apr2015"
+    _stub_replays(monkeypatch, month, lambda seed, overrides: 1 + seed / 10)
     fitted, res, losses = netti_calibrate.fit(0.1, 1, "requested", 0, lambda msg: None, (month,),
                                               {month: {"rate": 1.0}}, seeds=3)
     assert fitted == {month: {"rate": 1.0}}
     assert losses[month] == pytest.approx([math.log(1.1), math.log(1.2), math.log(1.3)])
-    assert list(res[month].values()) == pytest.approx([0.1] * len(targets))  # seed 1's residuals
+    assert list(res[month].values()) == pytest.approx([0.1] * len(netti_calibrate.paper_targets(month)))  # seed 1's
 
 
 def test_months_before_the_fitted_one_that_the_report_omits_run_as_calibrated(monkeypatch):
-    seen = []
-
-    def fake_generate(months, seed, scale, calibrated, overrides):
-        seen.append((tuple(months), {m: dict(p) for m, p in overrides.items()}))
-        return seed, {}
-
-    def fake_cells(seed, mach, meta, predictor, schedulers, allocators):
-        return {"sep2014": {(sc, a): (1.0, 1.0) for sc in schedulers for a in allocators}}
-
-    monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
-    monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    seen = _stub_replays(monkeypatch, "sep2014", lambda seed, overrides: 1.0)
     monkeypatch.setitem(netti_calibrate.eurora_like.CALIBRATED, "aug2014", {"rate": 0.75, "cpu_scale": 1.5})
     netti_calibrate.fit(0.1, 0, "requested", 0, lambda msg: None, ("sep2014",), {"sep2014": {"rate": 2.0}})
-    (months, overrides), = seen
+    (months, _, overrides), = seen
     assert months == ("aug2014", "aug2014", "sep2014")
     assert overrides["aug2014"]["rate"] == 0.75 and overrides["aug2014"]["cpu_scale"] == 1.5  # not the presets' 1
     assert overrides["sep2014"] == {"rate": 2.0}
@@ -93,22 +91,11 @@ def test_months_before_the_fitted_one_that_the_report_omits_run_as_calibrated(mo
 
 def test_a_candidate_that_cannot_beat_the_best_stops_after_the_seeds_that_show_it(monkeypatch):
     month = "apr2015"
-    targets = netti_calibrate.paper_targets(month)
-    calls = []
-
-    def fake_generate(months, seed, scale, calibrated, overrides):
-        calls.append((overrides[month]["rate"], seed))
-        return overrides[month]["rate"], {}
-
-    def fake_cells(rate, mach, meta, predictor, schedulers, allocators):  # rate 1: 1.1 x paper; rate 2: 3 x
-        f = 1.1 if rate == 1.0 else 3.0
-        return {month: {(sc, a): (targets[sc, a, "s"] * f, targets[sc, a, "q"] * f)
-                        for sc in schedulers for a in allocators}}
-
-    monkeypatch.setattr(netti_calibrate.eurora_like, "generate_months", fake_generate)
-    monkeypatch.setattr(netti_calibrate, "continuous_cells", fake_cells)
+    # rate 1: ours 1.1 x the paper's; rate 2: 3 x
+    seen = _stub_replays(monkeypatch, month, lambda seed, overrides: 1.1 if overrides[month]["rate"] == 1.0 else 3.0)
     fitted, _, losses = netti_calibrate.fit(0.1, 0, "requested", 1, lambda msg: None, (month,),
                                             {month: {"rate": 1.0}}, {"rate": (1.0, 2.0)}, seeds=3)
+    calls = [(overrides[month]["rate"], seed) for _, seed, overrides in seen]
     assert fitted[month]["rate"] == 1.0 and len(losses[month]) == 3
     # ln 3 / 3 after one seed is already above the best mean, ln 1.1: rate 2 replays one seed
     assert calls == [(1.0, 0), (1.0, 1), (1.0, 2), (2.0, 0)]
